@@ -1,0 +1,91 @@
+// Bindings for the CPU interpreter (csrc/interp). Only argument translation lives here.
+//
+//   interpret(program, args, regions) -> None
+//     args:    one Python value per program.params entry: int for integer and pointer
+//              params (the pointer is a host address), float for float params, bool.
+//     regions: [(address, nbytes, name)], the host buffers the kernel may touch.
+//   evaluate_launch_shape(program, args) -> ((gx, gy, gz), [workspace_bytes, ...])
+//
+// ScriptError propagates through the translator registered in ir.cc.
+#include <pybind11/stl.h>
+
+#include "bindings/bindings.h"
+#include "interp/interpreter.h"
+#include "support/error.h"
+
+namespace py = pybind11;
+
+namespace tilus::bindings {
+
+namespace {
+
+std::vector<HostArg> to_host_args(const Program& program, const py::list& args) {
+  TILUS_CHECK(args.size() == program.params.size(), "TypeError", program.name, " takes ",
+              program.params.size(), " arguments but ", args.size(), " were given");
+  std::vector<HostArg> out(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const DataType t = program.params[i]->dtype;
+    py::handle a = args[i];
+    try {
+      if (t.is_pointer) {
+        // Python ints are arbitrary precision: go through unsigned 64 bits.
+        out[i].ptr = static_cast<uintptr_t>(a.cast<uint64_t>());
+      } else if (t.is_float()) {
+        out[i].f = a.cast<double>();
+      } else if (t.kind == ScalarKind::UInt64) {
+        out[i].i = static_cast<int64_t>(a.cast<uint64_t>());
+      } else {
+        out[i].i = a.cast<int64_t>();  // bool is an int; anything with __index__ works
+      }
+    } catch (const py::cast_error&) {
+      throw ScriptError("TypeError",
+                        cat("argument ", i, " ('", program.params[i]->name, "', ", t.name(),
+                            ") cannot take a value of type ",
+                            py::str(py::type::of(a).attr("__name__")).cast<std::string>()));
+    }
+  }
+  return out;
+}
+
+std::vector<HostRegion> to_regions(const py::list& regions) {
+  std::vector<HostRegion> out;
+  out.reserve(regions.size());
+  for (py::handle r : regions) {
+    auto t = r.cast<py::tuple>();
+    TILUS_CHECK(t.size() == 3, "TypeError", "a region is (address, nbytes, name)");
+    HostRegion h;
+    h.begin = static_cast<uintptr_t>(t[0].cast<uint64_t>());
+    h.bytes = static_cast<size_t>(t[1].cast<uint64_t>());
+    h.name = py::str(t[2]).cast<std::string>();
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+}  // namespace
+
+void init_interp(py::module_& m) {
+  m.def(
+      "interpret",
+      [](std::shared_ptr<Program> program, py::list args, py::list regions) {
+        TILUS_CHECK(program != nullptr, "TypeError", "interpret: program is None");
+        std::vector<HostArg> host_args = to_host_args(*program, args);
+        std::vector<HostRegion> host_regions = to_regions(regions);
+        py::gil_scoped_release release;
+        interpret(*program, host_args, host_regions);
+      },
+      py::arg("program"), py::arg("args"), py::arg("regions"),
+      "Run a program on host memory with the CPU interpreter.");
+  m.def(
+      "evaluate_launch_shape",
+      [](std::shared_ptr<Program> program, py::list args) {
+        TILUS_CHECK(program != nullptr, "TypeError", "evaluate_launch_shape: program is None");
+        LaunchShape s = evaluate_launch_shape(*program, to_host_args(*program, args));
+        return py::make_tuple(py::make_tuple(s.grid[0], s.grid[1], s.grid[2]),
+                              py::cast(s.workspace_bytes));
+      },
+      py::arg("program"), py::arg("args"),
+      "The grid (x, y, z) and the byte size of each workspace for these arguments.");
+}
+
+}  // namespace tilus::bindings

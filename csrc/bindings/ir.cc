@@ -1,0 +1,220 @@
+// Bindings of the IR: data types, expressions, tensors, the builder and programs.
+// Operator sugar (a + b on Exprs) lives in python/tilus/lang/values.py.
+#include <pybind11/stl.h>
+
+#include "bindings/bindings.h"
+#include "ir/builder.h"
+#include "layout/register_layout.h"
+
+namespace py = pybind11;
+
+namespace tilus::bindings {
+
+namespace {
+
+BinaryOp binary_op_from(const std::string& s) {
+  static const std::pair<const char*, BinaryOp> table[] = {
+      {"+", BinaryOp::Add}, {"-", BinaryOp::Sub}, {"*", BinaryOp::Mul}, {"/", BinaryOp::Div},
+      {"%", BinaryOp::Mod}, {"min", BinaryOp::Min}, {"max", BinaryOp::Max}, {"<", BinaryOp::Lt},
+      {"<=", BinaryOp::Le}, {">", BinaryOp::Gt}, {">=", BinaryOp::Ge}, {"==", BinaryOp::Eq},
+      {"!=", BinaryOp::Ne}, {"and", BinaryOp::And}, {"or", BinaryOp::Or}};
+  for (auto& [name, op] : table)
+    if (s == name) return op;
+  throw InternalError("unknown binary operator " + s);
+}
+
+const char* expr_kind_name(ExprKind k) {
+  switch (k) {
+    case ExprKind::Const: return "const";
+    case ExprKind::Var: return "var";
+    case ExprKind::BlockIdx: return "block_idx";
+    case ExprKind::Unary: return "unary";
+    case ExprKind::Binary: return "binary";
+    case ExprKind::Select: return "select";
+    case ExprKind::Cast: return "cast";
+    case ExprKind::ElementAddr: return "element_addr";
+    case ExprKind::ElementLoad: return "element_load";
+  }
+  return "?";
+}
+
+// ScriptError -> tilus.lang.errors.NativeError(kind, message, file, line, column, text),
+// which the transpiler turns into the user-facing exception naming the script line.
+void translate_errors() {
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const ScriptError& e) {
+      py::object cls = py::module_::import("tilus.lang.errors").attr("NativeError");
+      py::object err = cls(e.kind(), e.what(), e.loc().file, e.loc().line, e.loc().column,
+                           e.loc().text);
+      PyErr_SetObject(cls.ptr(), err.ptr());
+    } catch (const InternalError& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+}
+
+}  // namespace
+
+void init_ir(py::module_& m) {
+  translate_errors();
+
+  py::class_<DataType>(m, "DataType")
+      .def_property_readonly("name", &DataType::name)
+      .def_property_readonly("c_name", &DataType::c_name)
+      .def_property_readonly("is_pointer", [](const DataType& t) { return t.is_pointer; })
+      .def_property_readonly("is_float", &DataType::is_float)
+      .def_property_readonly("is_integer", &DataType::is_integer)
+      .def_property_readonly("is_bool", &DataType::is_bool)
+      .def_property_readonly("bits", &DataType::bits)
+      .def_property_readonly("nbytes", &DataType::bytes)
+      .def_property_readonly("pointee", &DataType::pointee)
+      .def("__invert__", &DataType::pointer_to)
+      .def("__eq__", [](const DataType& a, const DataType& b) { return a == b; })
+      .def("__eq__", [](const DataType&, const py::object&) { return false; })
+      .def("__hash__", [](const DataType& t) { return static_cast<int>(t.kind) * 2 + t.is_pointer; })
+      .def("__repr__", &DataType::name)
+      .def(py::pickle([](const DataType& t) { return t.name(); },
+                      [](const std::string& s) { return dtype_from_name(s); }));
+  m.def("dtype", &dtype_from_name, py::arg("name"));
+  m.def("promote", &promote);
+
+  py::class_<ExprNode, std::shared_ptr<ExprNode>>(m, "Expr")
+      .def_property_readonly("kind", [](const ExprNode& e) { return expr_kind_name(e.kind); })
+      .def_property_readonly("dtype", [](const ExprNode& e) { return e.dtype; })
+      .def_property_readonly("name", [](const ExprNode& e) { return e.name; })
+      .def_property_readonly("is_const", &ExprNode::is_const)
+      .def_property_readonly("value", [](const ExprNode& e) -> py::object {
+        if (!e.is_const()) return py::none();
+        if (e.dtype.is_float()) return py::float_(e.float_value);
+        if (e.dtype.is_bool()) return py::bool_(e.int_value != 0);
+        return py::int_(e.int_value);
+      })
+      .def("__str__", [](const std::shared_ptr<ExprNode>& e) { return expr_str(e); });
+
+  auto ex = [](Expr e) { return std::const_pointer_cast<ExprNode>(e); };
+  using EP = std::shared_ptr<ExprNode>;
+  m.def("const_int", [ex](int64_t v, DataType t) { return ex(make_int(v, t)); });
+  m.def("const_float", [ex](double v, DataType t) { return ex(make_float(v, t)); });
+  m.def("const_bool", [ex](bool v) { return ex(make_bool(v)); });
+  m.def("block_idx", [ex](int axis) { return ex(make_block_idx(axis)); });
+  m.def("binary", [ex](const std::string& op, EP a, EP b) { return ex(make_binary(binary_op_from(op), a, b)); });
+  m.def("neg", [ex](EP a) { return ex(make_unary(UnaryOp::Neg, a)); });
+  m.def("logical_not", [ex](EP a) { return ex(make_unary(UnaryOp::Not, a)); });
+  m.def("select", [ex](EP c, EP a, EP b) { return ex(make_select(c, a, b)); });
+  m.def("cast", [ex](EP a, DataType t) { return ex(make_cast(a, t)); });
+  m.def("element_addr", [ex](Tensor t, std::vector<EP> idx) {
+    return ex(make_element_addr(t, std::vector<Expr>(idx.begin(), idx.end())));
+  });
+  m.def("element_load", [ex](Tensor t, std::vector<EP> idx) {
+    return ex(make_element_load(t, std::vector<Expr>(idx.begin(), idx.end())));
+  });
+
+  py::class_<TensorNode, std::shared_ptr<TensorNode>>(m, "Tensor")
+      .def_property_readonly("name", [](const TensorNode& t) { return t.name; })
+      .def_property_readonly("scope", [](const TensorNode& t) { return scope_name(t.scope); })
+      .def_property_readonly("dtype", [](const TensorNode& t) { return t.dtype; })
+      .def_property_readonly("rank", &TensorNode::rank)
+      .def_property_readonly("shape", [](const TensorNode& t) -> py::list {
+        py::list out;
+        if (t.scope == Scope::Global) {
+          for (auto& e : t.global_shape) {
+            if (is_const_int(e)) out.append(e->int_value);
+            else out.append(std::const_pointer_cast<ExprNode>(e));
+          }
+        } else {
+          for (auto s : t.shape) out.append(s);
+        }
+        return out;
+      })
+      .def_property_readonly("layout", [](const TensorNode& t) { return t.layout; })
+      .def("type_str", &TensorNode::type_str)
+      .def("__repr__", [](const TensorNode& t) { return "%" + t.name + ": " + t.type_str(); });
+
+  py::class_<Program, std::shared_ptr<Program>>(m, "Program")
+      .def_property_readonly("name", [](const Program& p) { return p.name; })
+      .def_property_readonly("warps", [](const Program& p) { return p.warps; })
+      .def_property_readonly("num_params", [](const Program& p) { return p.params.size(); })
+      .def_property_readonly("param_dtypes", [](const Program& p) {
+        std::vector<DataType> out;
+        for (auto& v : p.params) out.push_back(v->dtype);
+        return out;
+      })
+      .def_property_readonly("num_workspaces", [](const Program& p) { return p.workspaces.size(); })
+      .def("__str__", [](const Program& p) { return print_program(p); });
+
+  auto opt = [](const EP& e) -> Expr { return e; };
+  auto exprs = [](const std::vector<EP>& v) { return std::vector<Expr>(v.begin(), v.end()); };
+  py::class_<IRBuilder>(m, "IRBuilder")
+      .def(py::init<std::string, std::string>())
+      .def("set_loc", &IRBuilder::set_loc)
+      .def("add_param", [ex](IRBuilder& b, const std::string& n, DataType t) { return ex(b.add_param(n, t)); })
+      .def("set_grid", [exprs](IRBuilder& b, std::vector<EP> g) { b.set_grid(exprs(g)); })
+      .def("set_warps", &IRBuilder::set_warps)
+      .def("declare", [ex, opt](IRBuilder& b, const std::string& n, DataType t, EP init) {
+        return ex(b.declare(n, t, opt(init)));
+      }, py::arg("name"), py::arg("dtype"), py::arg("init").none(true))
+      .def("assign", [](IRBuilder& b, EP var, EP value) { b.assign(var, value); })
+      .def("begin_for", [ex](IRBuilder& b, const std::string& n, EP s, EP e, EP st, int unroll) {
+        return ex(b.begin_for(n, s, e, st, unroll));
+      })
+      .def("end_for", &IRBuilder::end_for)
+      .def("begin_if", [](IRBuilder& b, EP c) { b.begin_if(c); })
+      .def("begin_else", &IRBuilder::begin_else)
+      .def("end_if", &IRBuilder::end_if)
+      .def("begin_while", [](IRBuilder& b, EP c) { b.begin_while(c); })
+      .def("end_while", &IRBuilder::end_while)
+      .def("emit_break", &IRBuilder::emit_break)
+      .def("emit_continue", &IRBuilder::emit_continue)
+      .def("global_view", [exprs](IRBuilder& b, EP ptr, DataType t, std::vector<EP> shape,
+                                  std::vector<EP> strides, const std::string& name) {
+        return b.global_view(ptr, t, exprs(shape), exprs(strides), name);
+      })
+      .def("global_tensor", [exprs](IRBuilder& b, DataType t, std::vector<EP> shape, bool clean,
+                                    const std::string& name) {
+        return b.global_tensor(t, exprs(shape), clean, name);
+      })
+      .def("shared_tensor", &IRBuilder::shared_tensor)
+      .def("register_tensor", [opt](IRBuilder& b, DataType t, std::vector<int64_t> shape, EP init,
+                                    std::shared_ptr<RegisterLayout> layout, const std::string& name) {
+        return b.register_tensor(t, shape, opt(init), layout, name);
+      }, py::arg("dtype"), py::arg("shape"), py::arg("init").none(true),
+         py::arg("layout").none(true), py::arg("name"))
+      .def("slice_shared", [exprs](IRBuilder& b, Tensor s, std::vector<EP> idx) {
+        return b.slice_shared(s, exprs(idx));
+      })
+      .def("load_global", [exprs](IRBuilder& b, Tensor g, std::vector<EP> off,
+                                  std::vector<int64_t> shape, std::vector<int> dims) {
+        return b.load_global(g, exprs(off), shape, dims);
+      })
+      .def("store_global", [exprs](IRBuilder& b, Tensor g, Tensor x, std::vector<EP> off,
+                                   std::vector<int> dims) { b.store_global(g, x, exprs(off), dims); })
+      .def("load_shared", &IRBuilder::load_shared)
+      .def("store_shared", &IRBuilder::store_shared)
+      .def("free_shared", &IRBuilder::free_shared)
+      .def("sync", &IRBuilder::sync)
+      .def("copy_async", [exprs](IRBuilder& b, Tensor src, Tensor dst, std::vector<EP> off,
+                                 std::vector<int> dims) { b.copy_async(src, dst, exprs(off), dims); })
+      .def("copy_async_commit_group", &IRBuilder::copy_async_commit_group)
+      .def("copy_async_wait_group", &IRBuilder::copy_async_wait_group)
+      .def("dot", &IRBuilder::dot, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("out").none(true))
+      .def("cast", &IRBuilder::cast)
+      .def("binary", [](IRBuilder& b, const std::string& op, Tensor x, Tensor y, Tensor out) {
+        return b.binary(binary_op_from(op), x, y, out);
+      }, py::arg("op"), py::arg("a"), py::arg("b"), py::arg("out").none(true))
+      .def("binary_scalar", [](IRBuilder& b, const std::string& op, Tensor x, EP s, bool lhs, Tensor out) {
+        return b.binary_scalar(binary_op_from(op), x, s, lhs, out);
+      }, py::arg("op"), py::arg("x"), py::arg("scalar"), py::arg("scalar_lhs"), py::arg("out").none(true))
+      .def("neg", [](IRBuilder& b, Tensor x) { return b.unary(UnaryOp::Neg, x); })
+      .def("logical_not", [](IRBuilder& b, Tensor x) { return b.unary(UnaryOp::Not, x); })
+      .def("where", &IRBuilder::where)
+      .def("assign_tensor", &IRBuilder::assign_tensor)
+      .def("lock_semaphore", [](IRBuilder& b, EP s, EP v) { b.lock_semaphore(s, v); })
+      .def("release_semaphore", [](IRBuilder& b, EP s, EP v) { b.release_semaphore(s, v); })
+      .def("print_tensor", &IRBuilder::print_tensor)
+      .def("name_tensor", &IRBuilder::name_tensor)
+      .def("finish", &IRBuilder::finish);
+}
+
+}  // namespace tilus::bindings

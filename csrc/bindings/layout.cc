@@ -1,0 +1,148 @@
+// Bindings of the layout algebra (csrc/layout) as the submodule tilus._C.layout.
+// python/tilus/layout.py re-exports these with docstrings and Python exception classes.
+// RegisterLayout is held by std::shared_ptr<RegisterLayout>, as IRBuilder.register_tensor
+// takes it.
+#include <pybind11/stl.h>
+
+#include "bindings/bindings.h"
+#include "ir/dtype.h"
+#include "layout/block_layouts.h"
+#include "layout/register_layout.h"
+#include "layout/shared_layout.h"
+#include "support/error.h"
+
+namespace py = pybind11;
+
+namespace tilus::bindings {
+
+namespace {
+
+// f(4, 2) and f([4, 2]) both mean the shape [4, 2].
+std::vector<int64_t> shape_of(const py::args& args) {
+  if (args.size() == 1 && py::isinstance<py::sequence>(args[0]))
+    return args[0].cast<std::vector<int64_t>>();
+  return args.cast<std::vector<int64_t>>();
+}
+
+py::tuple tuple_of(const std::vector<int64_t>& v) { return py::tuple(py::cast(v)); }
+
+py::dict dict_of(const BlockLayouts& b) {
+  py::dict d;
+  d["a"] = b.a;
+  d["b"] = b.b;
+  d["c"] = b.c;
+  d["warps_m"] = b.warps_m;
+  d["warps_n"] = b.warps_n;
+  d["rep_m"] = b.rep_m;
+  d["rep_n"] = b.rep_n;
+  d["rep_k"] = b.rep_k;
+  return d;
+}
+
+py::dict block_or_throw(const std::optional<BlockLayouts>& b, const std::string& why) {
+  if (!b) throw ScriptError("ValueError", why);
+  return dict_of(*b);
+}
+
+}  // namespace
+
+void init_layout(py::module_& m) {
+  py::module_ l = m.def_submodule("layout", "The layout algebra (csrc/layout).");
+  using RL = RegisterLayout;
+
+  py::class_<RL, std::shared_ptr<RL>>(l, "RegisterLayout")
+      .def(py::init(&make_register_layout), py::arg("shape"), py::arg("mode_shape"),
+           py::arg("spatial_modes"), py::arg("local_modes"))
+      .def_property_readonly("shape", [](const RL& x) { return x.shape; })
+      .def_property_readonly("mode_shape", [](const RL& x) { return x.mode_shape; })
+      .def_property_readonly("spatial_modes", [](const RL& x) { return x.spatial_modes; })
+      .def_property_readonly("local_modes", [](const RL& x) { return x.local_modes; })
+      .def_property_readonly("rank", &RL::rank)
+      .def_property_readonly("numel", &RL::numel)
+      .def_property_readonly("num_threads", &RL::num_threads)
+      .def_property_readonly("local_size", &RL::local_size)
+      .def_property_readonly("replication", &RL::replication)
+      .def("is_replicated", &RL::is_replicated)
+      .def("mode_dims", &RL::mode_dims)
+      .def("coords", [](const RL& x, int64_t t, int64_t i) { return tuple_of(x.coords(t, i)); },
+           py::arg("thread"), py::arg("local"))
+      .def("local_coords", [](const RL& x, int64_t i) { return tuple_of(x.local_coords(i)); })
+      .def("owner", [](const RL& x, const std::vector<int64_t>& c) { return x.owner(c); },
+           py::arg("coords"))
+      .def("simplify", &RL::simplify)
+      .def("spatial", [](const RL& x, py::args a) { return x * spatial(shape_of(a)); })
+      .def("column_spatial", [](const RL& x, py::args a) { return x * column_spatial(shape_of(a)); })
+      .def("local", [](const RL& x, py::args a) { return x * local(shape_of(a)); })
+      .def("column_local", [](const RL& x, py::args a) { return x * column_local(shape_of(a)); })
+      .def("replicate", [](const RL& x, int64_t k) { return x * replicate(x.rank(), k); })
+      .def("__mul__", [](const RL& a, const RL& b) { return a * b; }, py::is_operator())
+      .def("__eq__", [](const RL& a, const RL& b) { return a == b; }, py::is_operator())
+      .def("__eq__", [](const RL&, const py::object&) { return false; })
+      .def("__hash__", [](const RL& x) { return py::hash(py::str(x.str())); })
+      .def("__str__", &RL::str)
+      .def("__repr__", &RL::str);
+
+  l.def("spatial", [](py::args a) { return spatial(shape_of(a)); });
+  l.def("column_spatial", [](py::args a) { return column_spatial(shape_of(a)); });
+  l.def("local", [](py::args a) { return local(shape_of(a)); });
+  l.def("column_local", [](py::args a) { return column_local(shape_of(a)); });
+  l.def("replicate", &replicate, py::arg("rank"), py::arg("k"));
+  l.def("compose", &compose, py::arg("outer"), py::arg("inner"));
+  l.def("divide", &divide, py::arg("layout"), py::arg("inner"));
+  l.def("auto_global_layout", &auto_global_layout, py::arg("shape"), py::arg("num_threads"),
+        py::arg("vector_elems"));
+
+  l.def("mma_atom", [](const std::string& kind) {
+    MmaAtom a = mma_atom(parse_mma_kind(kind));
+    py::dict d;
+    d["kind"] = kind;
+    d["m"] = a.m;
+    d["n"] = a.n;
+    d["k"] = a.k;
+    d["a"] = a.a;
+    d["b"] = a.b;
+    d["c"] = a.c;
+    return d;
+  }, py::arg("kind"));
+  l.def("mma_kind_for", [](const std::string& dtype) -> py::object {
+    auto k = mma_kind_for(dtype_from_name(dtype));
+    if (!k) return py::none();
+    return py::str(mma_kind_name(*k));
+  }, py::arg("dtype"));
+  l.def("mma_block_layouts", [](const std::string& kind, int64_t m, int64_t n, int64_t k,
+                                int64_t warps) {
+    std::string why;
+    auto b = mma_block_layouts(parse_mma_kind(kind), m, n, k, warps, &why);
+    return block_or_throw(b, why);
+  }, py::arg("kind"), py::arg("m"), py::arg("n"), py::arg("k"), py::arg("num_warps"));
+  l.def("simt_block_layouts", [](int64_t m, int64_t n, int64_t k, int64_t warps) {
+    std::string why;
+    auto b = simt_block_layouts(m, n, k, warps, &why);
+    return block_or_throw(b, why);
+  }, py::arg("m"), py::arg("n"), py::arg("k"), py::arg("num_warps"));
+
+  using SL = SharedLayout;
+  py::class_<SL, std::shared_ptr<SL>>(l, "SharedLayout")
+      .def_property_readonly("shape", [](const SL& x) { return x.shape; })
+      .def_property_readonly("strides", [](const SL& x) { return x.strides; })
+      .def_property_readonly("rank", &SL::rank)
+      .def_property_readonly("size", &SL::size)
+      .def_property_readonly("chunk_elems", [](const SL& x) { return x.chunk_elems; })
+      .def_property_readonly("swizzle_chunks", [](const SL& x) { return x.swizzle_chunks; })
+      .def_property_readonly("rows_per_phase", [](const SL& x) { return x.rows_per_phase; })
+      .def("is_swizzled", &SL::is_swizzled)
+      .def("offset", [](const SL& x, py::args a) { return x.offset(shape_of(a)); })
+      .def("__eq__", [](const SL& a, const SL& b) { return a == b; }, py::is_operator())
+      .def("__eq__", [](const SL&, const py::object&) { return false; })
+      .def("__hash__", [](const SL& x) { return py::hash(py::str(x.str())); })
+      .def("__str__", &SL::str)
+      .def("__repr__", &SL::str);
+
+  l.def("shared_row_major", [](py::args a) { return shared_row_major(shape_of(a)); });
+  l.def("shared_column_major", [](py::args a) { return shared_column_major(shape_of(a)); });
+  l.def("shared_swizzled", &shared_swizzled, py::arg("shape"), py::arg("dtype_bytes"));
+  l.def("can_swizzle", &can_swizzle, py::arg("shape"), py::arg("dtype_bytes"));
+  l.def("auto_shared_layout", &auto_shared_layout, py::arg("shape"), py::arg("dtype_bytes"));
+}
+
+}  // namespace tilus::bindings

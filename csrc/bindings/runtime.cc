@@ -1,0 +1,318 @@
+// tilus._C.runtime: NVRTC, the compile cache, loaded kernels, device facts, workspaces.
+// Thin translation only; the logic lives in csrc/runtime. Errors arrive in Python as
+// RuntimeError subclasses: CudaError, NvrtcNotFoundError, CompileError.
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <memory>
+#include <optional>
+
+#include "bindings/bindings.h"
+#include "runtime/compile_cache.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/device.h"
+#include "runtime/kernel.h"
+#include "runtime/nvrtc.h"
+#include "runtime/workspace.h"
+
+namespace tilus {
+// The csrc/codegen/device/*.cuh helpers, embedded at build time (cmake/embed_headers.cmake).
+const std::vector<std::pair<std::string, std::string>>& embedded_device_headers();
+}  // namespace tilus
+
+namespace tilus::bindings {
+namespace {
+
+namespace py = pybind11;
+using runtime::CompileCache;
+using runtime::LaunchDims;
+using runtime::LoadedKernel;
+using HeaderList = nvrtc::HeaderList;
+
+// `None` means the tilus device headers, which generated code includes as "tilus/...".
+HeaderList headers_or_default(const std::optional<HeaderList>& headers) {
+  return headers ? *headers : embedded_device_headers();
+}
+
+runtime::CompileRequest make_request(std::string source, std::string name, std::string arch,
+                                     std::vector<std::string> options,
+                                     const std::optional<HeaderList>& headers) {
+  return {std::move(source), std::move(name), std::move(arch), std::move(options),
+          headers_or_default(headers)};
+}
+
+py::dict device_info_dict(const runtime::DeviceInfo& info) {
+  py::dict d;
+  d["ordinal"] = info.ordinal;
+  d["name"] = info.name;
+  d["cc_major"] = info.cc_major;
+  d["cc_minor"] = info.cc_minor;
+  d["compute_capability"] = py::make_tuple(info.cc_major, info.cc_minor);
+  d["arch"] = runtime::arch_string(info.cc_major, info.cc_minor);
+  d["sm_count"] = info.sm_count;
+  d["smem_per_block"] = info.smem_per_block;
+  d["smem_per_block_optin"] = info.smem_per_block_optin;
+  d["smem_per_sm"] = info.smem_per_sm;
+  d["max_threads_per_block"] = info.max_threads_per_block;
+  d["l2_cache_bytes"] = info.l2_cache_bytes;
+  d["max_grid_dim"] = py::make_tuple(info.max_grid_dim[0], info.max_grid_dim[1],
+                                     info.max_grid_dim[2]);
+  return d;
+}
+
+py::dict stats_dict(const runtime::CompileCacheStats& stats) {
+  py::dict d;
+  d["memory_hits"] = stats.memory_hits;
+  d["disk_hits"] = stats.disk_hits;
+  d["compiles"] = stats.compiles;
+  d["inflight_waits"] = stats.inflight_waits;
+  d["corrupt_entries"] = stats.corrupt_entries;
+  d["disk_write_failures"] = stats.disk_write_failures;
+  return d;
+}
+
+// grid: an int, or a sequence of 1 to 3 ints (missing dimensions are 1).
+void read_grid(py::handle grid, LaunchDims* dims) {
+  if (PyLong_Check(grid.ptr())) {
+    dims->grid[0] = grid.cast<int64_t>();
+    dims->grid[1] = dims->grid[2] = 1;
+    return;
+  }
+  auto sequence = py::reinterpret_borrow<py::sequence>(grid);
+  size_t n = sequence.size();
+  if (n < 1 || n > 3) throw py::value_error("grid must have 1 to 3 dimensions");
+  for (size_t i = 0; i < 3; ++i) dims->grid[i] = i < n ? sequence[i].cast<int64_t>() : 1;
+}
+
+LaunchDims make_dims(py::handle grid, int64_t threads, int64_t smem) {
+  LaunchDims dims;
+  read_grid(grid, &dims);
+  dims.block_threads = threads;
+  dims.dynamic_smem_bytes = smem;
+  return dims;
+}
+
+// One argument of LoadedKernel.launch into its 8-byte slot.
+uint64_t pack_argument(const std::string& kind, py::handle value) {
+  uint64_t slot = 0;
+  auto store = [&](auto typed) { std::memcpy(&slot, &typed, sizeof(typed)); };
+  if (kind == "i32") {
+    int64_t v = value.cast<int64_t>();
+    if (v < INT32_MIN || v > INT32_MAX) throw py::value_error("i32 argument out of range");
+    store(int32_t(v));
+  } else if (kind == "u32") {
+    store(value.cast<uint32_t>());
+  } else if (kind == "i64") {
+    store(value.cast<int64_t>());
+  } else if (kind == "u64") {
+    store(value.cast<uint64_t>());
+  } else if (kind == "f32") {
+    store(value.cast<float>());
+  } else if (kind == "f64") {
+    store(value.cast<double>());
+  } else if (kind == "ptr") {
+    // An int, or anything with data_ptr() (a torch tensor).
+    py::object pointer = py::hasattr(value, "data_ptr") && !PyLong_Check(value.ptr())
+                             ? value.attr("data_ptr")()
+                             : py::reinterpret_borrow<py::object>(value);
+    store(pointer.cast<uint64_t>());
+  } else {
+    throw py::value_error("unknown argument kind '" + kind +
+                          "' (expected i32, u32, i64, u64, f32, f64 or ptr)");
+  }
+  return slot;
+}
+
+void bind_nvrtc(py::module_& m) {
+  m.def("set_nvrtc_search_dirs", &nvrtc::set_nvrtc_search_dirs, py::arg("dirs"),
+        "Directories searched for libnvrtc after $TILUS_NVRTC_PATH (before the first load).");
+  m.def("nvrtc_available", &nvrtc::nvrtc_available);
+  m.def("nvrtc_version", &nvrtc::nvrtc_version, "(major, minor) of the loaded NVRTC.");
+  m.def("nvrtc_library_path", &nvrtc::nvrtc_library_path);
+  m.def(
+      "compile_to_cubin",
+      [](std::string source, std::string name, std::string arch, std::vector<std::string> options,
+         std::optional<HeaderList> headers) {
+        HeaderList all_headers = headers_or_default(headers);
+        std::string cubin;
+        {
+          py::gil_scoped_release release;
+          cubin = nvrtc::compile_to_cubin(source, name, arch, options, all_headers);
+        }
+        return py::bytes(cubin);
+      },
+      py::arg("source"), py::arg("name"), py::arg("arch"),
+      py::arg("options") = std::vector<std::string>{}, py::arg("headers") = py::none(),
+      "Compile CUDA C++ to a cubin (bytes). headers=None uses the tilus device headers.");
+}
+
+void bind_compile_cache(py::module_& m) {
+  py::class_<CompileCache, std::shared_ptr<CompileCache>>(m, "CompileCache")
+      .def(py::init([](std::string cache_dir) { return std::make_shared<CompileCache>(cache_dir); }),
+           py::arg("cache_dir"), "A private cache (\"\" = memory only); most code uses compile_cache().")
+      .def(
+          "get_or_compile",
+          [](CompileCache& cache, std::string source, std::string name, std::string arch,
+             std::vector<std::string> options, std::optional<HeaderList> headers) {
+            runtime::CompileRequest request = make_request(
+                std::move(source), std::move(name), std::move(arch), std::move(options), headers);
+            std::string cubin;
+            {
+              py::gil_scoped_release release;
+              cubin = cache.get_or_compile(request);
+            }
+            return py::bytes(cubin);
+          },
+          py::arg("source"), py::arg("name"), py::arg("arch"),
+          py::arg("options") = std::vector<std::string>{}, py::arg("headers") = py::none())
+      .def(
+          "key",
+          [](CompileCache& cache, std::string source, std::string name, std::string arch,
+             std::vector<std::string> options, std::optional<HeaderList> headers) {
+            return cache.key_of(make_request(std::move(source), std::move(name), std::move(arch),
+                                             std::move(options), headers));
+          },
+          py::arg("source"), py::arg("name"), py::arg("arch"),
+          py::arg("options") = std::vector<std::string>{}, py::arg("headers") = py::none())
+      .def("entry_path", &CompileCache::entry_path, py::arg("key"))
+      .def("stats", [](const CompileCache& cache) { return stats_dict(cache.stats()); })
+      .def("reset_stats", &CompileCache::reset_stats)
+      .def("clear_memory", &CompileCache::clear_memory)
+      .def("cache_dir", &CompileCache::cache_dir)
+      .def(
+          "set_cache_dir",
+          [](CompileCache& cache, std::optional<std::string> dir) {
+            cache.set_cache_dir(dir ? *dir : runtime::default_cache_dir());
+          },
+          py::arg("path"),
+          "Use `path` for the disk store (\"\" = memory only; None = $TILUS_CACHE_DIR or "
+          "~/.cache/tilus, read now).")
+      .def("warnings", &CompileCache::warnings)
+      .def("take_warnings", &CompileCache::take_warnings);
+
+  m.def(
+      "compile_cache",
+      [] {
+        // One holder for the never-destroyed singleton, so Python never deletes it.
+        static auto* holder =
+            new std::shared_ptr<CompileCache>(&runtime::global_compile_cache(), [](auto*) {});
+        return *holder;
+      },
+      "The process-wide compile cache.");
+  m.def("default_cache_dir", &runtime::default_cache_dir);
+}
+
+void bind_kernel(py::module_& m) {
+  py::class_<LoadedKernel>(m, "LoadedKernel")
+      .def(py::init([](py::bytes cubin, std::string name) {
+             std::string image = cubin;
+             py::gil_scoped_release release;
+             return std::make_unique<LoadedKernel>(std::move(image), std::move(name));
+           }),
+           py::arg("cubin"), py::arg("name"))
+      .def(
+          "launch",
+          [](LoadedKernel& kernel, py::handle grid, int64_t threads, int64_t smem,
+             uintptr_t stream, py::sequence args) {
+            LaunchDims dims = make_dims(grid, threads, smem);
+            std::vector<uint64_t> slots;
+            slots.reserve(args.size());
+            for (py::handle arg : args) {
+              auto pair = py::reinterpret_borrow<py::sequence>(arg);
+              if (pair.size() != 2) throw py::value_error("each argument must be (kind, value)");
+              slots.push_back(pack_argument(pair[0].cast<std::string>(), pair[1]));
+            }
+            py::gil_scoped_release release;
+            kernel.launch_packed(dims, stream, slots.data(), 8 * slots.size(), nullptr,
+                                 slots.size());
+          },
+          py::arg("grid"), py::arg("threads"), py::arg("smem"), py::arg("stream"), py::arg("args"))
+      .def(
+          "launch_packed",
+          [](LoadedKernel& kernel, py::handle grid, int64_t threads, int64_t smem,
+             uintptr_t stream, py::bytes blob, py::object sizes) {
+            LaunchDims dims = make_dims(grid, threads, smem);
+            char* data = nullptr;
+            Py_ssize_t length = 0;
+            if (PyBytes_AsStringAndSize(blob.ptr(), &data, &length) != 0) {
+              throw py::error_already_set();
+            }
+            if (sizes.is_none()) {
+              if (length % 8 != 0) throw py::value_error("packed arguments must be 8-byte slots");
+              py::gil_scoped_release release;
+              kernel.launch_packed(dims, stream, data, size_t(length), nullptr, size_t(length) / 8);
+              return;
+            }
+            std::vector<uint32_t> byte_sizes = sizes.cast<std::vector<uint32_t>>();
+            py::gil_scoped_release release;
+            kernel.launch_packed(dims, stream, data, size_t(length), byte_sizes.data(),
+                                 byte_sizes.size());
+          },
+          py::arg("grid"), py::arg("threads"), py::arg("smem"), py::arg("stream"), py::arg("blob"),
+          py::arg("sizes") = py::none(),
+          "blob: one 8-byte little-endian slot per argument (sizes=None), or values back to "
+          "back with the given byte sizes.")
+      .def_property_readonly("name", &LoadedKernel::name)
+      .def_property_readonly("num_regs", &LoadedKernel::num_regs)
+      .def_property_readonly("static_smem", &LoadedKernel::static_smem_bytes)
+      .def_property_readonly("local_bytes", &LoadedKernel::local_bytes)
+      .def_property_readonly("const_bytes", &LoadedKernel::const_bytes)
+      .def_property_readonly("max_threads", &LoadedKernel::max_threads_per_block);
+}
+
+void bind_device(py::module_& m) {
+  m.def("cuda_available", &cuda::cuda_available, "True when libcuda loads and sees a GPU.");
+  m.def("driver_version", &cuda::driver_version);
+  m.def("current_device", &cuda::current_device);
+  m.def("set_device", [](int ordinal) { cuda::ensure_context_for_device(ordinal); },
+        py::arg("ordinal"), "Make the primary context of `ordinal` current on this thread.");
+  m.def("pointer_device", [](uintptr_t pointer) { return cuda::pointer_device(pointer); },
+        py::arg("pointer"));
+  m.def("current_device_info", [] { return device_info_dict(runtime::current_device_info()); });
+  m.def("device_info", [](int ordinal) { return device_info_dict(runtime::device_info(ordinal)); },
+        py::arg("ordinal"));
+  m.def(
+      "arch_string",
+      [](std::optional<std::pair<int, int>> capability) {
+        if (capability) return runtime::arch_string(capability->first, capability->second);
+        return runtime::arch_string();
+      },
+      py::arg("capability") = py::none(),
+      "NVRTC arch for (major, minor), or for the current device: 'sm_90a', 'sm_80', ...");
+  m.def(
+      "synchronize",
+      [](uintptr_t stream) {
+        cuda::ensure_context();
+        py::gil_scoped_release release;
+        TILUS_CU_CHECK(cuStreamSynchronize(reinterpret_cast<cuda::CUstream>(stream)));
+      },
+      py::arg("stream") = 0);
+}
+
+void bind_workspace(py::module_& m) {
+  m.def(
+      "get_workspace",
+      [](const std::string& key, size_t nbytes, bool clean, uintptr_t stream) {
+        return runtime::get_workspace(key, nbytes, clean, stream);
+      },
+      py::arg("key"), py::arg("nbytes"), py::arg("clean"), py::arg("stream") = 0,
+      "Device pointer (int) reused across launches; clean ones are zeroed once on allocation.");
+  m.def("workspace_bytes", &runtime::workspace_bytes);
+  m.def("release_workspaces", &runtime::release_workspaces);
+}
+
+}  // namespace
+
+void init_runtime(pybind11::module_& m) {
+  py::module_ sub = m.def_submodule("runtime", "CUDA runtime: NVRTC, compile cache, launches");
+  py::register_exception<cuda::CudaError>(sub, "CudaError", PyExc_RuntimeError);
+  py::register_exception<nvrtc::NvrtcLoadError>(sub, "NvrtcNotFoundError", PyExc_RuntimeError);
+  py::register_exception<nvrtc::CompileError>(sub, "CompileError", PyExc_RuntimeError);
+  bind_nvrtc(sub);
+  bind_compile_cache(sub);
+  bind_kernel(sub);
+  bind_device(sub);
+  bind_workspace(sub);
+}
+
+}  // namespace tilus::bindings

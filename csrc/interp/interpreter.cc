@@ -1,0 +1,372 @@
+// The interpreter's driver: launch setup, statement execution and the block scheduler.
+//
+// Blocks run in order, x fastest, then y, then z. A program without lock_semaphore runs
+// every block straight through on the caller's stack. With lock_semaphore, each block
+// is a coroutine: a lock whose value does not match yet suspends the block, the
+// scheduler starts later blocks and resumes waiting ones once their semaphore holds the
+// awaited value, and a state where nothing can move is reported as a deadlock.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+
+#include "interp/buffer.h"
+#include "interp/coroutine.h"
+#include "interp/state.h"
+#include "support/error.h"
+
+namespace tilus::interp {
+
+namespace {
+
+// At most this many blocks may be suspended at once; beyond it the scheduler stops
+// starting new blocks (each one holds a stack and its tensors).
+constexpr size_t kMaxSuspendedBlocks = 4096;
+
+struct Preparer {
+  Prepared& p;
+
+  void var(const ExprNode* v, bool is_param) {
+    auto [it, inserted] = p.var_slot.emplace(v->var_id, static_cast<int>(p.var_dtype.size()));
+    if (inserted) {
+      p.var_dtype.push_back(v->dtype);
+      p.var_is_param.push_back(is_param);
+    } else if (is_param) {
+      p.var_is_param[it->second] = true;
+    }
+  }
+  void tensor(const TensorNode* t) {
+    if (!t) return;
+    if (p.tensor_slot.emplace(t->id, p.num_tensors).second) {
+      ++p.num_tensors;
+      for (const Expr& e : t->global_shape) expr(e.get());
+      for (const Expr& e : t->global_strides) expr(e.get());
+    }
+  }
+  void expr(const ExprNode* e) {
+    if (!e) return;
+    if (e->kind == ExprKind::Var) var(e, false);
+    if (e->tensor) tensor(e->tensor.get());
+    for (const Expr& i : e->indices) expr(i.get());
+    expr(e->a.get());
+    expr(e->b.get());
+    expr(e->c.get());
+  }
+  void stmt(const StmtNode* s) {
+    if (!s) return;
+    for (const Stmt& c : s->seq) stmt(c.get());
+    for (const ExprNode* e : {s->var.get(), s->value.get(), s->start.get(), s->end.get(),
+                              s->step.get(), s->cond.get()})
+      expr(e);
+    stmt(s->then_body.get());
+    stmt(s->else_body.get());
+    stmt(s->body.get());
+    if (const Instruction* inst = s->inst.get()) {
+      if (inst->op == Op::LockSemaphore) p.uses_semaphores = true;
+      tensor(inst->output.get());
+      for (const Tensor& t : inst->inputs) tensor(t.get());
+      for (const Expr& e : inst->args) expr(e.get());
+    }
+  }
+};
+
+enum class Flow { Normal, Break, Continue };
+
+Flow exec(BlockState& st, const StmtNode* s);
+
+Flow exec_body(BlockState& st, const StmtNode* s) { return s ? exec(st, s) : Flow::Normal; }
+
+void assign_var(BlockState& st, const Expr& var, const Expr& value) {
+  Value v = eval(st, value);
+  st.var(var.get()) = convert(v, value->dtype, var->dtype);
+}
+
+Flow exec_for(BlockState& st, const StmtNode* s) {
+  const int64_t start = eval_int(st, s->start);
+  const int64_t end = eval_int(st, s->end);
+  const int64_t step = s->step ? eval_int(st, s->step) : 1;
+  TILUS_CHECK(step > 0, "ValueError", "the step of a for loop must be positive, but ",
+              expr_str(s->step), " evaluates to ", step);
+  const DataType t = s->var->dtype;
+  // The loop counter is ours: assigning the loop variable in the body does not change
+  // the iteration sequence, as with Python's range().
+  for (int64_t i = start; i < end;) {
+    st.var(s->var.get()) = convert(Value::of_int(i), dtypes::int64, t);
+    if (exec_body(st, s->body.get()) == Flow::Break) break;
+    if (i > INT64_MAX - step) break;
+    i += step;
+  }
+  return Flow::Normal;
+}
+
+Flow exec(BlockState& st, const StmtNode* s) {
+  try {
+    switch (s->kind) {
+      case StmtKind::Seq:
+        for (const Stmt& c : s->seq) {
+          Flow f = exec(st, c.get());
+          if (f != Flow::Normal) return f;
+        }
+        return Flow::Normal;
+      case StmtKind::Declare: {
+        Value& v = st.var(s->var.get());
+        if (s->value) {
+          v = convert(eval(st, s->value), s->value->dtype, s->var->dtype);
+        } else {  // uninitialised: poison, so a read shows
+          v = s->var->dtype.is_float() ? Value::of_float(std::nan(""))
+                                       : Value::of_int(wrap_int(0x5a5a5a5a5a5a5a5a, s->var->dtype.kind));
+        }
+        return Flow::Normal;
+      }
+      case StmtKind::Assign: assign_var(st, s->var, s->value); return Flow::Normal;
+      case StmtKind::For: return exec_for(st, s);
+      case StmtKind::If:
+        if (truthy(eval(st, s->cond), s->cond->dtype)) return exec_body(st, s->then_body.get());
+        return exec_body(st, s->else_body.get());
+      case StmtKind::While:
+        while (truthy(eval(st, s->cond), s->cond->dtype))
+          if (exec_body(st, s->body.get()) == Flow::Break) break;
+        return Flow::Normal;
+      case StmtKind::Break: return Flow::Break;
+      case StmtKind::Continue: return Flow::Continue;
+      case StmtKind::Inst: exec_inst(st, *s, *s->inst); return Flow::Normal;
+    }
+  } catch (ScriptError& e) {
+    e.set_loc_if_unknown(s->loc);
+    throw;
+  }
+  return Flow::Normal;
+}
+
+void run_block(BlockState& st) {
+  if (st.launch->program->body) exec(st, st.launch->program->body.get());
+  complete_all_copies(st);  // copies still in flight land before the block exits
+}
+
+std::string block_str(const std::array<int64_t, 3>& b) {
+  return cat("(", b[0], ", ", b[1], ", ", b[2], ")");
+}
+
+int32_t semaphore_value(const uint8_t* p) { return load_raw<int32_t>(p); }
+
+[[noreturn]] void throw_deadlock(const BlockState& st, const char* why) {
+  ScriptError e("RuntimeError",
+                cat("deadlock: block ", block_str(st.block_idx), " waits in lock_semaphore for value ",
+                    st.wait_value, " but the semaphore holds ", semaphore_value(st.wait_ptr),
+                    ", and no other block can release it", why));
+  if (st.wait_stmt) e.set_loc_if_unknown(st.wait_stmt->loc);
+  throw e;
+}
+
+// ---- the scheduler for programs that use lock_semaphore
+
+struct Task {
+  BlockState state;
+  Coroutine coroutine;
+};
+
+void task_body(void* arg) { run_block(static_cast<Task*>(arg)->state); }
+
+class Scheduler {
+ public:
+  explicit Scheduler(const Launch& l) : launch_(l) {}
+
+  void run() {
+    const auto& g = launch_.grid;
+    const int64_t total = g[0] * g[1] * g[2];
+    int64_t next = 0;
+    std::exception_ptr error;
+    try {
+      while (next < total || !waiting_.empty()) {
+        bool progress = false;
+        // Resume, in block order, every waiting block whose semaphore is ready.
+        for (size_t i = 0; i < waiting_.size();) {
+          Task* t = waiting_[i].get();
+          if (semaphore_value(t->state.wait_ptr) != t->state.wait_value) {
+            ++i;
+            continue;
+          }
+          progress = true;
+          if (step(*t)) {
+            recycle(std::move(waiting_[i]));
+            waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
+          } else {
+            ++i;
+          }
+        }
+        if (next < total && waiting_.size() < kMaxSuspendedBlocks) {
+          std::unique_ptr<Task> t = acquire();
+          int64_t b = next++;
+          t->state.reset(launch_, {b % g[0], (b / g[0]) % g[1], b / (g[0] * g[1])});
+          t->coroutine.start(pool_, &task_body, t.get());
+          progress = true;
+          if (step(*t)) recycle(std::move(t));
+          else waiting_.push_back(std::move(t));
+        }
+        if (!progress) {
+          const BlockState& first = waiting_.front()->state;
+          if (next < total)
+            throw_deadlock(first, cat(" (", kMaxSuspendedBlocks, " blocks are suspended, the "
+                                      "interpreter's limit, so no further block could start)").c_str());
+          throw_deadlock(first, "");
+        }
+      }
+    } catch (...) {
+      error = std::current_exception();
+    }
+    // Outside the handler: cancelling resumes coroutines, which throw on their stacks.
+    if (error) {
+      cancel_waiting();
+      std::rethrow_exception(error);
+    }
+  }
+
+ private:
+  // Runs a task until it waits or ends; returns true when it ended. Errors thrown in
+  // the block come out here, on the scheduler's stack.
+  bool step(Task& t) {
+    t.state.coroutine = &t.coroutine;
+    bool done = t.coroutine.resume();
+    if (done && t.coroutine.error()) std::rethrow_exception(t.coroutine.error());
+    return done;
+  }
+
+  std::unique_ptr<Task> acquire() {
+    if (free_.empty()) return std::make_unique<Task>();
+    std::unique_ptr<Task> t = std::move(free_.back());
+    free_.pop_back();
+    return t;
+  }
+
+  void recycle(std::unique_ptr<Task> t) {
+    if (free_.size() < 64) free_.push_back(std::move(t));
+  }
+
+  // Unwind every suspended block so its frames release what they own.
+  void cancel_waiting() {
+    for (auto& t : waiting_) {
+      t->state.cancelled = true;
+      if (!t->coroutine.finished()) t->coroutine.resume();
+    }
+    waiting_.clear();
+  }
+
+  const Launch& launch_;
+  StackPool pool_;
+  std::vector<std::unique_ptr<Task>> waiting_;
+  std::vector<std::unique_ptr<Task>> free_;
+};
+
+}  // namespace
+
+Prepared prepare(const Program& program) {
+  Prepared p;
+  Preparer w{p};
+  for (const Expr& e : program.params) w.var(e.get(), true);
+  for (const Expr& e : program.grid) w.expr(e.get());
+  for (const Workspace& ws : program.workspaces) w.tensor(ws.tensor.get());
+  w.stmt(program.body.get());
+  return p;
+}
+
+void BlockState::reset(const Launch& l, std::array<int64_t, 3> idx) {
+  launch = &l;
+  block_idx = idx;
+  const Prepared& p = l.prep;
+  vars.resize(p.var_dtype.size());
+  for (size_t i = 0; i < l.params.size(); ++i)
+    vars[p.var_slot.at(l.program->params[i]->var_id)] = l.params[i];
+  // Tensors keep their buffers from the previous block for reuse; only their values
+  // are forgotten.
+  tensors.resize(static_cast<size_t>(p.num_tensors));
+  for (auto& t : tensors) t.defined = false;
+  open_copies.clear();
+  committed_copies.clear();
+  coroutine = nullptr;
+  wait_ptr = nullptr;
+  wait_stmt = nullptr;
+  cancelled = false;
+}
+
+Value& BlockState::var(const ExprNode* v) {
+  auto it = launch->prep.var_slot.find(v->var_id);
+  TILUS_ASSERT(it != launch->prep.var_slot.end(), "variable ", v->name, " has no slot");
+  return vars[it->second];
+}
+
+TensorValue& BlockState::tensor(const TensorNode* t) {
+  auto it = launch->prep.tensor_slot.find(t->id);
+  TILUS_ASSERT(it != launch->prep.tensor_slot.end(), "tensor ", t->name, " has no slot");
+  return tensors[it->second];
+}
+
+void init_launch(Launch& l, const Program& program, const std::vector<HostArg>& args) {
+  TILUS_CHECK(args.size() == program.params.size(), "TypeError", program.name, " takes ",
+              program.params.size(), " arguments but ", args.size(), " were given");
+  l.program = &program;
+  l.prep = prepare(program);
+  l.params.resize(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    DataType t = program.params[i]->dtype;
+    if (t.is_pointer) l.params[i] = Value::of_int(static_cast<int64_t>(args[i].ptr));
+    else if (t.is_float()) l.params[i] = convert(Value::of_float(args[i].f), dtypes::float64, t);
+    else l.params[i] = convert(Value::of_int(args[i].i), dtypes::int64, t);
+  }
+}
+
+void wait_semaphore(BlockState& st, const uint8_t* ptr, int32_t value, const StmtNode& stmt) {
+  while (semaphore_value(ptr) != value) {
+    st.wait_ptr = ptr;
+    st.wait_value = value;
+    st.wait_stmt = &stmt;
+    if (!st.coroutine) throw_deadlock(st, " (the block cannot wait here)");
+    st.coroutine->yield();
+    if (st.cancelled) throw BlockCancelled{};
+  }
+  st.wait_ptr = nullptr;
+  st.wait_stmt = nullptr;
+}
+
+}  // namespace tilus::interp
+
+namespace tilus {
+
+LaunchShape evaluate_launch_shape(const Program& program, const std::vector<HostArg>& args) {
+  interp::Launch l;
+  interp::init_launch(l, program, args);
+  return interp::launch_shape(l);
+}
+
+void interpret(const Program& program, const std::vector<HostArg>& args,
+               const std::vector<HostRegion>& regions) {
+  interp::Launch l;
+  interp::init_launch(l, program, args);
+  LaunchShape shape = interp::launch_shape(l);
+  l.grid = shape.grid;
+  l.regions = regions;
+  for (size_t w = 0; w < program.workspaces.size(); ++w) {
+    const Workspace& ws = program.workspaces[w];
+    l.workspace_storage.emplace_back(static_cast<size_t>(shape.workspace_bytes[w]));
+    auto& buf = l.workspace_storage.back();
+    if (!ws.requires_clean)
+      interp::poison(buf.data(), ws.tensor->dtype.kind,
+                     shape.workspace_bytes[w] / ws.tensor->dtype.bytes());
+    l.workspace_base.push_back(reinterpret_cast<uintptr_t>(buf.data()));
+    l.regions.push_back({l.workspace_base.back(), buf.size(), ws.tensor->name});
+  }
+  const int64_t total = l.grid[0] * l.grid[1] * l.grid[2];
+  if (total == 0) return;
+  if (l.prep.uses_semaphores) {
+    interp::Scheduler(l).run();
+    return;
+  }
+  interp::BlockState st;
+  for (int64_t z = 0; z < l.grid[2]; ++z)
+    for (int64_t y = 0; y < l.grid[1]; ++y)
+      for (int64_t x = 0; x < l.grid[0]; ++x) {
+        st.reset(l, {x, y, z});
+        interp::run_block(st);
+      }
+}
+
+}  // namespace tilus

@@ -1,0 +1,44 @@
+// CPU interpreter: runs a Program on host memory with tile semantics.
+//
+// Each thread block runs as a cooperative task (a coroutine), so blocks that wait on a
+// semaphore yield to the others; a wait no block can ever satisfy is reported as a
+// deadlock instead of hanging. See docs/interpreter.md for the semantics.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/stmt.h"
+
+namespace tilus {
+
+// One runtime argument, matching Program::params[i]: an integer, float or bool value,
+// or (pointer params) an address in host memory.
+struct HostArg {
+  int64_t i = 0;
+  double f = 0.0;
+  uintptr_t ptr = 0;
+};
+
+// Host memory a kernel may touch (the arguments' buffers). Global accesses outside
+// every region are reported as errors naming the script line, not performed.
+struct HostRegion {
+  uintptr_t begin = 0;
+  size_t bytes = 0;
+  std::string name;
+};
+
+// Grid and workspace sizes of one launch, evaluated from the arguments on the host.
+// Shared by the interpreter and the GPU launcher.
+struct LaunchShape {
+  std::array<int64_t, 3> grid{1, 1, 1};
+  std::vector<int64_t> workspace_bytes;  // one per Program::workspaces entry
+};
+LaunchShape evaluate_launch_shape(const Program& program, const std::vector<HostArg>& args);
+
+// Runs the whole grid. Throws ScriptError (with the offending statement's location).
+void interpret(const Program& program, const std::vector<HostArg>& args,
+               const std::vector<HostRegion>& regions);
+
+}  // namespace tilus

@@ -1,0 +1,200 @@
+// Global memory: tile windows moved between global tensors and dense tile buffers,
+// every access checked against the host regions the launch was given.
+#include <algorithm>
+#include <cstdio>
+
+#include "interp/buffer.h"
+#include "interp/state.h"
+#include "support/error.h"
+
+namespace tilus::interp {
+
+const HostRegion* find_region(const Launch& l, uintptr_t addr, size_t bytes) {
+  for (const HostRegion& r : l.regions)
+    if (addr >= r.begin && addr - r.begin <= r.bytes && bytes <= r.bytes - (addr - r.begin))
+      return &r;
+  return nullptr;
+}
+
+namespace {
+
+std::string hex(uintptr_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string index_str(const std::vector<int64_t>& index) {
+  std::string s = "[";
+  for (size_t i = 0; i < index.size(); ++i) s += (i ? ", " : "") + std::to_string(index[i]);
+  return s + "]";
+}
+
+[[noreturn]] void out_of_bounds(const Launch& l, uintptr_t addr, size_t bytes, const char* what,
+                                const TensorValue* tensor, const std::vector<int64_t>& index) {
+  std::string shape_note;
+  if (tensor && !tensor->gshape.empty())
+    shape_note = cat("; is the global view's shape ", index_str(tensor->gshape),
+                     " larger than the buffer passed in?");
+  throw ScriptError(
+      "RuntimeError",
+      cat("global memory access out of bounds: ", what, " touches ", bytes, " bytes at ",
+          hex(addr), ", outside every buffer passed to the kernel", shape_note, " (tensor ",
+          tensor && tensor->node ? tensor->node->name : std::string("?"), ", index ",
+          index_str(index), ")"));
+}
+
+// Copies one element between a global address and a tile slot.
+inline void move_element(uint8_t* dst, const uint8_t* src, int bytes) {
+  switch (bytes) {
+    case 1: *dst = *src; return;
+    case 2: std::memcpy(dst, src, 2); return;
+    case 4: std::memcpy(dst, src, 4); return;
+    case 8: std::memcpy(dst, src, 8); return;
+    default: std::memcpy(dst, src, static_cast<size_t>(bytes)); return;
+  }
+}
+
+}  // namespace
+
+void check_global_access(const Launch& l, uintptr_t addr, size_t bytes, const char* what,
+                         const TensorValue* tensor, const std::vector<int64_t>& index) {
+  if (!find_region(l, addr, bytes)) out_of_bounds(l, addr, bytes, what, tensor, index);
+}
+
+void convert_elements(const uint8_t* src, DataType src_dtype, uint8_t* dst, DataType dst_dtype,
+                      int64_t n) {
+  if (src_dtype == dst_dtype) {
+    std::memmove(dst, src, static_cast<size_t>(n) * src_dtype.bytes());
+    return;
+  }
+  ScalarKind sk = src_dtype.kind, dk = dst_dtype.kind;
+  int sb = src_dtype.bytes(), db = dst_dtype.bytes();
+  if (is_float_kind(sk) || is_float_kind(dk)) {
+    for (int64_t i = 0; i < n; ++i) store_f(dst + i * db, dk, load_f(src + i * sb, sk));
+  } else {
+    for (int64_t i = 0; i < n; ++i) store_i(dst + i * db, dk, load_i(src + i * sb, sk));
+  }
+}
+
+void transfer_window(const Launch& l, const TensorValue& g, const std::vector<int64_t>& offsets,
+                     const std::vector<int>& dims_in, uint8_t* tile, DataType tile_dtype,
+                     const std::vector<int64_t>& tile_shape, Transfer dir, const char* what) {
+  const int r = static_cast<int>(g.gshape.size());
+  const int t = static_cast<int>(tile_shape.size());
+  std::vector<int> dims = dims_in;
+  if (dims.empty())  // the tile covers the trailing global dims
+    for (int p = 0; p < t; ++p) dims.push_back(r - t + p);
+  TILUS_CHECK(static_cast<int>(dims.size()) == t && t <= r &&
+                  static_cast<int>(offsets.size()) == r,
+              "ValueError", what, ": a rank-", t, " tile of a rank-", r, " tensor needs ", r,
+              " offsets and ", t, " dims");
+  int64_t tile_numel = 1;
+  for (int64_t s : tile_shape) tile_numel *= s;
+  const int tb = tile_dtype.bytes();
+  const int gb = g.dtype.bytes();
+  const bool same = tile_dtype == g.dtype;
+
+  // Which tile positions land inside the global shape: a box [lo, hi) per tile dim.
+  std::vector<int64_t> lo(t), hi(t), stride(t);
+  bool empty = false;
+  int64_t base_elem = 0;  // element offset of the tile's origin
+  std::vector<bool> is_tile_dim(r, false);
+  for (int p = 0; p < t; ++p) is_tile_dim[dims[p]] = true;
+  for (int d = 0; d < r; ++d) {
+    base_elem += offsets[d] * g.gstrides[d];
+    if (!is_tile_dim[d] && (offsets[d] < 0 || offsets[d] >= g.gshape[d])) empty = true;
+  }
+  bool full = true;
+  for (int p = 0; p < t; ++p) {
+    int d = dims[p];
+    lo[p] = std::clamp<int64_t>(-offsets[d], 0, tile_shape[p]);
+    hi[p] = std::clamp<int64_t>(g.gshape[d] - offsets[d], 0, tile_shape[p]);
+    stride[p] = g.gstrides[d];
+    if (lo[p] >= hi[p]) empty = true;
+    if (lo[p] != 0 || hi[p] != tile_shape[p]) full = false;
+  }
+  if (dir == Transfer::Load && (!full || empty))
+    std::memset(tile, 0, static_cast<size_t>(tile_numel) * tb);
+  if (empty || tile_numel == 0) return;
+
+  // The bytes the in-range box touches; one region holding them all means no
+  // per-element checks are needed.
+  int64_t min_e = base_elem, max_e = base_elem;
+  for (int p = 0; p < t; ++p) {
+    int64_t a = lo[p] * stride[p], b = (hi[p] - 1) * stride[p];
+    min_e += std::min(a, b);
+    max_e += std::max(a, b);
+  }
+  const uintptr_t min_addr = g.base + static_cast<uintptr_t>(min_e * gb);
+  const size_t span = static_cast<size_t>((max_e - min_e + 1) * gb);
+  const bool checked = find_region(l, min_addr, span) != nullptr;
+
+  // Row-major tile strides.
+  std::vector<int64_t> tstride(t, 1);
+  for (int p = t - 2; p >= 0; --p) tstride[p] = tstride[p + 1] * tile_shape[p + 1];
+
+  std::vector<int64_t> j(lo);  // current tile index over the box (odometer)
+  const int inner = t - 1;
+  const int64_t inner_n = t ? hi[inner] - lo[inner] : 1;
+  const int64_t inner_gs = t ? stride[inner] : 0;
+  while (true) {
+    int64_t ge = base_elem, te = 0;
+    for (int p = 0; p < inner; ++p) {
+      ge += j[p] * stride[p];
+      te += j[p] * tstride[p];
+    }
+    if (t) {
+      ge += lo[inner] * inner_gs;
+      te += lo[inner];
+    }
+    uint8_t* tp = tile + te * tb;
+    auto* gp = reinterpret_cast<uint8_t*>(g.base + static_cast<uintptr_t>(ge * gb));
+    if (!checked) {
+      for (int64_t q = 0; q < inner_n; ++q) {
+        auto addr = reinterpret_cast<uintptr_t>(gp + q * inner_gs * gb);
+        if (!find_region(l, addr, static_cast<size_t>(gb))) {
+          std::vector<int64_t> index(offsets);
+          for (int p = 0; p < t; ++p) index[dims[p]] += (p == inner ? lo[p] + q : j[p]);
+          out_of_bounds(l, addr, static_cast<size_t>(gb), what, &g, index);
+        }
+      }
+    }
+    if (same && inner_gs == 1) {
+      size_t n = static_cast<size_t>(inner_n * gb);
+      if (dir == Transfer::Load) std::memcpy(tp, gp, n);
+      else std::memcpy(gp, tp, n);
+    } else if (same) {
+      const int64_t step = inner_gs * gb;
+      for (int64_t q = 0; q < inner_n; ++q) {
+        if (dir == Transfer::Load) move_element(tp + q * tb, gp + q * step, gb);
+        else move_element(gp + q * step, tp + q * tb, gb);
+      }
+    } else {
+      const int64_t step = inner_gs * gb;
+      for (int64_t q = 0; q < inner_n; ++q) {
+        if (dir == Transfer::Load) convert_elements(gp + q * step, g.dtype, tp + q * tb, tile_dtype, 1);
+        else convert_elements(tp + q * tb, tile_dtype, gp + q * step, g.dtype, 1);
+      }
+    }
+    // advance the outer dims
+    int p = inner - 1;
+    for (; p >= 0; --p) {
+      if (++j[p] < hi[p]) break;
+      j[p] = lo[p];
+    }
+    if (p < 0) break;
+  }
+}
+
+void perform_copy(const Launch& l, const PendingCopy& c) {
+  try {
+    transfer_window(l, c.src, c.offsets, c.dims, c.dst, c.dst_dtype, c.dst_shape, Transfer::Load,
+                    "copy_async");
+  } catch (ScriptError& e) {
+    if (c.stmt) e.set_loc_if_unknown(c.stmt->loc);
+    throw;
+  }
+}
+
+}  // namespace tilus::interp

@@ -1,0 +1,145 @@
+// The interpreter's runtime state: scalar values, tensor values, one block's frame and
+// the launch they all share. Internal to csrc/interp.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "interp/interpreter.h"
+#include "ir/stmt.h"
+
+namespace tilus::interp {
+
+class Coroutine;
+
+// A scalar. Which field is meaningful follows the dtype of the Expr it came from:
+// `f` for float types, `i` for integers, bool (0/1) and pointers (the address).
+struct Value {
+  int64_t i = 0;
+  double f = 0.0;
+  static Value of_int(int64_t v) { Value r; r.i = v; return r; }
+  static Value of_float(double v) { Value r; r.f = v; return r; }
+};
+
+// Convert a scalar between dtypes with C semantics: floats round to nearest even,
+// float -> int truncates toward zero (saturating), int -> int wraps, bool is nonzero.
+Value convert(Value v, DataType from, DataType to);
+bool truthy(Value v, DataType t);
+int64_t as_int64(Value v, DataType t);  // an index or size: the value as int64
+
+// The runtime value of one tensor in one block.
+struct TensorValue {
+  bool defined = false;
+  const TensorNode* node = nullptr;
+  DataType dtype;
+  // register / shared: a dense row-major array of numel elements at `data`. Shared
+  // views (sa[stage]) point into their root's storage and keep it alive.
+  std::shared_ptr<std::vector<uint8_t>> storage;
+  uint8_t* data = nullptr;
+  const std::vector<int64_t>* shape = nullptr;
+  int64_t numel = 0;
+  // global: elements at base + sum(index[d] * strides[d]) * elem_bytes
+  uintptr_t base = 0;
+  std::vector<int64_t> gshape, gstrides;
+};
+
+// Dense slot numbers for the variables and tensors of one program, so a block's frame
+// is two vectors instead of maps keyed by global ids.
+struct Prepared {
+  std::unordered_map<int, int> var_slot;    // ExprNode::var_id -> slot
+  std::vector<DataType> var_dtype;          // per slot
+  std::vector<bool> var_is_param;           // per slot
+  std::unordered_map<int, int> tensor_slot; // TensorNode::id -> slot
+  int num_tensors = 0;
+  bool uses_semaphores = false;             // any lock_semaphore: blocks may need to wait
+};
+Prepared prepare(const Program& program);
+
+// What every block of one launch shares.
+struct Launch {
+  const Program* program = nullptr;
+  Prepared prep;
+  std::vector<Value> params;  // per Program::params entry, already converted
+  std::array<int64_t, 3> grid{1, 1, 1};
+  std::vector<HostRegion> regions;  // the arguments' buffers and the workspaces
+  std::vector<std::vector<uint8_t>> workspace_storage;
+  std::vector<uintptr_t> workspace_base;
+};
+
+// A copy_async issued but not yet performed.
+struct PendingCopy {
+  TensorValue src;  // snapshot of the global view at issue time
+  std::shared_ptr<std::vector<uint8_t>> keep_alive;
+  uint8_t* dst = nullptr;
+  DataType dst_dtype;
+  std::vector<int64_t> dst_shape;
+  std::vector<int64_t> offsets;
+  std::vector<int> dims;
+  const StmtNode* stmt = nullptr;
+};
+
+// One thread block's frame: its scalars, its tensors and its async-copy groups.
+struct BlockState {
+  const Launch* launch = nullptr;
+  std::array<int64_t, 3> block_idx{0, 0, 0};
+  bool launch_only = false;  // evaluating the grid / workspace shapes: params only
+  std::vector<Value> vars;
+  std::vector<TensorValue> tensors;
+  std::vector<PendingCopy> open_copies;
+  std::deque<std::vector<PendingCopy>> committed_copies;
+  // Set when the block runs as a coroutine: how it waits in lock_semaphore.
+  Coroutine* coroutine = nullptr;
+  const uint8_t* wait_ptr = nullptr;
+  int32_t wait_value = 0;
+  const StmtNode* wait_stmt = nullptr;
+  bool cancelled = false;  // the launch failed elsewhere: unwind at the next wait
+
+  void reset(const Launch& l, std::array<int64_t, 3> idx);
+  Value& var(const ExprNode* v);
+  TensorValue& tensor(const TensorNode* t);
+};
+
+// Thrown inside a suspended block to unwind it when the launch is abandoned.
+struct BlockCancelled {};
+
+// ---- interpreter.cc / scalar_eval.cc: setting up a launch
+// Converts the arguments per Program::params dtypes and assigns slots; no allocation.
+void init_launch(Launch& l, const Program& program, const std::vector<HostArg>& args);
+LaunchShape launch_shape(const Launch& l);  // grid and workspace sizes from params only
+
+// ---- scalar_eval.cc
+Value eval(BlockState& st, const ExprNode* e);
+inline Value eval(BlockState& st, const Expr& e) { return eval(st, e.get()); }
+int64_t eval_int(BlockState& st, const Expr& e);
+// Integer and float binary operators shared by scalar and tile evaluation. Integer
+// results are wrapped to `k`; comparisons and logical operators give 0/1.
+int64_t int_binary(BinaryOp op, int64_t x, int64_t y, ScalarKind k);
+double float_binary(BinaryOp op, double x, double y);
+
+// ---- memory.cc: global memory, checked against the launch's regions
+const HostRegion* find_region(const Launch& l, uintptr_t addr, size_t bytes);
+void check_global_access(const Launch& l, uintptr_t addr, size_t bytes, const char* what,
+                         const TensorValue* tensor, const std::vector<int64_t>& index);
+enum class Transfer { Load, Store };
+// Moves a tile between a global tensor and a dense row-major buffer: tile dim p maps
+// to global dim dims[p]; out-of-range elements read as 0 (Load) or are dropped (Store).
+void transfer_window(const Launch& l, const TensorValue& g, const std::vector<int64_t>& offsets,
+                     const std::vector<int>& dims, uint8_t* tile, DataType tile_dtype,
+                     const std::vector<int64_t>& tile_shape, Transfer dir, const char* what);
+// Converts n elements between dtypes (same dtype: a plain copy).
+void convert_elements(const uint8_t* src, DataType src_dtype, uint8_t* dst, DataType dst_dtype,
+                      int64_t n);
+void perform_copy(const Launch& l, const PendingCopy& c);
+
+// ---- tile_ops.cc
+void exec_inst(BlockState& st, const StmtNode& stmt, const Instruction& inst);
+void complete_copies(BlockState& st, size_t keep_groups);  // wait_group(keep_groups)
+void complete_all_copies(BlockState& st);
+
+// ---- interpreter.cc: lock_semaphore's wait (yields when running as a coroutine)
+void wait_semaphore(BlockState& st, const uint8_t* ptr, int32_t value, const StmtNode& stmt);
+
+}  // namespace tilus::interp

@@ -1,0 +1,310 @@
+// The tile instructions: one case per op of ir/ops.def. All threads of a block execute
+// an instruction together, so each case works on whole tensors of one block.
+#include <cstdio>
+#include <sstream>
+
+#include "interp/buffer.h"
+#include "interp/state.h"
+#include "interp/tile_math.h"
+#include "support/error.h"
+
+namespace tilus::interp {
+
+TensorValue& define_output(BlockState& st, const TensorNode* node, DataType dtype) {
+  TensorValue& tv = st.tensor(node);
+  int64_t n = node->numel();
+  size_t bytes = static_cast<size_t>(n) * dtype.bytes();
+  // Reuse the previous iteration's buffer unless a shared view or a pending copy
+  // still refers to it.
+  if (!(tv.storage && tv.storage.use_count() == 1 && tv.storage->size() == bytes))
+    tv.storage = std::make_shared<std::vector<uint8_t>>(bytes);
+  tv.data = tv.storage->data();
+  tv.defined = true;
+  tv.node = node;
+  tv.dtype = dtype;
+  tv.shape = &node->shape;
+  tv.numel = n;
+  return tv;
+}
+
+const TensorValue& input(BlockState& st, const Tensor& t, const Instruction& inst) {
+  TILUS_ASSERT(t != nullptr, "missing operand of ", op_name(inst.op));
+  const TensorValue& tv = st.tensor(t.get());
+  TILUS_CHECK(tv.defined, "RuntimeError", op_name(inst.op), ": tensor ", t->name,
+              " is used before it is defined or after it was freed");
+  return tv;
+}
+
+// The tensor an out= instruction writes: the existing one, or a fresh buffer when the
+// name was never given storage on this path.
+TensorValue& existing_output(BlockState& st, const Instruction& inst) {
+  TensorValue& tv = st.tensor(inst.output.get());
+  if (inst.defines_output || !tv.defined ||
+      tv.numel != inst.output->numel() || tv.dtype != inst.output->dtype)
+    return define_output(st, inst.output.get(), inst.output->dtype);
+  return tv;
+}
+
+namespace {
+
+std::vector<int64_t> eval_ints(BlockState& st, const std::vector<Expr>& es) {
+  std::vector<int64_t> r(es.size());
+  for (size_t i = 0; i < es.size(); ++i) r[i] = eval_int(st, es[i]);
+  return r;
+}
+
+void define_global(BlockState& st, const TensorNode* node, uintptr_t base) {
+  TensorValue& tv = st.tensor(node);
+  tv.defined = true;
+  tv.node = node;
+  tv.dtype = node->dtype;
+  tv.storage.reset();
+  tv.data = nullptr;
+  tv.base = base;
+  tv.gshape = eval_ints(st, node->global_shape);
+  for (size_t d = 0; d < tv.gshape.size(); ++d)
+    TILUS_CHECK(tv.gshape[d] >= 0, "ValueError", "global tensor ", node->name, ": dimension ",
+                d, " has negative size ", tv.gshape[d]);
+  if (!node->global_strides.empty()) {
+    tv.gstrides = eval_ints(st, node->global_strides);
+  } else {  // row-major
+    tv.gstrides.assign(tv.gshape.size(), 1);
+    for (int d = static_cast<int>(tv.gshape.size()) - 2; d >= 0; --d)
+      tv.gstrides[d] = tv.gstrides[d + 1] * tv.gshape[d + 1];
+  }
+}
+
+void fill(TensorValue& tv, Value v, DataType from) {
+  int b = tv.dtype.bytes();
+  if (tv.numel == 0) return;
+  Value x = convert(v, from, tv.dtype);
+  if (tv.dtype.is_float()) store_f(tv.data, tv.dtype.kind, x.f);
+  else store_i(tv.data, tv.dtype.kind, x.i);
+  for (int64_t i = 1; i < tv.numel; ++i) std::memcpy(tv.data + i * b, tv.data, b);
+}
+
+void slice_shared(BlockState& st, const Instruction& inst) {
+  const TensorValue& s = input(st, inst.inputs[0], inst);
+  const std::vector<int64_t>& shape = *s.shape;
+  TILUS_CHECK(inst.args.size() <= shape.size(), "ValueError", "slice_shared: ",
+              inst.args.size(), " indices for a rank-", shape.size(), " tensor");
+  int64_t offset = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t idx = d < inst.args.size() ? eval_int(st, inst.args[d]) : 0;
+    TILUS_CHECK(idx >= 0 && idx < shape[d], "RuntimeError", "shared tensor ",
+                inst.inputs[0]->name, ": index ", idx, " is out of range for dimension ", d,
+                " of size ", shape[d]);
+    offset = offset * shape[d] + idx;
+  }
+  TensorValue& out = st.tensor(inst.output.get());
+  out.defined = true;
+  out.node = inst.output.get();
+  out.dtype = s.dtype;
+  out.storage = s.storage;
+  out.data = s.data + offset * s.dtype.bytes();
+  out.shape = &inst.output->shape;
+  out.numel = inst.output->numel();
+}
+
+void copy_tensor(const TensorValue& src, TensorValue& dst, const Instruction& inst) {
+  TILUS_CHECK(src.numel == dst.numel, "ValueError", op_name(inst.op), ": ",
+              src.node ? src.node->type_str() : "?", " does not fit ",
+              dst.node ? dst.node->type_str() : "?");
+  convert_elements(src.data, src.dtype, dst.data, dst.dtype, src.numel);
+}
+
+uintptr_t semaphore_address(BlockState& st, const Instruction& inst) {
+  auto p = static_cast<uintptr_t>(eval(st, inst.args[0]).i);
+  TILUS_CHECK(find_region(*st.launch, p, 4) != nullptr, "RuntimeError",
+              "global memory access out of bounds: ", op_name(inst.op),
+              " on a semaphore address outside every buffer passed to the kernel (",
+              expr_str(inst.args[0]), ")");
+  return p;
+}
+
+void print_values(std::ostringstream& os, const TensorValue& x, int dim, int64_t& i,
+                  int indent) {
+  const auto& shape = *x.shape;
+  if (dim == static_cast<int>(shape.size())) {
+    const uint8_t* p = x.data + i * x.dtype.bytes();
+    ++i;
+    if (x.dtype.is_float()) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.6g", load_f(p, x.dtype.kind));
+      os << buf;
+    } else if (x.dtype.is_bool()) {
+      os << (load_i(p, x.dtype.kind) ? "true" : "false");
+    } else if (x.dtype.kind == ScalarKind::UInt64) {
+      os << static_cast<uint64_t>(load_i(p, x.dtype.kind));
+    } else {
+      os << load_i(p, x.dtype.kind);
+    }
+    return;
+  }
+  os << "[";
+  for (int64_t k = 0; k < shape[dim]; ++k) {
+    if (k) {
+      os << ",";
+      if (dim + 1 < static_cast<int>(shape.size())) os << "\n" << std::string(indent + 1, ' ');
+      else os << " ";
+    }
+    print_values(os, x, dim + 1, i, indent + 1);
+  }
+  os << "]";
+}
+
+void print_tensor(BlockState& st, const Instruction& inst) {
+  const TensorValue& x = input(st, inst.inputs[0], inst);
+  TILUS_CHECK(x.data != nullptr || x.numel == 0, "TypeError",
+              "print_tensor: global tensors cannot be printed; load a tile first");
+  std::ostringstream os;
+  os << inst.text << (inst.text.empty() ? "" : " ") << "blockIdx=(" << st.block_idx[0] << ", "
+     << st.block_idx[1] << ", " << st.block_idx[2] << ") " << inst.inputs[0]->type_str() << ":\n";
+  int64_t i = 0;
+  print_values(os, x, 0, i, 0);
+  os << "\n";
+  std::string s = os.str();
+  std::fwrite(s.data(), 1, s.size(), stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+void complete_copies(BlockState& st, size_t keep_groups) {
+  while (st.committed_copies.size() > keep_groups) {
+    for (const PendingCopy& c : st.committed_copies.front()) perform_copy(*st.launch, c);
+    st.committed_copies.pop_front();
+  }
+}
+
+void complete_all_copies(BlockState& st) {
+  complete_copies(st, 0);
+  for (const PendingCopy& c : st.open_copies) perform_copy(*st.launch, c);
+  st.open_copies.clear();
+}
+
+void exec_inst(BlockState& st, const StmtNode& stmt, const Instruction& inst) {
+  const TensorNode* out = inst.output.get();
+  switch (inst.op) {
+    case Op::GlobalView:
+      define_global(st, out, static_cast<uintptr_t>(eval(st, inst.args[0]).i));
+      return;
+    case Op::GlobalTensor: {
+      int w = inst.workspace;
+      TILUS_ASSERT(w >= 0 && w < static_cast<int>(st.launch->workspace_base.size()),
+                   "global_tensor without a workspace");
+      define_global(st, out, st.launch->workspace_base[w]);
+      return;
+    }
+    case Op::SharedTensor: {
+      TensorValue& tv = define_output(st, out, out->dtype);
+      poison(tv.data, tv.dtype.kind, tv.numel);
+      return;
+    }
+    case Op::RegisterTensor: {
+      TensorValue& tv = define_output(st, out, out->dtype);
+      if (!inst.args.empty() && inst.args[0]) fill(tv, eval(st, inst.args[0]), inst.args[0]->dtype);
+      else poison(tv.data, tv.dtype.kind, tv.numel);
+      return;
+    }
+    case Op::SliceShared: slice_shared(st, inst); return;
+    case Op::LoadGlobal: {
+      const TensorValue& g = input(st, inst.inputs[0], inst);
+      std::vector<int64_t> offsets = eval_ints(st, inst.args);
+      TensorValue& tv = define_output(st, out, out->dtype);
+      transfer_window(*st.launch, g, offsets, inst.dims, tv.data, tv.dtype, out->shape,
+                      Transfer::Load, "load_global");
+      return;
+    }
+    case Op::StoreGlobal: {
+      const TensorValue& g = input(st, inst.inputs[0], inst);
+      const TensorValue& v = input(st, inst.inputs[1], inst);
+      std::vector<int64_t> offsets = eval_ints(st, inst.args);
+      transfer_window(*st.launch, g, offsets, inst.dims, v.data, v.dtype, *v.shape,
+                      Transfer::Store, "store_global");
+      return;
+    }
+    case Op::LoadShared: {
+      const TensorValue& s = input(st, inst.inputs[0], inst);
+      copy_tensor(s, define_output(st, out, out->dtype), inst);
+      return;
+    }
+    case Op::StoreShared: {
+      const TensorValue& v = input(st, inst.inputs[1], inst);
+      TensorValue& s = st.tensor(inst.inputs[0].get());
+      TILUS_CHECK(s.defined, "RuntimeError", "store_shared: shared tensor ",
+                  inst.inputs[0]->name, " is used after it was freed");
+      copy_tensor(v, s, inst);
+      return;
+    }
+    case Op::FreeShared: {
+      TensorValue& s = st.tensor(inst.inputs[0].get());
+      s.defined = false;
+      s.storage.reset();  // pending copies and views keep their own reference
+      s.data = nullptr;
+      return;
+    }
+    case Op::Sync: return;  // the whole block executes each instruction together
+    case Op::CopyAsync: {
+      const TensorValue& g = input(st, inst.inputs[0], inst);
+      const TensorValue& dst = input(st, inst.inputs[1], inst);
+      PendingCopy c;
+      c.src = g;
+      c.keep_alive = dst.storage;
+      c.dst = dst.data;
+      c.dst_dtype = dst.dtype;
+      c.dst_shape = *dst.shape;
+      c.offsets = eval_ints(st, inst.args);
+      c.dims = inst.dims;
+      c.stmt = &stmt;
+      st.open_copies.push_back(std::move(c));
+      return;
+    }
+    case Op::CopyAsyncCommitGroup:
+      st.committed_copies.push_back(std::move(st.open_copies));
+      st.open_copies.clear();
+      return;
+    case Op::CopyAsyncWaitGroup:
+      TILUS_CHECK(inst.int_attr >= 0, "ValueError", "copy_async_wait_group: n must be >= 0");
+      complete_copies(st, static_cast<size_t>(inst.int_attr));
+      return;
+    case Op::Dot: exec_dot(st, inst); return;
+    case Op::Cast: {
+      const TensorValue& x = input(st, inst.inputs[0], inst);
+      copy_tensor(x, define_output(st, out, out->dtype), inst);
+      return;
+    }
+    case Op::Elementwise: exec_elementwise(st, inst); return;
+    case Op::UnaryElementwise: exec_unary(st, inst); return;
+    case Op::Where: exec_where(st, inst); return;
+    case Op::Assign: {
+      const TensorValue& src = input(st, inst.inputs[0], inst);
+      TensorValue& dst = st.tensor(out);
+      if (&dst == &src) return;
+      if (!dst.defined || dst.numel != src.numel || !dst.data) {
+        copy_tensor(src, define_output(st, out, out->dtype), inst);
+        return;
+      }
+      copy_tensor(src, dst, inst);
+      return;
+    }
+    case Op::LockSemaphore: {
+      uintptr_t p = semaphore_address(st, inst);
+      auto v = static_cast<int32_t>(convert(eval(st, inst.args[1]), inst.args[1]->dtype,
+                                            dtypes::int32).i);
+      wait_semaphore(st, reinterpret_cast<const uint8_t*>(p), v, stmt);
+      return;
+    }
+    case Op::ReleaseSemaphore: {
+      uintptr_t p = semaphore_address(st, inst);
+      auto v = static_cast<int32_t>(convert(eval(st, inst.args[1]), inst.args[1]->dtype,
+                                            dtypes::int32).i);
+      store_raw<int32_t>(reinterpret_cast<void*>(p), v);
+      return;
+    }
+    case Op::PrintTensor: print_tensor(st, inst); return;
+  }
+  TILUS_ASSERT(false, "unknown instruction ", static_cast<int>(inst.op));
+}
+
+}  // namespace tilus::interp

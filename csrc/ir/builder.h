@@ -1,0 +1,112 @@
+// IRBuilder: how the Python transpiler creates a Program.
+//
+// The transpiler walks a script's AST and calls one method per statement or tile
+// instruction. Each method checks its operands (dtype, rank, shape) and throws a
+// ScriptError that the builder stamps with the current source location (set_loc),
+// so the Python side can name the script line.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "ir/stmt.h"
+
+namespace tilus {
+
+class IRBuilder {
+ public:
+  IRBuilder(std::string kernel_name, std::string source_file);
+  ~IRBuilder();
+  IRBuilder(const IRBuilder&) = delete;
+  IRBuilder& operator=(const IRBuilder&) = delete;
+
+  void set_loc(int line, int column, std::string text);
+  const SourceLoc& loc() const { return loc_; }
+
+  // ---- kernel signature and launch attributes
+  Expr add_param(const std::string& name, DataType dtype);
+  void set_grid(std::vector<Expr> blocks);  // 1..3 int expressions over parameters
+  void set_warps(int64_t warps);            // [1, 32]
+
+  // ---- scalar variables and control flow
+  Expr declare(const std::string& name, DataType dtype, Expr init);  // init may be null
+  void assign(const Expr& var, Expr value);
+  Expr begin_for(const std::string& var_name, Expr start, Expr end, Expr step, int unroll);
+  void end_for();
+  void begin_if(Expr cond);
+  void begin_else();
+  void end_if();
+  void begin_while(Expr cond);
+  void end_while();
+  void emit_break();
+  void emit_continue();
+
+  // ---- tile instructions (see ir/inst.h for operands)
+  Tensor global_view(Expr ptr, DataType dtype, std::vector<Expr> shape,
+                     std::vector<Expr> strides, const std::string& name);
+  Tensor global_tensor(DataType dtype, std::vector<Expr> shape, bool requires_clean,
+                       const std::string& name);
+  Tensor shared_tensor(DataType dtype, std::vector<int64_t> shape, const std::string& name);
+  Tensor register_tensor(DataType dtype, std::vector<int64_t> shape, Expr init,
+                         std::shared_ptr<const RegisterLayout> layout, const std::string& name);
+  Tensor slice_shared(const Tensor& shared, std::vector<Expr> indices);
+  Tensor load_global(const Tensor& global, std::vector<Expr> offsets, std::vector<int64_t> shape,
+                     std::vector<int> dims);
+  void store_global(const Tensor& global, const Tensor& value, std::vector<Expr> offsets,
+                    std::vector<int> dims);
+  Tensor load_shared(const Tensor& shared);
+  void store_shared(const Tensor& shared, const Tensor& value);
+  void free_shared(const Tensor& shared);
+  void sync();
+  void copy_async(const Tensor& src, const Tensor& dst, std::vector<Expr> offsets,
+                  std::vector<int> dims);
+  void copy_async_commit_group();
+  void copy_async_wait_group(int64_t n);
+  // out: write into this existing tensor instead of defining a new one (may be null).
+  Tensor dot(const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& out);
+  Tensor cast(const Tensor& x, DataType dtype);
+  Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out);
+  // A tensor with a scalar operand; scalar_lhs puts the scalar on the left (1.0 - x).
+  Tensor binary_scalar(BinaryOp op, const Tensor& x, Expr scalar, bool scalar_lhs,
+                       const Tensor& out);
+  Tensor unary(UnaryOp op, const Tensor& x);
+  Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+  void assign_tensor(const Tensor& dst, const Tensor& src);
+  void lock_semaphore(Expr semaphore, Expr value);
+  void release_semaphore(Expr semaphore, Expr value);
+  void print_tensor(const Tensor& x, const std::string& label);
+
+  // Give a tensor the name of the script variable it is first bound to.
+  void name_tensor(const Tensor& t, const std::string& name);
+
+  std::shared_ptr<Program> finish();  // checks attributes were set; closes all blocks
+
+ private:
+  struct Frame;  // an open block: its statements and what closes it
+  void emit(Stmt s);
+  void emit_inst(std::shared_ptr<Instruction> inst);
+  std::shared_ptr<Instruction> new_inst(Op op);
+  std::string unique_name(const std::string& hint);
+  Tensor define(Scope scope, DataType dtype, std::vector<int64_t> shape, const std::string& hint);
+  Expr as_int(Expr e, const char* what);
+  void check_register(const Tensor& t, const char* what, const char* operand);
+  void check_shared_live(const Tensor& t, const char* what);
+  void check_tile_window(const Tensor& global, const std::vector<Expr>& offsets,
+                         const std::vector<int64_t>& tile_shape, std::vector<int>& dims,
+                         const char* what);
+
+  std::shared_ptr<Program> program_;
+  std::vector<std::unique_ptr<Frame>> frames_;
+  SourceLoc loc_;
+  bool grid_set_ = false, warps_set_ = false;
+  int loop_depth_ = 0;
+  std::unordered_set<std::string> used_names_;
+  std::unordered_map<int, int> freed_shared_;  // root shared tensor id -> freed (1)
+  std::unordered_map<int, int> shared_root_;   // view id -> root shared tensor id
+  std::unordered_map<int, int> user_named_;    // tensor ids already named after a variable
+};
+
+}  // namespace tilus

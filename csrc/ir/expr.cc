@@ -1,0 +1,341 @@
+#include "ir/expr.h"
+
+#include <atomic>
+#include <cmath>
+#include <sstream>
+
+#include "ir/tensor.h"
+#include "support/error.h"
+
+namespace tilus {
+
+const char* binary_op_symbol(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add: return "+";
+    case BinaryOp::Sub: return "-";
+    case BinaryOp::Mul: return "*";
+    case BinaryOp::Div: return "/";
+    case BinaryOp::Mod: return "%";
+    case BinaryOp::Min: return "min";
+    case BinaryOp::Max: return "max";
+    case BinaryOp::Lt: return "<";
+    case BinaryOp::Le: return "<=";
+    case BinaryOp::Gt: return ">";
+    case BinaryOp::Ge: return ">=";
+    case BinaryOp::Eq: return "==";
+    case BinaryOp::Ne: return "!=";
+    case BinaryOp::And: return "&&";
+    case BinaryOp::Or: return "||";
+  }
+  return "?";
+}
+
+bool is_comparison(BinaryOp op) {
+  return op == BinaryOp::Lt || op == BinaryOp::Le || op == BinaryOp::Gt ||
+         op == BinaryOp::Ge || op == BinaryOp::Eq || op == BinaryOp::Ne;
+}
+bool is_logical(BinaryOp op) { return op == BinaryOp::And || op == BinaryOp::Or; }
+
+namespace {
+std::shared_ptr<ExprNode> node(ExprKind kind, DataType dtype) {
+  auto n = std::make_shared<ExprNode>();
+  n->kind = kind;
+  n->dtype = dtype;
+  return n;
+}
+
+// Wrap an integer to the width of `dtype`, as the hardware would.
+int64_t wrap_int(int64_t v, DataType dtype) {
+  switch (dtype.kind) {
+    case ScalarKind::Bool: return v != 0;
+    case ScalarKind::Int8: return static_cast<int8_t>(v);
+    case ScalarKind::Int16: return static_cast<int16_t>(v);
+    case ScalarKind::Int32: return static_cast<int32_t>(v);
+    case ScalarKind::UInt8: return static_cast<uint8_t>(v);
+    case ScalarKind::UInt16: return static_cast<uint16_t>(v);
+    case ScalarKind::UInt32: return static_cast<uint32_t>(v);
+    default: return v;
+  }
+}
+
+double const_as_double(const Expr& e) {
+  return e->dtype.is_float() ? e->float_value : static_cast<double>(e->int_value);
+}
+}  // namespace
+
+Expr make_int(int64_t v, DataType dtype) {
+  auto n = node(ExprKind::Const, dtype);
+  n->int_value = wrap_int(v, dtype);
+  n->float_value = static_cast<double>(n->int_value);
+  return n;
+}
+
+Expr make_float(double v, DataType dtype) {
+  auto n = node(ExprKind::Const, dtype);
+  n->float_value = v;
+  return n;
+}
+
+Expr make_bool(bool v) { return make_int(v ? 1 : 0, dtypes::boolean); }
+
+Expr make_var(const std::string& name, DataType dtype) {
+  static std::atomic<int> next_id{0};
+  auto n = node(ExprKind::Var, dtype);
+  n->var_id = next_id++;
+  n->name = name;
+  return n;
+}
+
+Expr make_block_idx(int axis) {
+  TILUS_ASSERT(axis >= 0 && axis < 3);
+  auto n = node(ExprKind::BlockIdx, dtypes::int32);
+  n->axis = axis;
+  return n;
+}
+
+Expr make_cast(Expr a, DataType dtype) {
+  if (a->dtype == dtype) return a;
+  TILUS_CHECK(!a->dtype.is_pointer && !dtype.is_pointer, "TypeError",
+              "cannot cast ", a->dtype.name(), " to ", dtype.name());
+  if (a->is_const()) {
+    if (dtype.is_float()) return make_float(const_as_double(a), dtype);
+    if (a->dtype.is_float()) return make_int(static_cast<int64_t>(a->float_value), dtype);
+    return make_int(a->int_value, dtype);
+  }
+  auto n = node(ExprKind::Cast, dtype);
+  n->a = std::move(a);
+  return n;
+}
+
+Expr make_unary(UnaryOp op, Expr a) {
+  if (op == UnaryOp::Not) {
+    a = make_cast(std::move(a), dtypes::boolean);
+    if (a->is_const()) return make_bool(a->int_value == 0);
+    auto n = node(ExprKind::Unary, dtypes::boolean);
+    n->unary_op = op;
+    n->a = std::move(a);
+    return n;
+  }
+  TILUS_CHECK(!a->dtype.is_pointer, "TypeError", "cannot negate a pointer");
+  if (a->is_const())
+    return a->dtype.is_float() ? make_float(-a->float_value, a->dtype)
+                               : make_int(-a->int_value, a->dtype);
+  auto n = node(ExprKind::Unary, a->dtype);
+  n->unary_op = op;
+  n->a = std::move(a);
+  return n;
+}
+
+namespace {
+Expr fold_binary(BinaryOp op, const Expr& a, const Expr& b, DataType operand_type) {
+  if (operand_type.is_float()) {
+    double x = const_as_double(a), y = const_as_double(b);
+    switch (op) {
+      case BinaryOp::Add: return make_float(x + y, operand_type);
+      case BinaryOp::Sub: return make_float(x - y, operand_type);
+      case BinaryOp::Mul: return make_float(x * y, operand_type);
+      case BinaryOp::Div: return make_float(x / y, operand_type);
+      case BinaryOp::Mod: return make_float(std::fmod(x, y), operand_type);
+      case BinaryOp::Min: return make_float(std::fmin(x, y), operand_type);
+      case BinaryOp::Max: return make_float(std::fmax(x, y), operand_type);
+      case BinaryOp::Lt: return make_bool(x < y);
+      case BinaryOp::Le: return make_bool(x <= y);
+      case BinaryOp::Gt: return make_bool(x > y);
+      case BinaryOp::Ge: return make_bool(x >= y);
+      case BinaryOp::Eq: return make_bool(x == y);
+      case BinaryOp::Ne: return make_bool(x != y);
+      case BinaryOp::And: return make_bool(x != 0 && y != 0);
+      case BinaryOp::Or: return make_bool(x != 0 || y != 0);
+    }
+  }
+  int64_t x = a->int_value, y = b->int_value;
+  if ((op == BinaryOp::Div || op == BinaryOp::Mod) && y == 0)
+    throw ScriptError("ZeroDivisionError", "integer division or modulo by zero");
+  switch (op) {
+    case BinaryOp::Add: return make_int(x + y, operand_type);
+    case BinaryOp::Sub: return make_int(x - y, operand_type);
+    case BinaryOp::Mul: return make_int(x * y, operand_type);
+    case BinaryOp::Div: return make_int(x / y, operand_type);
+    case BinaryOp::Mod: return make_int(x % y, operand_type);
+    case BinaryOp::Min: return make_int(std::min(x, y), operand_type);
+    case BinaryOp::Max: return make_int(std::max(x, y), operand_type);
+    case BinaryOp::Lt: return make_bool(x < y);
+    case BinaryOp::Le: return make_bool(x <= y);
+    case BinaryOp::Gt: return make_bool(x > y);
+    case BinaryOp::Ge: return make_bool(x >= y);
+    case BinaryOp::Eq: return make_bool(x == y);
+    case BinaryOp::Ne: return make_bool(x != y);
+    case BinaryOp::And: return make_bool(x != 0 && y != 0);
+    case BinaryOp::Or: return make_bool(x != 0 || y != 0);
+  }
+  return nullptr;
+}
+}  // namespace
+
+Expr make_binary(BinaryOp op, Expr a, Expr b) {
+  DataType operand_type;
+  if (is_logical(op)) {
+    operand_type = dtypes::boolean;
+  } else if ((op == BinaryOp::Eq || op == BinaryOp::Ne) && a->dtype.is_pointer &&
+             b->dtype.is_pointer) {
+    operand_type = a->dtype;
+  } else {
+    TILUS_CHECK(!a->dtype.is_pointer && !b->dtype.is_pointer, "TypeError",
+                "operator ", binary_op_symbol(op), " is not supported on pointers (",
+                a->dtype.name(), ", ", b->dtype.name(), ")");
+    operand_type = promote(a->dtype, b->dtype);
+  }
+  a = make_cast(std::move(a), operand_type);
+  b = make_cast(std::move(b), operand_type);
+  if (a->is_const() && b->is_const()) return fold_binary(op, a, b, operand_type);
+  // Cheap algebraic identities keep printed IR and generated indices short.
+  int64_t c;
+  if (op == BinaryOp::Add && is_const_int(b, &c) && c == 0) return a;
+  if (op == BinaryOp::Add && is_const_int(a, &c) && c == 0) return b;
+  if (op == BinaryOp::Sub && is_const_int(b, &c) && c == 0) return a;
+  if (op == BinaryOp::Mul && is_const_int(b, &c) && c == 1) return a;
+  if (op == BinaryOp::Mul && is_const_int(a, &c) && c == 1) return b;
+  if (op == BinaryOp::Mul && ((is_const_int(a, &c) && c == 0) || (is_const_int(b, &c) && c == 0)))
+    return make_int(0, operand_type);
+  if (op == BinaryOp::Div && is_const_int(b, &c) && c == 1) return a;
+  // (x + c1) +/- c2  ->  x + (c1 +/- c2): keeps cdiv(n, 128) printing as (n + 127) / 128.
+  int64_t c1;
+  if ((op == BinaryOp::Add || op == BinaryOp::Sub) && is_const_int(b, &c) &&
+      a->kind == ExprKind::Binary && a->binary_op == BinaryOp::Add && is_const_int(a->b, &c1)) {
+    int64_t folded = op == BinaryOp::Add ? c1 + c : c1 - c;
+    return folded == 0 ? a->a : make_binary(BinaryOp::Add, a->a, make_int(folded, operand_type));
+  }
+  if ((op == BinaryOp::Div || op == BinaryOp::Mod) && is_const_int(b, &c) && c == 0)
+    throw ScriptError("ZeroDivisionError", "integer division or modulo by zero");
+  auto n = node(ExprKind::Binary,
+                is_comparison(op) || is_logical(op) ? dtypes::boolean : operand_type);
+  n->binary_op = op;
+  n->a = std::move(a);
+  n->b = std::move(b);
+  return n;
+}
+
+Expr make_select(Expr cond, Expr a, Expr b) {
+  cond = make_cast(std::move(cond), dtypes::boolean);
+  DataType t = (a->dtype.is_pointer && a->dtype == b->dtype) ? a->dtype : promote(a->dtype, b->dtype);
+  a = make_cast(std::move(a), t);
+  b = make_cast(std::move(b), t);
+  if (cond->is_const()) return cond->int_value ? a : b;
+  auto n = node(ExprKind::Select, t);
+  n->c = std::move(cond);
+  n->a = std::move(a);
+  n->b = std::move(b);
+  return n;
+}
+
+namespace {
+void check_element_indices(const Tensor& t, std::vector<Expr>& indices, const char* what) {
+  TILUS_CHECK(t->scope == Scope::Global, "TypeError", what,
+              " needs a global tensor, got a ", scope_name(t->scope), " tensor");
+  TILUS_CHECK(static_cast<int>(indices.size()) == t->rank(), "ValueError", what, ": tensor ",
+              t->name, " has rank ", t->rank(), " but ", indices.size(), " indices were given");
+  for (auto& i : indices) {
+    TILUS_CHECK(i->dtype.is_integer(), "TypeError", what, ": index ", expr_str(i),
+                " is ", i->dtype.name(), ", not an integer");
+    if (i->dtype != dtypes::int64) i = make_cast(i, dtypes::int32);
+  }
+}
+}  // namespace
+
+Expr make_element_addr(Tensor t, std::vector<Expr> indices) {
+  check_element_indices(t, indices, "taking an element address");
+  auto n = node(ExprKind::ElementAddr, t->dtype.pointer_to());
+  n->tensor = std::move(t);
+  n->indices = std::move(indices);
+  return n;
+}
+
+Expr make_element_load(Tensor t, std::vector<Expr> indices) {
+  check_element_indices(t, indices, "reading an element");
+  auto n = node(ExprKind::ElementLoad, t->dtype);
+  n->tensor = std::move(t);
+  n->indices = std::move(indices);
+  return n;
+}
+
+bool is_const_int(const Expr& e, int64_t* out) {
+  if (!e || !e->is_const() || e->dtype.is_float()) return false;
+  if (out) *out = e->int_value;
+  return true;
+}
+
+namespace {
+void print(std::ostringstream& os, const Expr& e) {
+  switch (e->kind) {
+    case ExprKind::Const:
+      if (e->dtype.is_bool()) {
+        os << (e->int_value ? "true" : "false");
+      } else if (e->dtype.is_float()) {
+        std::ostringstream f;
+        f.precision(9);
+        f << e->float_value;
+        std::string s = f.str();
+        if (s.find_first_of(".en") == std::string::npos) s += ".0";
+        os << s;
+        if (e->dtype != dtypes::float32) os << ":" << e->dtype.name();
+      } else {
+        os << e->int_value;
+        if (e->dtype != dtypes::int32) os << ":" << e->dtype.name();
+      }
+      return;
+    case ExprKind::Var: os << e->name; return;
+    case ExprKind::BlockIdx: os << "blockIdx." << "xyz"[e->axis]; return;
+    case ExprKind::Unary:
+      os << (e->unary_op == UnaryOp::Neg ? "-" : "!");
+      print(os, e->a);
+      return;
+    case ExprKind::Binary:
+      if (e->binary_op == BinaryOp::Min || e->binary_op == BinaryOp::Max) {
+        os << binary_op_symbol(e->binary_op) << "(";
+        print(os, e->a);
+        os << ", ";
+        print(os, e->b);
+        os << ")";
+      } else {
+        os << "(";
+        print(os, e->a);
+        os << " " << binary_op_symbol(e->binary_op) << " ";
+        print(os, e->b);
+        os << ")";
+      }
+      return;
+    case ExprKind::Select:
+      os << "(";
+      print(os, e->c);
+      os << " ? ";
+      print(os, e->a);
+      os << " : ";
+      print(os, e->b);
+      os << ")";
+      return;
+    case ExprKind::Cast:
+      os << e->dtype.name() << "(";
+      print(os, e->a);
+      os << ")";
+      return;
+    case ExprKind::ElementAddr:
+    case ExprKind::ElementLoad:
+      if (e->kind == ExprKind::ElementAddr) os << "~";
+      os << "%" << e->tensor->name << "[";
+      for (size_t i = 0; i < e->indices.size(); ++i) {
+        if (i) os << ", ";
+        print(os, e->indices[i]);
+      }
+      os << "]";
+      return;
+  }
+}
+}  // namespace
+
+std::string expr_str(const Expr& e) {
+  std::ostringstream os;
+  print(os, e);
+  return os.str();
+}
+
+}  // namespace tilus

@@ -1,0 +1,190 @@
+// The IR as readable text: what `kernel.ir(...)` shows and tests assert on.
+//
+//   kernel add_one(n: int32, a_ptr: ~float32, b_ptr: ~float32)
+//     blocks = [((n + 127) / 128), 1, 1], warps = 4
+//   {
+//     offset: int32 = (blockIdx.x * 128)
+//     %ga = global_view(a_ptr, dtype=float32, shape=[n])   # global[float32, n]
+//     ...
+//   }
+#include <sstream>
+
+#include "ir/stmt.h"
+
+namespace tilus {
+
+namespace {
+
+std::string list(const std::vector<Expr>& xs) {
+  std::string s = "[";
+  for (size_t i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + expr_str(xs[i]);
+  return s + "]";
+}
+
+std::string ints(const std::vector<int64_t>& xs) {
+  std::string s = "[";
+  for (size_t i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + std::to_string(xs[i]);
+  return s + "]";
+}
+
+std::string dims_attr(const Instruction& inst, int global_rank, size_t tile_rank) {
+  // Only print dims when they differ from the default (the last tile-rank dims).
+  bool is_default = true;
+  for (size_t i = 0; i < inst.dims.size(); ++i)
+    if (inst.dims[i] != global_rank - static_cast<int>(tile_rank) + static_cast<int>(i)) is_default = false;
+  if (is_default) return "";
+  std::string s = ", dims=[";
+  for (size_t i = 0; i < inst.dims.size(); ++i) s += (i ? ", " : "") + std::to_string(inst.dims[i]);
+  return s + "]";
+}
+
+class Printer {
+ public:
+  std::string run(const Program& p) {
+    os_ << "kernel " << p.name << "(";
+    for (size_t i = 0; i < p.params.size(); ++i)
+      os_ << (i ? ", " : "") << p.params[i]->name << ": " << p.params[i]->dtype.name();
+    os_ << ")\n  blocks = [" << expr_str(p.grid[0]) << ", " << expr_str(p.grid[1]) << ", "
+        << expr_str(p.grid[2]) << "], warps = " << p.warps << "\n{\n";
+    indent_ = 1;
+    stmt(p.body);
+    os_ << "}\n";
+    return os_.str();
+  }
+
+ private:
+  void line(const std::string& s) { os_ << std::string(indent_ * 2, ' ') << s << "\n"; }
+
+  void block(const std::string& head, const Stmt& body) {
+    line(head + " {");
+    ++indent_;
+    stmt(body);
+    --indent_;
+  }
+
+  void stmt(const Stmt& s) {
+    if (!s) return;
+    switch (s->kind) {
+      case StmtKind::Seq:
+        for (auto& c : s->seq) stmt(c);
+        return;
+      case StmtKind::Declare:
+        line(s->var->name + ": " + s->var->dtype.name() +
+             (s->value ? " = " + expr_str(s->value) : std::string()));
+        return;
+      case StmtKind::Assign: line(s->var->name + " = " + expr_str(s->value)); return;
+      case StmtKind::For: {
+        std::string head = "for " + s->var->name + " in range(" + expr_str(s->start) + ", " +
+                           expr_str(s->end) + ", " + expr_str(s->step) + ")";
+        if (s->unroll != 0) head += s->unroll < 0 ? " unroll(all)" : " unroll(" + std::to_string(s->unroll) + ")";
+        block(head, s->body);
+        line("}");
+        return;
+      }
+      case StmtKind::If:
+        block("if " + expr_str(s->cond), s->then_body);
+        if (s->else_body) {
+          line("} else {");
+          ++indent_;
+          stmt(s->else_body);
+          --indent_;
+        }
+        line("}");
+        return;
+      case StmtKind::While:
+        block("while " + expr_str(s->cond), s->body);
+        line("}");
+        return;
+      case StmtKind::Break: line("break"); return;
+      case StmtKind::Continue: line("continue"); return;
+      case StmtKind::Inst: line(inst(*s->inst)); return;
+    }
+  }
+
+  static std::string t(const Tensor& x) { return "%" + x->name; }
+
+  std::string inst(const Instruction& i) {
+    std::ostringstream o;
+    if (i.output && i.defines_output) o << t(i.output) << " = ";
+    o << op_name(i.op) << "(";
+    switch (i.op) {
+      case Op::GlobalView:
+        o << expr_str(i.args[0]) << ", dtype=" << i.dtype.name() << ", shape="
+          << list(i.output->global_shape) << ")";
+        break;
+      case Op::GlobalTensor:
+        o << "dtype=" << i.dtype.name() << ", shape=" << list(i.output->global_shape)
+          << ", requires_clean=" << (i.requires_clean ? "True" : "False") << ")";
+        break;
+      case Op::SharedTensor:
+        o << "dtype=" << i.dtype.name() << ", shape=" << ints(i.output->shape) << ")";
+        break;
+      case Op::RegisterTensor:
+        o << "dtype=" << i.dtype.name() << ", shape=" << ints(i.output->shape);
+        if (!i.args.empty()) o << ", init=" << expr_str(i.args[0]);
+        o << ")";
+        break;
+      case Op::SliceShared:
+        o.str("");
+        o << t(i.output) << " = " << t(i.inputs[0]) << list(i.args);
+        return o.str() + "   # " + i.output->type_str();
+      case Op::LoadGlobal:
+        o << t(i.inputs[0]) << ", offsets=" << list(i.args) << ", shape=" << ints(i.shape)
+          << dims_attr(i, i.inputs[0]->rank(), i.shape.size()) << ")";
+        break;
+      case Op::StoreGlobal:
+        o << t(i.inputs[0]) << ", " << t(i.inputs[1]) << ", offsets=" << list(i.args)
+          << dims_attr(i, i.inputs[0]->rank(), i.inputs[1]->shape.size()) << ")";
+        break;
+      case Op::CopyAsync:
+        o << "src=" << t(i.inputs[0]) << ", dst=" << t(i.inputs[1]) << ", offsets=" << list(i.args)
+          << dims_attr(i, i.inputs[0]->rank(), i.inputs[1]->shape.size()) << ")";
+        break;
+      case Op::CopyAsyncWaitGroup: o << "n=" << i.int_attr << ")"; break;
+      case Op::Cast: o << t(i.inputs[0]) << ", dtype=" << i.dtype.name() << ")"; break;
+      case Op::Elementwise: {
+        o.str("");
+        if (i.defines_output) o << t(i.output) << " = ";
+        std::string sym = binary_op_symbol(i.binary_op);
+        std::string lhs = t(i.inputs[0]);
+        std::string rhs = i.inputs.size() > 1 ? t(i.inputs[1]) : expr_str(i.args[0]);
+        if (i.inputs.size() == 1 && i.scalar_lhs) std::swap(lhs, rhs);
+        if (sym == "min" || sym == "max")
+          o << sym << "(" << lhs << ", " << rhs << ")";
+        else
+          o << lhs << " " << sym << " " << rhs;
+        if (!i.defines_output) o << "  -> " << t(i.output);
+        break;
+      }
+      case Op::UnaryElementwise:
+        o.str("");
+        o << t(i.output) << " = " << (i.unary_op == UnaryOp::Neg ? "-" : "!") << t(i.inputs[0]);
+        break;
+      case Op::Assign:
+        o.str("");
+        o << t(i.output) << " := " << t(i.inputs[0]);
+        return o.str();
+      case Op::LockSemaphore:
+      case Op::ReleaseSemaphore:
+        o << expr_str(i.args[0]) << ", value=" << expr_str(i.args[1]) << ")";
+        break;
+      case Op::PrintTensor: o << "\"" << i.text << "\", " << t(i.inputs[0]) << ")"; break;
+      default: {
+        for (size_t k = 0; k < i.inputs.size(); ++k) o << (k ? ", " : "") << t(i.inputs[k]);
+        if (i.output && !i.defines_output) o << (i.inputs.empty() ? "" : ", ") << "out=" << t(i.output);
+        o << ")";
+      }
+    }
+    if (i.output && i.defines_output) o << "   # " << i.output->type_str();
+    return o.str();
+  }
+
+  std::ostringstream os_;
+  int indent_ = 0;
+};
+
+}  // namespace
+
+std::string print_program(const Program& p) { return Printer().run(p); }
+
+}  // namespace tilus

@@ -1,0 +1,51 @@
+// Statements and the Program.
+#pragma once
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/expr.h"
+#include "ir/inst.h"
+#include "support/error.h"
+
+namespace tilus {
+
+enum class StmtKind : uint8_t { Seq, Declare, Assign, For, If, While, Break, Continue, Inst };
+
+struct StmtNode;
+using Stmt = std::shared_ptr<const StmtNode>;
+
+struct StmtNode {
+  StmtKind kind;
+  SourceLoc loc;
+  std::vector<Stmt> seq;                // Seq
+  Expr var;                             // Declare, Assign, For (loop variable)
+  Expr value;                           // Declare (may be null), Assign
+  Expr start, end, step;                // For: var in [start, end) by step (step > 0)
+  int unroll = 0;                       // For: 0 = compiler decides, n = unroll by n, -1 = fully
+  Expr cond;                            // If, While
+  Stmt then_body, else_body, body;      // If (else may be null); For, While
+  std::shared_ptr<const Instruction> inst;  // Inst
+};
+
+// A global_tensor allocation the runtime provides on each launch.
+struct Workspace {
+  Tensor tensor;
+  bool requires_clean = false;
+};
+
+struct Program {
+  std::string name;                      // kernel name, from the script class
+  std::vector<Expr> params;              // runtime parameters, in call order (Var exprs)
+  std::array<Expr, 3> grid;              // blocks in x, y, z (int32 exprs over params)
+  int warps = 1;
+  Stmt body;
+  std::vector<Workspace> workspaces;
+  std::string source_file;
+};
+using ProgramPtr = std::shared_ptr<const Program>;
+
+std::string print_program(const Program& p);  // ir/printer.cc
+
+}  // namespace tilus

@@ -1,0 +1,181 @@
+#include "layout/block_layouts.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <numeric>
+#include <tuple>
+
+#include "support/error.h"
+
+namespace tilus {
+
+RegisterLayout auto_global_layout(const std::vector<int64_t>& shape, int64_t num_threads,
+                                  int64_t vector_elems) {
+  TILUS_CHECK(num_threads >= 1, "ValueError", "auto_global_layout needs num_threads >= 1");
+  TILUS_CHECK(vector_elems >= 1, "ValueError", "auto_global_layout needs vector_elems >= 1");
+  for (auto s : shape) TILUS_CHECK(s >= 1, "ValueError", "auto_global_layout needs sizes >= 1");
+  const int r = static_cast<int>(shape.size());
+  if (r == 0) return replicate(0, num_threads);
+  // Powers of two only: a 6-element chunk would not be one aligned vector access.
+  int64_t v = 1;
+  while (v * 2 <= vector_elems && shape[r - 1] % (v * 2) == 0) v *= 2;
+  std::vector<int64_t> reps = shape, threads(r, 1), chunk(r, 1);
+  reps[r - 1] /= v;
+  chunk[r - 1] = v;
+  int64_t left = num_threads;
+  for (int d = r - 1; d >= 0; --d) {
+    threads[d] = std::gcd(reps[d], left);
+    reps[d] /= threads[d];
+    left /= threads[d];
+  }
+  return replicate(r, left) * local(reps) * spatial(threads) * local(chunk);
+}
+
+// ---- mma.sync ------------------------------------------------------------------------
+
+const char* mma_kind_name(MmaKind kind) {
+  switch (kind) {
+    case MmaKind::M16N8K16: return "m16n8k16";
+    case MmaKind::M16N8K32: return "m16n8k32";
+  }
+  return "?";
+}
+
+MmaKind parse_mma_kind(const std::string& name) {
+  if (name == "m16n8k16") return MmaKind::M16N8K16;
+  if (name == "m16n8k32") return MmaKind::M16N8K32;
+  throw ScriptError("ValueError", cat("unknown mma kind '", name, "' (expected m16n8k16 or m16n8k32)"));
+}
+
+std::optional<MmaKind> mma_kind_for(DataType operand) {
+  if (operand.is_pointer) return std::nullopt;
+  switch (operand.kind) {
+    case ScalarKind::Float16:
+    case ScalarKind::BFloat16: return MmaKind::M16N8K16;
+    case ScalarKind::Int8:
+    case ScalarKind::UInt8: return MmaKind::M16N8K32;
+    default: return std::nullopt;
+  }
+}
+
+MmaAtom mma_atom(MmaKind kind) {
+  // Both atoms place lane l at group g = l / 4 (rows of A and C, columns of B) and
+  // q = l % 4 (the k or n chunk); they differ in the elements per 32-bit register.
+  const int64_t per_reg = kind == MmaKind::M16N8K16 ? 2 : 4;
+  MmaAtom atom{kind, 16, 8, 8 * per_reg, {}, {}, {}};
+  atom.a = column_local({2, 2}) * spatial({8, 4}) * local({1, per_reg});
+  atom.b = local({2, 1}) * column_spatial({4, 8}) * local({per_reg, 1});
+  atom.c = local({2, 1}) * spatial({8, 4}) * local({1, 2});
+  return atom;
+}
+
+namespace {
+
+void set_why(std::string* why, const std::string& s) {
+  if (why) *why = s;
+}
+
+// The warp grid (wm, wn), wm * wn = warps, whose warp tile (m / wm, n / wn) is a
+// multiple of (unit_m, unit_n) and most square (least perimeter for its area, hence the
+// least shared-memory traffic per warp); ties go to the squarer grid, then to more warps
+// along m.
+std::optional<std::pair<int64_t, int64_t>> choose_warp_grid(int64_t m, int64_t n, int64_t warps,
+                                                            int64_t unit_m, int64_t unit_n) {
+  std::optional<std::pair<int64_t, int64_t>> best;
+  std::tuple<int64_t, int64_t, int64_t> best_key;
+  for (int64_t wm = 1; wm <= warps; ++wm) {
+    if (warps % wm) continue;
+    int64_t wn = warps / wm;
+    if (m % (wm * unit_m) || n % (wn * unit_n)) continue;
+    auto key = std::make_tuple(m / wm + n / wn, std::llabs(wm - wn), -wm);
+    if (!best || key < best_key) {
+      best = std::make_pair(wm, wn);
+      best_key = key;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::optional<BlockLayouts> mma_block_layouts(MmaKind kind, int64_t m, int64_t n, int64_t k,
+                                              int64_t warps, std::string* why) {
+  MmaAtom atom = mma_atom(kind);
+  if (warps < 1 || m < 1 || n < 1 || k < 1) {
+    set_why(why, "mma needs positive m, n, k and warps");
+    return std::nullopt;
+  }
+  if (m % atom.m || n % atom.n || k % atom.k) {
+    set_why(why, cat("mma ", mma_kind_name(kind), " needs m % ", atom.m, " == 0, n % ", atom.n,
+                     " == 0 and k % ", atom.k, " == 0; got m=", m, ", n=", n, ", k=", k));
+    return std::nullopt;
+  }
+  auto grid = choose_warp_grid(m, n, warps, atom.m, atom.n);
+  if (!grid) {
+    set_why(why, cat("no grid of ", warps, " warps tiles a ", m, "x", n, " block with ", atom.m,
+                     "x", atom.n, " mma atoms"));
+    return std::nullopt;
+  }
+  auto [wm, wn] = *grid;
+  BlockLayouts r;
+  r.warps_m = wm;
+  r.warps_n = wn;
+  r.rep_m = m / (wm * atom.m);
+  r.rep_n = n / (wn * atom.n);
+  r.rep_k = k / atom.k;
+  r.c = spatial({wm, wn}) * local({r.rep_m, r.rep_n}) * atom.c;
+  r.a = spatial({wm, 1}) * replicate(2, wn) * local({r.rep_m, r.rep_k}) * atom.a;
+  r.b = replicate(2, wm) * spatial({1, wn}) * local({r.rep_k, r.rep_n}) * atom.b;
+  return r;
+}
+
+std::optional<BlockLayouts> simt_block_layouts(int64_t m, int64_t n, int64_t k, int64_t warps,
+                                               std::string* why) {
+  if (warps < 1 || m < 1 || n < 1 || k < 1) {
+    set_why(why, "a dot needs positive m, n, k and warps");
+    return std::nullopt;
+  }
+  auto grid = choose_warp_grid(m, n, warps, 1, 1);
+  if (!grid) {
+    set_why(why, cat("no grid of ", warps, " warps tiles a ", m, "x", n, " block"));
+    return std::nullopt;
+  }
+  auto [wm, wn] = *grid;
+  const int64_t tile_m = m / wm, tile_n = n / wn;
+  // Lanes lm x ln with the least replication, then the squarest per-lane tile (fewest
+  // operand loads per FMA), then more lanes along n (contiguous B and C accesses).
+  int64_t lm = 0, ln = 0, rep = 0;
+  double best_skew = 0;
+  for (int64_t rr = 1; rr <= 32 && !lm; rr *= 2) {
+    for (int64_t a = 1; a <= 32 / rr; a *= 2) {
+      int64_t b = 32 / rr / a;
+      if (tile_m % a || tile_n % b) continue;
+      double skew = std::fabs(std::log2(double(tile_m / a)) - std::log2(double(tile_n / b)));
+      if (!lm || skew < best_skew || (skew == best_skew && b > ln)) {
+        lm = a, ln = b, rep = rr, best_skew = skew;
+      }
+    }
+  }
+  if (!lm) {  // only when a warp tile dimension is odd-sized and tiny; never for 2^i shapes
+    set_why(why, cat("cannot place 32 lanes on a ", tile_m, "x", tile_n, " warp tile"));
+    return std::nullopt;
+  }
+  const int64_t pm = tile_m / lm, pn = tile_n / ln;
+  const int64_t tm = std::gcd(pm, int64_t(4)), tn = std::gcd(pn, int64_t(4));
+  const int64_t rm = pm / tm, rn = pn / tn;
+  BlockLayouts r;
+  r.warps_m = wm;
+  r.warps_n = wn;
+  r.rep_m = pm;
+  r.rep_n = pn;
+  r.rep_k = k;
+  r.c = spatial({wm, wn}) * local({rm, rn}) * replicate(2, rep) * spatial({lm, ln}) *
+        local({tm, tn});
+  r.a = spatial({wm, 1}) * replicate(2, wn) * local({rm, 1}) * replicate(2, rep) *
+        spatial({lm, 1}) * replicate(2, ln) * local({tm, k});
+  r.b = replicate(2, wm) * spatial({1, wn}) * local({1, rn}) * replicate(2, rep * lm) *
+        spatial({1, ln}) * local({k, tn});
+  return r;
+}
+
+}  // namespace tilus

@@ -1,0 +1,92 @@
+// Register layouts that layout inference and code generation choose for a whole block:
+// coalesced global tiles, mma.sync operand/accumulator tiles, SIMT (FMA) dot tiles.
+// Every builder is a composition of the primitives in register_layout.h.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+#include "layout/register_layout.h"
+
+namespace tilus {
+
+// auto_global_layout(shape, T, vec): a coalesced distribution of a tile over T threads.
+//   * each thread holds v contiguous elements of the last dim, v the largest power of
+//     two <= vec dividing shape[-1] (16-byte accesses when vec = 16 / element bytes);
+//   * threads are spread row-major over the remaining extent, innermost dims first, so
+//     consecutive threads touch consecutive v-chunks;
+//   * what the threads do not cover is repeated in outer local modes;
+//   * if the tile has fewer chunks than threads, the extra threads replicate it
+//     (outermost spatial entry).
+// Result: local(rep) * spatial(threads) * local(1, .., v), prefixed by a replication.
+// T = num_threads always.
+RegisterLayout auto_global_layout(const std::vector<int64_t>& shape, int64_t num_threads,
+                                  int64_t vector_elems);
+
+// ---- mma.sync ------------------------------------------------------------------------
+// M16N8K16: fp16/bf16 operands, fp32 or fp16 accumulators.
+// M16N8K32: s8/u8 operands, s32 accumulators.
+enum class MmaKind : uint8_t { M16N8K16, M16N8K32 };
+const char* mma_kind_name(MmaKind kind);           // "m16n8k16", "m16n8k32"
+MmaKind parse_mma_kind(const std::string& name);   // ScriptError(ValueError) if unknown
+// The atom for an operand type: float16/bfloat16 -> M16N8K16, int8/uint8 -> M16N8K32.
+std::optional<MmaKind> mma_kind_for(DataType operand);
+
+// One warp's fragments (T = 32); register i of a fragment is local index i.
+struct MmaAtom {
+  MmaKind kind;
+  int64_t m, n, k;
+  RegisterLayout a;  // m x k
+  RegisterLayout b;  // k x n
+  RegisterLayout c;  // m x n
+};
+// From the PTX ISA fragment tables (g = lane / 4, q = lane % 4):
+//   M16N8K16 A a_i: row g + 8*bit1(i), col 2q + (i&1) + 8*bit2(i)
+//                   = column_local(2, 2) * spatial(8, 4) * local(1, 2)
+//            B b_i: k 2q + (i&1) + 8*bit1(i), n g = local(2, 1) * column_spatial(4, 8) * local(2, 1)
+//            C c_i: row g + 8*bit1(i), col 2q + (i&1) = local(2, 1) * spatial(8, 4) * local(1, 2)
+//   M16N8K32 A a_i: row g + 8*bit2(i), col 4q + (i&3) + 16*bit3(i)
+//                   = column_local(2, 2) * spatial(8, 4) * local(1, 4)
+//            B b_i: k 4q + (i&3) + 16*bit2(i), n g = local(2, 1) * column_spatial(4, 8) * local(4, 1)
+//            C as M16N8K16.
+MmaAtom mma_atom(MmaKind kind);
+
+// Block-level operand layouts of a dot C[m, n] += A[m, k] @ B[k, n].
+struct BlockLayouts {
+  RegisterLayout a, b, c;
+  int64_t warps_m = 1, warps_n = 1;
+  // mma: atoms per warp along m, n, k. simt: per-thread repeats (see simt_block_layouts).
+  int64_t rep_m = 1, rep_n = 1, rep_k = 1;
+};
+
+// mma_block_layouts(kind, m, n, k, warps): a warp grid warps_m x warps_n (product =
+// warps, warp tiles multiples of the atom, the most square warp tile; ties: the most
+// square warp grid, then more warps along m) and
+//   C = spatial(wm, wn) * local(rep_m, rep_n) * atom.c
+//   A = spatial(wm, 1) * replicate(wn) * local(rep_m, rep_k) * atom.a
+//   B = replicate(wm) * spatial(1, wn) * local(rep_k, rep_n) * atom.b
+// so thread = warp * 32 + lane with warp = wm_i * wn + wn_i in all three, and the atom
+// (im, in, ik) of a warp uses C registers [(im * rep_n + in) * 4, +4), A registers
+// [(im * rep_k + ik) * |a|, +|a|), B registers [(ik * rep_n + in) * |b|, +|b|).
+// nullopt (and *why) when no warp grid tiles the shape.
+std::optional<BlockLayouts> mma_block_layouts(MmaKind kind, int64_t m, int64_t n, int64_t k,
+                                              int64_t warps, std::string* why = nullptr);
+
+// simt_block_layouts(m, n, k, warps): layouts for a float32 FMA dot.
+//   C = spatial(wm, wn) * local(rep_m, rep_n) * replicate(r) * spatial(lm, ln) * local(tm, tn)
+//   A = spatial(wm, 1) * replicate(wn) * local(rep_m, 1) * replicate(r) * spatial(lm, 1)
+//       * replicate(ln) * local(tm, k)
+//   B = replicate(wm) * spatial(1, wn) * local(1, rep_n) * replicate(r * lm) * spatial(1, ln)
+//       * local(k, tn)
+// lanes lm x ln (x r replication when a warp tile has fewer than 32 elements), thread
+// tiles tm x tn of at most 4 x 4 (contiguous along n). Every thread holds in A the rows
+// and in B the columns of its C elements, for every kk < k; the local index of those is
+// the same for all threads, so a.owner / b.owner at thread 0 give it.
+// rep_m, rep_n, rep_k report the elements per thread along m (rep_m * tm), n
+// (rep_n * tn) and k (k).
+std::optional<BlockLayouts> simt_block_layouts(int64_t m, int64_t n, int64_t k, int64_t warps,
+                                               std::string* why = nullptr);
+
+}  // namespace tilus

@@ -1,0 +1,149 @@
+#include "layout/shared_layout.h"
+
+#include <sstream>
+
+#include "support/error.h"
+
+namespace tilus {
+
+namespace {
+
+void check_shape(const std::vector<int64_t>& shape, const char* what) {
+  for (auto s : shape) TILUS_CHECK(s >= 1, "ValueError", what, " needs sizes >= 1, got ", s);
+}
+
+Expr add(Expr a, Expr b) { return make_binary(BinaryOp::Add, std::move(a), std::move(b)); }
+Expr mul(Expr a, int64_t c) { return make_binary(BinaryOp::Mul, std::move(a), make_int(c)); }
+Expr div(Expr a, int64_t c) { return make_binary(BinaryOp::Div, std::move(a), make_int(c)); }
+Expr mod(Expr a, int64_t c) { return make_binary(BinaryOp::Mod, std::move(a), make_int(c)); }
+
+// a ^ b for 0 <= a, b < n (n a power of two), bit by bit: the IR has no bitwise ops.
+// With b constant (the usual ldmatrix case) this is a few shifts and adds after NVRTC.
+Expr xor_expr(const Expr& a, const Expr& b, int64_t n) {
+  Expr r;
+  for (int64_t w = 1; w < n; w *= 2) {
+    Expr bit = mul(mod(add(div(a, w), div(b, w)), 2), w);
+    r = r ? add(r, bit) : bit;
+  }
+  return r ? r : make_int(0);
+}
+
+}  // namespace
+
+int64_t SharedLayout::size() const {
+  int64_t last = 0;  // the largest offset + 1; the swizzle permutes within rows
+  for (int d = 0; d < rank(); ++d) last += (shape[d] - 1) * strides[d];
+  return last + 1;
+}
+
+int64_t SharedLayout::offset(const std::vector<int64_t>& coords) const {
+  TILUS_CHECK(static_cast<int>(coords.size()) == rank(), "ValueError", "shared offset: ",
+              coords.size(), " coordinates for a layout of rank ", rank());
+  int64_t off = 0;
+  for (int d = 0; d < rank(); ++d) {
+    TILUS_CHECK(coords[d] >= 0 && coords[d] < shape[d], "ValueError", "shared offset: coordinate ",
+                coords[d], " is out of range for dim ", d, " of size ", shape[d]);
+    off += coords[d] * strides[d];
+  }
+  if (!is_swizzled()) return off;
+  const int64_t n = swizzle_chunks, col = coords.back();
+  const int64_t row = (off - col) / shape.back();
+  const int64_t chunk = col / chunk_elems, phase = (row / rows_per_phase) % n;
+  return off + (((chunk % n) ^ phase) - chunk % n) * chunk_elems;
+}
+
+Expr SharedLayout::offset_expr(const std::vector<Expr>& coords) const {
+  TILUS_CHECK(static_cast<int>(coords.size()) == rank(), "ValueError", "shared offset: ",
+              coords.size(), " coordinates for a layout of rank ", rank());
+  if (!is_swizzled()) {
+    Expr off = make_int(0);
+    for (int d = 0; d < rank(); ++d) off = add(off, mul(coords[d], strides[d]));
+    return off;
+  }
+  const int64_t cols = shape.back(), n = swizzle_chunks;
+  Expr row = make_int(0);
+  for (int d = 0; d + 1 < rank(); ++d) row = add(row, mul(coords[d], strides[d] / cols));
+  const Expr& col = coords.back();
+  // row * cols + (segment start) + (swizzled chunk) * chunk_elems + (offset in chunk)
+  Expr chunk = mod(div(col, chunk_elems), n);
+  Expr phase = mod(div(row, rows_per_phase), n);
+  Expr off = add(mul(row, cols), mul(div(col, n * chunk_elems), n * chunk_elems));
+  off = add(off, mul(xor_expr(chunk, phase, n), chunk_elems));
+  return add(off, mod(col, chunk_elems));
+}
+
+std::string SharedLayout::str() const {
+  std::ostringstream os;
+  bool row_major = true;
+  int64_t s = 1;
+  for (int d = rank(); d-- > 0;) {
+    row_major = row_major && strides[d] == s;
+    s *= shape[d];
+  }
+  os << "SharedLayout(" << (is_swizzled() ? "swizzled" : row_major ? "row_major" : "strided")
+     << ", shape=[";
+  for (int d = 0; d < rank(); ++d) os << (d ? ", " : "") << shape[d];
+  os << "]";
+  if (!row_major) {
+    os << ", strides=[";
+    for (int d = 0; d < rank(); ++d) os << (d ? ", " : "") << strides[d];
+    os << "]";
+  }
+  if (is_swizzled())
+    os << ", chunk_elems=" << chunk_elems << ", swizzle_chunks=" << swizzle_chunks
+       << ", rows_per_phase=" << rows_per_phase;
+  os << ")";
+  return os.str();
+}
+
+bool SharedLayout::operator==(const SharedLayout& o) const {
+  return shape == o.shape && strides == o.strides && chunk_elems == o.chunk_elems &&
+         swizzle_chunks == o.swizzle_chunks && rows_per_phase == o.rows_per_phase;
+}
+
+SharedLayout shared_row_major(const std::vector<int64_t>& shape) {
+  check_shape(shape, "row_major");
+  SharedLayout l;
+  l.shape = shape;
+  l.strides.assign(shape.size(), 1);
+  for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d)
+    l.strides[d] = l.strides[d + 1] * shape[d + 1];
+  return l;
+}
+
+SharedLayout shared_column_major(const std::vector<int64_t>& shape) {
+  check_shape(shape, "column_major");
+  SharedLayout l;
+  l.shape = shape;
+  l.strides.assign(shape.size(), 1);
+  for (size_t d = 1; d < shape.size(); ++d) l.strides[d] = l.strides[d - 1] * shape[d - 1];
+  return l;
+}
+
+bool can_swizzle(const std::vector<int64_t>& shape, int64_t dtype_bytes) {
+  if (shape.size() < 2 || dtype_bytes < 1 || 16 % dtype_bytes) return false;
+  for (auto s : shape)
+    if (s < 1) return false;
+  return shape.back() * dtype_bytes % 64 == 0;
+}
+
+SharedLayout shared_swizzled(const std::vector<int64_t>& shape, int64_t dtype_bytes) {
+  check_shape(shape, "swizzled");
+  TILUS_CHECK(can_swizzle(shape, dtype_bytes), "ValueError",
+              "a swizzled shared layout needs rank >= 2, an element size dividing 16 bytes and "
+              "rows of a multiple of 64 bytes; got ", shape.size(), " dims, ",
+              shape.empty() ? 0 : shape.back(), " elements of ", dtype_bytes, " bytes per row");
+  SharedLayout l = shared_row_major(shape);
+  const int64_t segment = shape.back() * dtype_bytes % 128 == 0 ? 128 : 64;
+  l.chunk_elems = 16 / dtype_bytes;
+  l.swizzle_chunks = segment / 16;
+  l.rows_per_phase = 128 / segment;
+  return l;
+}
+
+SharedLayout auto_shared_layout(const std::vector<int64_t>& shape, int64_t dtype_bytes) {
+  return can_swizzle(shape, dtype_bytes) ? shared_swizzled(shape, dtype_bytes)
+                                         : shared_row_major(shape);
+}
+
+}  // namespace tilus

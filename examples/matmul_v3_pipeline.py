@@ -1,0 +1,90 @@
+"""Software-pipelined matmul: cp.async copies of the next tiles overlap the mma of the
+current one (the tutorial's V3/V4, before split-K).
+
+    python examples/matmul_v3_pipeline.py [--cuda]
+"""
+
+import math
+import sys
+
+import torch
+
+import tilus
+from tilus import float16, float32, int32
+from tilus.utils import benchmark_func, cdiv
+
+
+class MatmulV3(tilus.Script):
+    def __init__(self, num_warps=4, block_m=128, block_n=128, block_k=32, num_stages=4):
+        super().__init__()
+        self.num_warps = num_warps
+        self.block_m = block_m
+        self.block_n = block_n
+        self.block_k = block_k
+        self.num_stages = num_stages
+
+    def __call__(self, m_size: int32, n_size: int, k_size: int,
+                 a_ptr: ~float16, b_ptr: ~float16, c_ptr: ~float16):
+        self.attrs.blocks = [cdiv(m_size, self.block_m), cdiv(n_size, self.block_n)]
+        self.attrs.warps = self.num_warps
+        block_m, block_n, block_k, stages = self.block_m, self.block_n, self.block_k, self.num_stages
+
+        offset_m: int32 = block_m * self.blockIdx.x
+        offset_n: int32 = block_n * self.blockIdx.y
+
+        ga = self.global_view(a_ptr, dtype=float16, shape=[m_size, k_size])
+        gb = self.global_view(b_ptr, dtype=float16, shape=[k_size, n_size])
+        sa = self.shared_tensor(dtype=float16, shape=[stages, block_m, block_k])
+        sb = self.shared_tensor(dtype=float16, shape=[stages, block_k, block_n])
+        acc = self.register_tensor(dtype=float32, shape=[block_m, block_n], init=0.0)
+
+        # fill all stages but one
+        for stage in range(stages - 1):
+            self.copy_async(src=ga, dst=sa[stage], offsets=[offset_m, stage * block_k])
+            self.copy_async(src=gb, dst=sb[stage], offsets=[stage * block_k, offset_n])
+            self.copy_async_commit_group()
+        self.copy_async_wait_group(n=stages - 2)
+        self.sync()
+
+        current_stage: int32 = 0
+        preload_stage: int32 = stages - 1
+        for offset_k in self.range(0, k_size, block_k, unroll=stages):
+            a = self.load_shared(sa[current_stage])
+            b = self.load_shared(sb[current_stage])
+            self.dot(a, b, acc, out=acc)
+
+            preload_k = offset_k + (stages - 1) * block_k
+            if preload_k < k_size:
+                self.copy_async(src=ga, dst=sa[preload_stage], offsets=[offset_m, preload_k])
+                self.copy_async(src=gb, dst=sb[preload_stage], offsets=[preload_k, offset_n])
+            self.copy_async_commit_group()
+
+            current_stage = (current_stage + 1) % stages
+            preload_stage = (preload_stage + 1) % stages
+            self.copy_async_wait_group(n=stages - 2)
+            self.sync()
+
+        self.free_shared(sa)
+        self.free_shared(sb)
+        gc = self.global_view(c_ptr, dtype=float16, shape=[m_size, n_size])
+        self.store_global(gc, self.cast(acc, dtype=float16), offsets=[offset_m, offset_n])
+
+
+def main(device: str = "cpu"):
+    kernel = MatmulV3()
+    m, n, k = (4096, 4096, 4096) if device == "cuda" else (37, 100, 72)
+    a = (torch.rand(m, k, dtype=torch.float16, device=device) - 0.5) / math.sqrt(k)
+    b = (torch.rand(k, n, dtype=torch.float16, device=device) - 0.5) / math.sqrt(k)
+    c = torch.full((m, n), float("nan"), dtype=torch.float16, device=device)
+    kernel(m, n, k, a, b, c)
+    torch.testing.assert_close(c, (a.float() @ b.float()).half(), rtol=1e-2, atol=1e-2)
+    print(f"matmul v3 (cp.async pipeline) {m}x{n}x{k} on {device}: ok")
+    if device == "cuda":
+        for name, fn in [("torch", lambda: torch.matmul(a, b)),
+                         ("tilus", lambda: kernel(m, n, k, a, b, c))]:
+            ms = benchmark_func(fn, warmup=5, repeat=20)
+            print(f"  {name:6s} {ms:8.3f} ms  {2 * m * n * k / ms * 1e-9:8.1f} TFLOP/s")
+
+
+if __name__ == "__main__":
+    main("cuda" if "--cuda" in sys.argv else "cpu")

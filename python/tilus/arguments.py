@@ -1,0 +1,249 @@
+"""Kernel signatures and host arguments.
+
+A parameter annotated ``int``, ``float`` or ``bool`` is a compile-time (JIT) constant;
+one annotated with a tilus type (``int32``, ``~float16``, ...) is a runtime value. Host
+arguments are checked here, before anything runs, and errors name the parameter.
+"""
+
+from __future__ import annotations
+
+import inspect
+import numbers
+import typing
+from dataclasses import dataclass
+from typing import Any, List, Optional, Tuple
+
+from tilus.lang import errors
+from tilus.lang.types import DataType, from_foreign
+
+JIT_TYPES = (int, float, bool)
+
+
+@dataclass
+class Param:
+    name: str
+    jit: bool
+    type: Any  # a Python type for JIT params, a tilus DataType for runtime ones
+
+
+@dataclass
+class TensorArg:
+    """A host-visible tensor argument."""
+
+    param: str
+    address: int
+    nbytes: int
+    dtype: Optional[DataType]
+    device: str  # "cpu" or "cuda:N"
+
+
+class Signature:
+    def __init__(self, fn, owner: str):
+        self.fn = fn
+        self.owner = owner
+        try:
+            hints = typing.get_type_hints(fn)
+        except Exception:
+            hints = None
+        params = list(inspect.signature(fn).parameters.values())[1:]
+        self.params: List[Param] = []
+        for p in params:
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise self._error(f"{owner}.__call__ cannot take *{p.name}; list every parameter")
+            annotation = p.annotation
+            if annotation is inspect.Parameter.empty:
+                raise self._error(f"parameter '{p.name}' of {owner}.__call__ has no annotation: "
+                                  "annotate it int/float/bool (compile-time constant) or with a "
+                                  "tilus type such as int32 or ~float16 (runtime value)")
+            if hints is not None and p.name in hints:
+                annotation = hints[p.name]
+            elif isinstance(annotation, str):
+                annotation = self._resolve(annotation, p.name)
+            if annotation in JIT_TYPES:
+                self.params.append(Param(p.name, True, annotation))
+            elif isinstance(annotation, DataType):
+                self.params.append(Param(p.name, False, annotation))
+            else:
+                raise self._error(f"parameter '{p.name}' of {owner}.__call__ is annotated "
+                                  f"{annotation!r}; use int/float/bool or a tilus type")
+        self.names = [p.name for p in self.params]
+        self.index = {n: i for i, n in enumerate(self.names)}
+        self.jit_indices = [i for i, p in enumerate(self.params) if p.jit]
+        self.runtime_indices = [i for i, p in enumerate(self.params) if not p.jit]
+
+    def _resolve(self, text: str, name: str):
+        # `from __future__ import annotations` makes annotations strings: evaluate them
+        # where the function was defined; `~float16` evaluates through DataType.__invert__.
+        try:
+            return eval(text, self.fn.__globals__)  # noqa: S307 - the user's own annotation
+        except Exception as e:
+            raise self._error(f"cannot evaluate the annotation '{text}' of parameter '{name}': "
+                              f"{e}") from None
+
+    def _error(self, message: str) -> errors.ScriptError:
+        try:
+            file = inspect.getsourcefile(self.fn) or ""
+            lines, line = inspect.getsourcelines(self.fn)
+            text = lines[0]
+        except (OSError, TypeError):
+            file, line, text = "", 0, ""
+        return errors.ScriptTypeError(message, file, line, text, f"{self.owner}.__call__")
+
+    def bind(self, args: tuple, kwargs: dict) -> list:
+        """Positional argument list, or TypeError naming what is wrong."""
+        n = len(self.params)
+        if not kwargs:
+            if len(args) != n:
+                raise TypeError(self._count_message(len(args)))
+            return list(args)
+        values = list(args) + [_MISSING] * (n - len(args))
+        if len(args) > n:
+            raise TypeError(self._count_message(len(args) + len(kwargs)))
+        for k, v in kwargs.items():
+            i = self.index.get(k)
+            if i is None:
+                raise TypeError(f"{self.owner}() got an unexpected keyword argument '{k}'")
+            if values[i] is not _MISSING:
+                raise TypeError(f"{self.owner}() got multiple values for argument '{k}'")
+            values[i] = v
+        missing = [self.names[i] for i, v in enumerate(values) if v is _MISSING]
+        if missing:
+            raise TypeError(f"{self.owner}() missing argument(s): {', '.join(missing)}")
+        return values
+
+    def _count_message(self, got: int) -> str:
+        return (f"{self.owner}() takes {len(self.params)} arguments "
+                f"({', '.join(self.names)}) but {got} were given")
+
+    def jit_key(self, values: list) -> tuple:
+        key = []
+        for i in self.jit_indices:
+            p, v = self.params[i], values[i]
+            if p.type is int:
+                if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+                    raise TypeError(f"{self.owner}(): argument '{p.name}' is a compile-time int, "
+                                    f"got {type(v).__name__}")
+                v = int(v)
+            elif p.type is float:
+                if not isinstance(v, numbers.Real) or isinstance(v, bool):
+                    raise TypeError(f"{self.owner}(): argument '{p.name}' is a compile-time "
+                                    f"float, got {type(v).__name__}")
+                v = float(v)
+            else:
+                if not isinstance(v, (bool, numbers.Integral)):
+                    raise TypeError(f"{self.owner}(): argument '{p.name}' is a compile-time "
+                                    f"bool, got {type(v).__name__}")
+                v = bool(v)
+            key.append(v)
+        return tuple(key)
+
+
+_MISSING = object()
+
+
+def describe_tensor(param: str, value, expected: DataType) -> TensorArg:
+    """Check a tensor argument for a `~dtype` parameter and describe its memory."""
+    if hasattr(value, "data_ptr") and hasattr(value, "is_contiguous"):  # torch.Tensor
+        dtype = from_foreign(value.dtype)
+        _check_dtype(param, dtype, value.dtype, expected)
+        if not value.is_contiguous():
+            raise ValueError(f"argument '{param}' is not contiguous; tilus pointer parameters "
+                             "need contiguous tensors (call .contiguous())")
+        return TensorArg(param, value.data_ptr(), value.numel() * value.element_size(), dtype,
+                         str(value.device))
+    if hasattr(value, "__cuda_array_interface__"):  # CuPy, Numba
+        cai = value.__cuda_array_interface__
+        dtype = from_foreign(_typestr_name(cai["typestr"]))
+        _check_dtype(param, dtype, cai["typestr"], expected)
+        if cai.get("strides") is not None and not _c_contiguous(cai["shape"], cai["strides"],
+                                                                expected.nbytes):
+            raise ValueError(f"argument '{param}' is not contiguous")
+        nbytes = expected.nbytes
+        for s in cai["shape"]:
+            nbytes *= s
+        device = getattr(getattr(value, "device", None), "id", 0)
+        return TensorArg(param, int(cai["data"][0]), nbytes, dtype, f"cuda:{device}")
+    if hasattr(value, "__array_interface__"):  # numpy
+        ai = value.__array_interface__
+        dtype = from_foreign(getattr(value, "dtype", _typestr_name(ai["typestr"])))
+        _check_dtype(param, dtype, getattr(value, "dtype", ai["typestr"]), expected)
+        if ai.get("strides") is not None and not _c_contiguous(ai["shape"], ai["strides"],
+                                                               expected.nbytes):
+            raise ValueError(f"argument '{param}' is not contiguous; tilus pointer parameters "
+                             "need contiguous arrays (numpy.ascontiguousarray)")
+        return TensorArg(param, int(ai["data"][0]), int(value.nbytes), dtype, "cpu")
+    if hasattr(value, "__dlpack__"):
+        raise TypeError(f"argument '{param}': DLPack objects of type {type(value).__name__} are "
+                        "not supported yet; pass a torch tensor, a numpy array or a CuPy array")
+    raise TypeError(f"argument '{param}' expects a tensor of {expected.pointee.name} (pointer "
+                    f"parameter {expected.name}), got {type(value).__name__}")
+
+
+def _check_dtype(param: str, dtype, shown, expected: DataType):
+    if dtype is None or dtype != expected.pointee:
+        raise TypeError(f"argument '{param}' has dtype {shown} but the parameter is "
+                        f"{expected.name} (a pointer to {expected.pointee.name})")
+
+
+def _typestr_name(typestr: str) -> str:
+    kinds = {("f", 2): "float16", ("f", 4): "float32", ("f", 8): "float64", ("i", 1): "int8",
+             ("i", 2): "int16", ("i", 4): "int32", ("i", 8): "int64", ("u", 1): "uint8",
+             ("u", 2): "uint16", ("u", 4): "uint32", ("u", 8): "uint64", ("b", 1): "bool"}
+    return kinds.get((typestr[1], int(typestr[2:])), typestr)
+
+
+def _c_contiguous(shape, strides, itemsize) -> bool:
+    expected = itemsize
+    for size, stride in reversed(list(zip(shape, strides))):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def check_scalar(param: Param, value, owner: str):
+    """A runtime scalar argument, checked against its tilus type."""
+    t = param.type
+    if t.is_bool:
+        if not isinstance(value, (bool, numbers.Integral)):
+            raise TypeError(f"{owner}(): argument '{param.name}' is {t.name}, got "
+                            f"{type(value).__name__}")
+        return bool(value)
+    if t.is_integer:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{owner}(): argument '{param.name}' is {t.name}, got "
+                            f"{type(value).__name__}")
+        value = int(value)
+        bits = t.bits
+        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if t.name.startswith("int") else \
+            (0, (1 << bits) - 1)
+        if not lo <= value <= hi:
+            raise ValueError(f"{owner}(): argument '{param.name}' = {value} does not fit in "
+                             f"{t.name}")
+        return value
+    if t.is_float:
+        if not isinstance(value, numbers.Real):
+            raise TypeError(f"{owner}(): argument '{param.name}' is {t.name}, got "
+                            f"{type(value).__name__}")
+        return float(value)
+    raise TypeError(f"{owner}(): unsupported parameter type {t.name}")
+
+
+def prepare_runtime_args(sig: Signature, values: list, owner: str) -> Tuple[list, List[TensorArg]]:
+    """Runtime argument values in parameter order (addresses for pointers) and the
+    tensors they came from. Raises TypeError/ValueError naming the parameter."""
+    out = []
+    tensors = []
+    for i in sig.runtime_indices:
+        p, v = sig.params[i], values[i]
+        if p.type.is_pointer:
+            t = describe_tensor(p.name, v, p.type)
+            tensors.append(t)
+            out.append(t.address)
+        else:
+            out.append(check_scalar(p, v, owner))
+    devices = {t.device for t in tensors}
+    if len(devices) > 1:
+        where = ", ".join(f"'{t.param}' on {t.device}" for t in tensors)
+        raise ValueError(f"{owner}(): tensor arguments are on different devices: {where}")
+    return out, tensors

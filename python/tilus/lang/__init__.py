@@ -1,0 +1,1 @@
+"""The tilus script language: transpiler, instruction methods, types and errors."""

@@ -1,0 +1,677 @@
+"""AST transpiler: a Script's ``__call__`` source -> IR through ``_C.IRBuilder``.
+
+The walk evaluates compile-time Python as it goes (attribute reads on ``self``, int
+arithmetic, ``if`` on Python values, calls to ordinary functions), and turns runtime
+values (parameters, ``blockIdx``, everything computed from them) into IR. Helper methods
+defined on the script class are inlined by walking their source too.
+
+Scoping follows Python for runtime scalars: a variable first assigned inside a runtime
+``if`` or loop stays visible afterwards (the IR declares it once). A tensor first
+defined inside a runtime ``if`` or loop is local to it, and using it afterwards is an
+error naming where it was defined. Rebinding the name of a register tensor writes into
+that tensor (``acc = self.dot(a, b, acc)`` updates ``acc`` in place), so loop-carried
+tiles work.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import linecache
+import numbers
+import operator
+import textwrap
+from typing import Any, Dict, List, Optional
+
+from tilus import _C
+from tilus.lang import errors
+from tilus.lang.context import building
+from tilus.lang.instructions import InstructionMixin, _Range
+from tilus.lang.types import DataType
+from tilus.lang.values import Expr, Tensor, as_expr, is_scalar
+
+_PY_BINOPS = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.Pow: operator.pow, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+    ast.BitOr: operator.or_, ast.BitAnd: operator.and_, ast.BitXor: operator.xor,
+    ast.MatMult: operator.matmul,
+}
+_PY_CMPOPS = {
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_,
+    ast.IsNot: operator.is_not, ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
+
+
+class _Unbound:
+    """Marks a name whose tensor was defined inside a runtime block that has ended."""
+
+    def __init__(self, name: str, line: int, kind: str):
+        self.name, self.line, self.kind = name, line, kind
+
+
+class _Scope:
+    """Names first bound inside one runtime block (if/for/while body)."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self.new_names: List[str] = []
+
+
+class _Function:
+    """A parsed function: its AST, where it came from, and the globals it sees."""
+
+    def __init__(self, fn):
+        fn = inspect.unwrap(fn)
+        self.fn = fn
+        self.file = inspect.getsourcefile(fn) or inspect.getfile(fn)
+        lines, first_line = inspect.getsourcelines(fn)
+        self.first_line = first_line
+        source = textwrap.dedent("".join(lines))
+        tree = ast.parse(source)
+        ast.increment_lineno(tree, first_line - 1)
+        self.node = tree.body[0]
+        if not isinstance(self.node, ast.FunctionDef):
+            raise TypeError(f"{fn.__qualname__} is not a plain function definition")
+        self.globals = fn.__globals__
+        self.closure = {}
+        if fn.__closure__:
+            for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+                try:
+                    self.closure[name] = cell.cell_contents
+                except ValueError:
+                    pass
+        self.qualname = fn.__qualname__
+
+
+_FUNCTION_CACHE: Dict[Any, _Function] = {}
+
+
+def parse_function(fn) -> _Function:
+    key = getattr(fn, "__code__", fn)
+    parsed = _FUNCTION_CACHE.get(key)
+    if parsed is None:
+        parsed = _FUNCTION_CACHE[key] = _Function(fn)
+    return parsed
+
+
+class _Return(Exception):
+    """Carries the value of a `return` out of an inlined helper method."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+class Transpiler:
+    def __init__(self, script, kernel_fn, kernel_name: str):
+        self.script = script
+        self.func = parse_function(kernel_fn)
+        self.builder = _C.IRBuilder(kernel_name, self.func.file)
+        self.kernel_name = kernel_name
+        self.env: Dict[str, Any] = {}
+        self.scopes: List[_Scope] = []
+        self.current_func = self.func
+        self.current_node: Optional[ast.AST] = None
+
+    # ------------------------------------------------------------------ entry
+    def transpile(self, params: List[tuple], jit_values: Dict[str, Any]):
+        """params: (name, kind, value) with kind 'jit' (value = Python value) or
+        'runtime' (value = tilus DataType). Returns the finished Program."""
+        node = self.func.node
+        with building(self.builder):
+            try:
+                self.set_loc(node)
+                args = node.args.args[1:]
+                self.env[node.args.args[0].arg] = self.script
+                for name, kind, value in params:
+                    if kind == "jit":
+                        self.env[name] = value
+                    else:
+                        self.env[name] = self.builder.add_param(name, value)
+                del args
+                self.visit_body(node.body)
+                self.set_loc(node)
+                return self.builder.finish()
+            except errors.ScriptError:
+                raise
+            except _Return:
+                return self.builder.finish()
+            except errors.NativeError as e:
+                raise self.error_from_native(e) from None
+            except Exception as e:  # a Python error raised while evaluating script code
+                raise self.error(errors.kind_of(e), f"{type(e).__name__}: {e}") from e
+
+    # ------------------------------------------------------------------ errors
+    def set_loc(self, node: ast.AST):
+        self.current_node = node
+        line = getattr(node, "lineno", 0)
+        text = linecache.getline(self.current_func.file, line).strip() if line else ""
+        self.builder.set_loc(line, getattr(node, "col_offset", 0), text)
+
+    def error(self, kind: str, message: str, node: Optional[ast.AST] = None) -> errors.ScriptError:
+        node = node or self.current_node
+        line = getattr(node, "lineno", 0)
+        text = linecache.getline(self.current_func.file, line) if line else ""
+        return errors.script_error(kind, message, self.current_func.file, line, text,
+                                   self.current_func.qualname)
+
+    def error_from_native(self, e: errors.NativeError) -> errors.ScriptError:
+        if e.line:
+            return errors.script_error(e.kind, e.message, e.file or self.current_func.file,
+                                       e.line, e.text, self.current_func.qualname)
+        return self.error(e.kind, e.message)
+
+    def guarded(self, node: ast.AST, fn, *args):
+        """Run fn with `node` as the location of any error it raises."""
+        try:
+            return fn(*args)
+        except (errors.ScriptError, _Return):
+            raise
+        except errors.NativeError as e:
+            raise self.error_from_native(e) from None
+        except Exception as e:
+            raise self.error(errors.kind_of(e), str(e), node) from e
+
+    # ------------------------------------------------------------------ statements
+    def visit_body(self, stmts: List[ast.stmt]):
+        for stmt in stmts:
+            self.visit_stmt(stmt)
+
+    def visit_stmt(self, node: ast.stmt):
+        self.set_loc(node)
+        method = getattr(self, "stmt_" + type(node).__name__, None)
+        if method is None:
+            raise self.error("SyntaxError",
+                             f"{type(node).__name__} statements are not supported in tilus scripts")
+        self.guarded(node, method, node)
+
+    def stmt_Expr(self, node: ast.Expr):
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # docstring
+        self.eval(node.value)
+
+    def stmt_Pass(self, node):
+        pass
+
+    def stmt_Assign(self, node: ast.Assign):
+        value = self.eval(node.value)
+        for target in node.targets:
+            self.assign(target, value, node)
+
+    def stmt_AnnAssign(self, node: ast.AnnAssign):
+        if not isinstance(node.target, ast.Name):
+            raise self.error("SyntaxError", "only names can be annotated")
+        annotation = self.eval(node.annotation)
+        name = node.target.id
+        if node.value is None:
+            raise self.error("SyntaxError", f"'{name}' is declared without a value")
+        value = self.eval(node.value)
+        if isinstance(annotation, DataType):
+            # `x: int32 = ...` always makes a runtime variable, even from a Python value.
+            expr = as_expr(value, f"the value of '{name}'")
+            current = self.env.get(name)
+            if isinstance(current, Expr) and current.kind == "var" and current.dtype == annotation:
+                self.builder.assign(current, expr)
+            else:
+                self.bind(name, self.builder.declare(name, annotation, expr))
+        elif annotation in (int, float, bool):
+            if isinstance(value, (Expr, Tensor)):
+                raise self.error("TypeError", f"'{name}' is annotated {annotation.__name__}, a "
+                                 "compile-time constant, but its value is known only at run time")
+            self.assign(node.target, annotation(value), node)
+        else:
+            self.assign(node.target, value, node)
+
+    def stmt_AugAssign(self, node: ast.AugAssign):
+        target = node.target
+        if not isinstance(target, ast.Name):
+            raise self.error("SyntaxError", "augmented assignment only works on names")
+        current = self.lookup(target.id, target)
+        value = self.binop(node.op, current, self.eval(node.value))
+        self.assign(target, value, node)
+
+    def stmt_If(self, node: ast.If):
+        cond = self.eval(node.test)
+        if not isinstance(cond, Expr):
+            if isinstance(cond, Tensor):
+                raise self.error("TypeError", "an if condition cannot be a tensor")
+            self.visit_body(node.body if cond else node.orelse)
+            return
+        self.builder.begin_if(cond)
+        self.visit_block(node.body, "if")
+        if node.orelse:
+            self.set_loc(node)
+            self.builder.begin_else()
+            self.visit_block(node.orelse, "else")
+        self.builder.end_if()
+
+    def stmt_For(self, node: ast.For):
+        if node.orelse:
+            raise self.error("SyntaxError", "for ... else is not supported")
+        if isinstance(node.iter, ast.Call):
+            func = self.eval(node.iter.func)
+            if func is builtins.range:
+                args = [self.eval(a) for a in node.iter.args]
+                if node.iter.keywords or not 1 <= len(args) <= 3:
+                    raise self.error("TypeError", "range takes 1 to 3 positional arguments")
+                start, end, step = (0, args[0], 1) if len(args) == 1 else (
+                    args[0], args[1], args[2] if len(args) == 3 else 1)
+                return self.runtime_for(node, start, end, step, 0)
+        iterable = self.eval(node.iter)
+        if isinstance(iterable, _Range):
+            unroll = iterable.unroll or 0
+            return self.runtime_for(node, iterable.start, iterable.end, iterable.step, unroll)
+        if isinstance(iterable, (Expr, Tensor)):
+            raise self.error("TypeError", "cannot iterate over a runtime value; use range(...) "
+                             "or self.range(...)")
+        # A Python iterable: unrolled at compile time.
+        for item in iterable:
+            self.assign(node.target, item, node)
+            self.visit_body(node.body)
+
+    def runtime_for(self, node: ast.For, start, end, step, unroll: int):
+        if not isinstance(node.target, ast.Name):
+            raise self.error("SyntaxError", "a runtime loop variable must be a single name")
+        for what, v in (("start", start), ("end", end), ("step", step)):
+            if not is_scalar(v):
+                raise self.error("TypeError", f"the loop {what} must be an integer, got {v!r}")
+        var = self.builder.begin_for(node.target.id, as_expr(start), as_expr(end), as_expr(step),
+                                     unroll)
+        scope = _Scope("for")
+        self.scopes.append(scope)
+        saved = self.env.get(node.target.id, _MISSING)
+        self.env[node.target.id] = var
+        try:
+            self.visit_body(node.body)
+        finally:
+            self.scopes.pop()
+        self.close_scope(scope, node)
+        self.builder.end_for()
+        # After the loop the Python name refers to the loop variable's last value; we
+        # keep the loop variable bound only if the name was not bound before.
+        if saved is not _MISSING:
+            self.env[node.target.id] = saved
+
+    def stmt_While(self, node: ast.While):
+        if node.orelse:
+            raise self.error("SyntaxError", "while ... else is not supported")
+        cond = self.eval(node.test)
+        if not isinstance(cond, Expr):
+            raise self.error("TypeError", "a while condition must be a runtime value; loops "
+                             "on compile-time values are written with for over a range")
+        self.builder.begin_while(cond)
+        self.visit_block(node.body, "while")
+        self.builder.end_while()
+
+    def stmt_Break(self, node):
+        self.builder.emit_break()
+
+    def stmt_Continue(self, node):
+        self.builder.emit_continue()
+
+    def stmt_Return(self, node: ast.Return):
+        value = None if node.value is None else self.eval(node.value)
+        if self.current_func is self.func and value is not None:
+            raise self.error("SyntaxError", "a kernel's __call__ cannot return a value")
+        if self.scopes:
+            raise self.error("SyntaxError", "return inside a runtime if or loop is not supported")
+        raise _Return(value)
+
+    def stmt_Assert(self, node: ast.Assert):
+        cond = self.eval(node.test)
+        if isinstance(cond, (Expr, Tensor)):
+            raise self.error("TypeError", "assert needs a compile-time condition")
+        if not cond:
+            msg = self.eval(node.msg) if node.msg is not None else "assertion failed"
+            raise self.error("ValueError", f"AssertionError: {msg}")
+
+    def visit_block(self, body, kind: str):
+        scope = _Scope(kind)
+        self.scopes.append(scope)
+        try:
+            self.visit_body(body)
+        finally:
+            self.scopes.pop()
+        self.close_scope(scope, None)
+
+    def close_scope(self, scope: _Scope, node):
+        # Tensors defined inside a runtime block do not outlive it.
+        for name in scope.new_names:
+            value = self.env.get(name)
+            if isinstance(value, Tensor):
+                line = getattr(self.current_node, "lineno", 0)
+                self.env[name] = _Unbound(name, line, scope.kind)
+
+    # ------------------------------------------------------------------ binding
+    def bind(self, name: str, value):
+        if isinstance(value, Tensor):
+            self.builder.name_tensor(value, name)
+        if name not in self.env or isinstance(self.env[name], _Unbound):
+            if self.scopes:
+                self.scopes[-1].new_names.append(name)
+        self.env[name] = value
+
+    def assign(self, target: ast.AST, value, node):
+        if isinstance(target, (ast.Tuple, ast.List)):
+            if isinstance(value, (Expr, Tensor)):
+                raise self.error("TypeError", "cannot unpack a runtime value")
+            values = list(value)
+            if len(values) != len(target.elts):
+                raise self.error("ValueError", f"cannot unpack {len(values)} values into "
+                                 f"{len(target.elts)} names")
+            for t, v in zip(target.elts, values):
+                self.assign(t, v, node)
+            return
+        if isinstance(target, ast.Attribute):
+            return self.assign_attribute(target, value)
+        if not isinstance(target, ast.Name):
+            raise self.error("SyntaxError", f"cannot assign to {ast.unparse(target)} in a tilus "
+                             "script")
+        name = target.id
+        current = self.env.get(name, _MISSING)
+        if isinstance(current, _Unbound):
+            current = _MISSING
+        if isinstance(value, Tensor):
+            if (isinstance(current, Tensor) and current.scope == "register"
+                    and value.scope == "register" and current is not value):
+                if current.dtype == value.dtype and current.shape == value.shape:
+                    self.builder.assign_tensor(current, value)
+                    return
+                if self.scopes and name not in self.scopes[-1].new_names:
+                    raise self.error("TypeError", f"'{name}' is a {current.type_str()} tensor "
+                                     f"defined outside this {self.scopes[-1].kind}; assigning a "
+                                     f"{value.type_str()} to it here would change its type")
+            self.bind(name, value)
+            return
+        if isinstance(value, Expr) or (isinstance(current, Expr) and current.kind == "var"
+                                       and is_scalar(value)):
+            value = as_expr(value)
+            if isinstance(current, Expr) and current.kind == "var":
+                self.builder.assign(current, value)
+            else:
+                self.bind(name, self.builder.declare(name, value.dtype, value))
+            return
+        # A compile-time Python value.
+        if self.scopes and current is not _MISSING and current is not value and \
+                name not in self.scopes[-1].new_names and not _same_value(current, value):
+            raise self.error("TypeError", f"'{name}' holds the compile-time value {current!r}; "
+                             f"reassigning it inside a runtime {self.scopes[-1].kind} is "
+                             f"ambiguous. Declare it as a runtime variable first, e.g. "
+                             f"`{name}: int32 = {current!r}`")
+        self.bind(name, value)
+
+    def assign_attribute(self, target: ast.Attribute, value):
+        obj = self.eval(target.value)
+        if isinstance(obj, _Attrs):
+            if self.scopes:
+                raise self.error("ValueError", f"self.attrs.{target.attr} must be set at the top "
+                                 "level of __call__, not inside a runtime if or loop")
+            return obj.set(target.attr, value, self)
+        raise self.error("SyntaxError", f"cannot assign to {ast.unparse(target)} inside a tilus "
+                         "script; set attributes in __init__")
+
+    def lookup(self, name: str, node):
+        if name in self.env:
+            value = self.env[name]
+            if isinstance(value, _Unbound):
+                raise self.error("NameError", f"'{name}' is a tensor defined inside a runtime "
+                                 f"{value.kind} block and cannot be used after it", node)
+            return value
+        if name in self.current_func.closure:
+            return self.current_func.closure[name]
+        if name in self.current_func.globals:
+            return self.current_func.globals[name]
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        raise self.error("NameError", f"name '{name}' is not defined", node)
+
+    # ------------------------------------------------------------------ expressions
+    def eval(self, node: ast.expr):
+        method = getattr(self, "expr_" + type(node).__name__, None)
+        if method is None:
+            raise self.error("SyntaxError", f"{type(node).__name__} expressions are not "
+                             "supported in tilus scripts", node)
+        return method(node)
+
+    def expr_Constant(self, node: ast.Constant):
+        return node.value
+
+    def expr_Name(self, node: ast.Name):
+        return self.lookup(node.id, node)
+
+    def expr_Attribute(self, node: ast.Attribute):
+        obj = self.eval(node.value)
+        if obj is self.script and node.attr == "attrs":
+            return _Attrs(self.builder)
+        try:
+            return getattr(obj, node.attr)
+        except AttributeError:
+            what = type(obj).__name__ if obj is not self.script else "the script"
+            raise self.error("AttributeError",
+                             f"{what} has no attribute '{node.attr}'"
+                             + (" (unknown instruction?)" if obj is self.script else ""),
+                             node) from None
+
+    def expr_Tuple(self, node: ast.Tuple):
+        return tuple(self.eval(e) for e in node.elts)
+
+    def expr_List(self, node: ast.List):
+        return [self.eval(e) for e in node.elts]
+
+    def expr_Dict(self, node: ast.Dict):
+        return {self.eval(k): self.eval(v) for k, v in zip(node.keys, node.values)}
+
+    def expr_JoinedStr(self, node: ast.JoinedStr):
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                parts.append(str(v.value))
+            else:
+                parts.append(format(self.eval(v.value),
+                                    self.eval(v.format_spec) if v.format_spec else ""))
+        return "".join(parts)
+
+    def expr_FormattedValue(self, node):
+        return format(self.eval(node.value))
+
+    def expr_BinOp(self, node: ast.BinOp):
+        return self.binop(node.op, self.eval(node.left), self.eval(node.right))
+
+    def binop(self, op: ast.operator, left, right):
+        fn = _PY_BINOPS.get(type(op))
+        if fn is None:
+            raise self.error("SyntaxError", f"operator {type(op).__name__} is not supported")
+        symbolic = isinstance(left, (Expr, Tensor)) or isinstance(right, (Expr, Tensor))
+        if symbolic and type(op) not in (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv,
+                                         ast.Mod):
+            raise self.error("TypeError", f"operator {type(op).__name__} is not supported on "
+                             "runtime values")
+        return fn(left, right)
+
+    def expr_UnaryOp(self, node: ast.UnaryOp):
+        if isinstance(node.op, ast.Invert) and isinstance(node.operand, ast.Subscript):
+            # ~tensor[i, j]: the address of a global tensor element.
+            base = self.eval(node.operand.value)
+            if isinstance(base, Tensor):
+                index = self.eval(node.operand.slice)
+                index = index if isinstance(index, tuple) else (index,)
+                return _C.element_addr(base, [as_expr(i, "an index") for i in index])
+        value = self.eval(node.operand)
+        if isinstance(node.op, ast.Not):
+            if isinstance(value, Expr):
+                return _C.logical_not(value)
+            if isinstance(value, Tensor):
+                return ~value
+            return not value
+        if isinstance(node.op, ast.USub):
+            return -value
+        if isinstance(node.op, ast.UAdd):
+            return +value
+        if isinstance(node.op, ast.Invert):
+            if isinstance(value, Expr):
+                raise self.error("TypeError", "bitwise ~ on runtime integers is not supported")
+            return ~value
+        raise self.error("SyntaxError", f"unary {type(node.op).__name__} is not supported")
+
+    def expr_BoolOp(self, node: ast.BoolOp):
+        is_and = isinstance(node.op, ast.And)
+        result = None
+        for value_node in node.values:
+            value = self.eval(value_node)
+            if result is None:
+                result = value
+            elif isinstance(result, Expr) or isinstance(value, Expr):
+                result = _C.binary("and" if is_and else "or", as_expr(result), as_expr(value))
+                continue
+            else:
+                result = value if (result if is_and else not result) else result
+            # Python short-circuit on compile-time values
+            if not isinstance(result, (Expr, Tensor)) and (not result if is_and else result):
+                return result
+        return result
+
+    def expr_Compare(self, node: ast.Compare):
+        left = self.eval(node.left)
+        result = None
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.eval(right_node)
+            fn = _PY_CMPOPS[type(op)]
+            if isinstance(left, (Expr, Tensor)) or isinstance(right, (Expr, Tensor)):
+                if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+                    raise self.error("TypeError", f"{type(op).__name__} is not supported on "
+                                     "runtime values", node)
+            value = fn(left, right)
+            if result is None:
+                result = value
+            elif isinstance(result, Expr) or isinstance(value, Expr):
+                result = _C.binary("and", as_expr(result), as_expr(value))
+            else:
+                result = result and value
+            left = right
+        return result
+
+    def expr_IfExp(self, node: ast.IfExp):
+        cond = self.eval(node.test)
+        if isinstance(cond, Expr):
+            return _C.select(cond, as_expr(self.eval(node.body)), as_expr(self.eval(node.orelse)))
+        return self.eval(node.body) if cond else self.eval(node.orelse)
+
+    def expr_Subscript(self, node: ast.Subscript):
+        base = self.eval(node.value)
+        index = self.eval(node.slice)
+        return base[index]
+
+    def expr_Slice(self, node: ast.Slice):
+        part = [None if p is None else self.eval(p) for p in (node.lower, node.upper, node.step)]
+        return slice(*part)
+
+    def expr_Call(self, node: ast.Call):
+        func = self.eval(node.func)
+        args = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                args.extend(self.eval(a.value))
+            else:
+                args.append(self.eval(a))
+        kwargs = {}
+        for kw in node.keywords:
+            if kw.arg is None:
+                kwargs.update(self.eval(kw.value))
+            else:
+                kwargs[kw.arg] = self.eval(kw.value)
+        return self.call(func, args, kwargs, node)
+
+    def call(self, func, args, kwargs, node):
+        symbolic = any(isinstance(a, (Expr, Tensor)) for a in list(args) + list(kwargs.values()))
+        if func in (builtins.min, builtins.max) and symbolic and not kwargs:
+            values = list(args[0]) if len(args) == 1 else list(args)
+            op = "min" if func is builtins.min else "max"
+            result = as_expr(values[0])
+            for v in values[1:]:
+                result = _C.binary(op, result, as_expr(v))
+            return result
+        if func in (builtins.int, builtins.float, builtins.bool) and symbolic:
+            from tilus.lang.types import boolean, float32, int32
+            target = {int: int32, float: float32, bool: boolean}[func]
+            return _C.cast(as_expr(args[0]), target)
+        if func is builtins.range:
+            raise self.error("TypeError", "range(...) can only be used as the iterable of a for "
+                             "statement", node)
+        helper = self.helper_method(func)
+        if helper is not None:
+            return self.inline(helper, args, kwargs, node)
+        return func(*args, **kwargs)
+
+    def helper_method(self, func):
+        """The function of a method defined on the user's script class (not tilus's own),
+        which we inline by transpiling its source."""
+        if not inspect.ismethod(func) or func.__self__ is not self.script:
+            return None
+        fn = func.__func__
+        if getattr(InstructionMixin, fn.__name__, None) is fn:
+            return None
+        for klass in type(self.script).__mro__:
+            if klass.__dict__.get(fn.__name__) is fn:
+                if klass.__module__.startswith("tilus.") and klass.__module__ != "__main__":
+                    return None
+                return fn
+        return None
+
+    def inline(self, fn, args, kwargs, node):
+        parsed = parse_function(fn)
+        sig = inspect.signature(fn)
+        try:
+            bound = sig.bind(self.script, *args, **kwargs)
+        except TypeError as e:
+            raise self.error("TypeError", f"{parsed.qualname}: {e}", node) from None
+        bound.apply_defaults()
+        saved_env, saved_func, saved_scopes = self.env, self.current_func, self.scopes
+        self.env = dict(bound.arguments)
+        self.current_func = parsed
+        self.scopes = []
+        try:
+            self.visit_body(parsed.node.body)
+            result = None
+        except _Return as r:
+            result = r.value
+        finally:
+            self.env, self.current_func, self.scopes = saved_env, saved_func, saved_scopes
+            self.set_loc(node)
+        return result
+
+
+_MISSING = object()
+
+
+def _same_value(a, b) -> bool:
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:
+        return False
+
+
+class _Attrs:
+    """``self.attrs`` inside a script: blocks and warps go straight to the builder."""
+
+    def __init__(self, builder):
+        self._builder = builder
+
+    def set(self, name: str, value, transpiler: Transpiler):
+        if name == "blocks":
+            values = list(value) if isinstance(value, (list, tuple)) else [value]
+            if not 1 <= len(values) <= 3:
+                raise transpiler.error("ValueError", f"self.attrs.blocks takes 1 to 3 values, got "
+                                       f"{len(values)}")
+            self._builder.set_grid([as_expr(v, "a self.attrs.blocks entry") for v in values])
+        elif name == "warps":
+            if isinstance(value, Expr) or isinstance(value, bool) or \
+                    not isinstance(value, numbers.Integral):
+                raise transpiler.error("TypeError", "self.attrs.warps must be a compile-time "
+                                       f"int, got {value!r}")
+            self._builder.set_warps(int(value))
+        else:
+            raise transpiler.error("ValueError", f"unknown kernel attribute self.attrs.{name} "
+                                   "(known: blocks, warps)")

@@ -1,0 +1,172 @@
+"""``tilus.Script``: the base class of every kernel.
+
+A subclass writes ``__init__`` (compile-time setup) and ``__call__`` (the kernel). At
+class creation we take the subclass's ``__call__`` aside as the kernel function; calling
+an instance then goes through :meth:`Script.__call__`, which transpiles once per set of
+compile-time (JIT) argument values, caches the program, and runs it: in the CPU
+interpreter when the tensors live on the CPU, on the GPU when they live there.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Dict, Optional
+
+from tilus import _C
+from tilus.arguments import Signature, prepare_runtime_args
+from tilus.lang import errors
+from tilus.lang.instructions import InstructionMixin
+
+_stats_lock = threading.Lock()
+STATS = {"transpiles": 0, "interpreter_runs": 0}
+
+
+def _count(name: str):
+    with _stats_lock:
+        STATS[name] = STATS.get(name, 0) + 1
+
+
+class Attrs:
+    """Launch attributes; set inside ``__call__`` as ``self.attrs.blocks/warps``."""
+
+    blocks = None
+    warps = None
+
+
+class CompiledScript:
+    """One specialisation of a script: its IR program and, once needed, its GPU kernel."""
+
+    def __init__(self, script: "Script", program, jit_key: tuple):
+        self.script = script
+        self.program = program
+        self.jit_key = jit_key
+        self.gpu = None  # tilus.runtime.GpuKernel, built on the first GPU call
+
+    def run_interpreter(self, args: list, tensors: list):
+        regions = [(t.address, t.nbytes, t.param) for t in tensors]
+        _count("interpreter_runs")
+        try:
+            _C.interpret(self.program, args, regions)
+        except errors.NativeError as e:
+            raise errors.script_error(e.kind, e.message, e.file, e.line, e.text,
+                                      f"{type(self.script).__name__}.__call__") from None
+
+    def run_gpu(self, args: list, tensors: list):
+        from tilus.runtime import launcher
+
+        if self.gpu is None:
+            self.gpu = launcher.build(self)
+        self.gpu.launch(args)
+
+
+class Script(InstructionMixin):
+    """Base class of tilus kernels; see the module docstring."""
+
+    _tilus_kernel_fn = None
+    _tilus_signature: Optional[Signature] = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        kernel = cls.__dict__.get("__call__")
+        if kernel is not None:
+            # Keep the user's __call__ as the kernel source; calls go to Script.__call__.
+            cls._tilus_kernel_fn = kernel
+            cls._tilus_signature = None
+            delattr(cls, "__call__")
+
+    def __new__(cls, *args, **kwargs):
+        space = getattr(cls, "_tilus_tune_space", None)
+        if space:
+            from tilus.autotune import tuned_instance_or_none
+
+            tuned = tuned_instance_or_none(cls, args, kwargs)
+            if tuned is not None:
+                return tuned  # not a cls instance, so __init__ is not called again
+        return super().__new__(cls)
+
+    def __init__(self):
+        self.attrs = Attrs()
+        self._tilus_compiled: Dict[tuple, CompiledScript] = {}
+        self._tilus_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ compilation
+    @classmethod
+    def _signature(cls) -> Signature:
+        sig = cls._tilus_signature
+        if sig is None:
+            if cls._tilus_kernel_fn is None:
+                raise TypeError(f"{cls.__name__} defines no __call__ kernel")
+            sig = cls._tilus_signature = Signature(cls._tilus_kernel_fn, cls.__name__)
+        return sig
+
+    def _ensure_init(self):
+        if not hasattr(self, "_tilus_compiled"):
+            raise TypeError(f"{type(self).__name__}.__init__ must call super().__init__()")
+
+    def compile(self, *args, **kwargs) -> CompiledScript:
+        """Transpile (once) the specialisation these arguments select."""
+        sig = self._signature()
+        values = sig.bind(args, kwargs)
+        return self._compiled_for(sig, sig.jit_key(values))
+
+    def _compiled_for(self, sig: Signature, key: tuple) -> CompiledScript:
+        self._ensure_init()
+        compiled = self._tilus_compiled.get(key)
+        if compiled is None:
+            with self._tilus_lock:
+                compiled = self._tilus_compiled.get(key)
+                if compiled is None:
+                    compiled = CompiledScript(self, self._transpile(sig, key), key)
+                    self._tilus_compiled[key] = compiled
+        return compiled
+
+    def _transpile(self, sig: Signature, key: tuple):
+        from tilus.lang.transpiler import Transpiler
+
+        params = []
+        jit_iter = iter(key)
+        for p in sig.params:
+            params.append((p.name, "jit", next(jit_iter)) if p.jit else (p.name, "runtime", p.type))
+        _count("transpiles")
+        transpiler = Transpiler(self, type(self)._tilus_kernel_fn, _kernel_name(type(self)))
+        return transpiler.transpile(params, dict(zip([sig.params[i].name for i in sig.jit_indices], key)))
+
+    def ir(self, *args, **kwargs) -> str:
+        """The IR of the specialisation these arguments select, as text."""
+        return str(self.compile(*args, **kwargs).program)
+
+    def source(self, *args, **kwargs) -> str:
+        """The CUDA C++ source generated for the specialisation these arguments select."""
+        from tilus.runtime import launcher
+
+        return launcher.generate_source(self.compile(*args, **kwargs))
+
+    # ------------------------------------------------------------------ launch
+    def __call__(self, *args, **kwargs):
+        sig = self._signature()
+        values = sig.bind(args, kwargs)
+        compiled = self._compiled_for(sig, sig.jit_key(values))
+        owner = type(self).__name__
+        runtime_args, tensors = prepare_runtime_args(sig, values, owner)
+        if _on_cpu(tensors):
+            compiled.run_interpreter(runtime_args, tensors)
+        else:
+            compiled.run_gpu(runtime_args, tensors)
+
+
+def _on_cpu(tensors) -> bool:
+    if tensors:
+        return tensors[0].device == "cpu"
+    from tilus.runtime import driver_available
+
+    return not driver_available()
+
+
+def _kernel_name(cls) -> str:
+    name = cls.__name__
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i and (not name[i - 1].isupper()):
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out)

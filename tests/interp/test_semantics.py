@@ -1,0 +1,191 @@
+"""Tile semantics of the CPU interpreter."""
+
+import numpy as np
+import pytest
+import torch
+
+import tilus
+from tilus import float16, float32, int8, int32
+from tilus.utils import cdiv
+
+
+class Copy2D(tilus.Script):
+    """Copies a [rows, cols] tensor through [bm, bn] tiles; the tiles overhang the edges."""
+
+    def __init__(self, bm, bn):
+        super().__init__()
+        self.bm, self.bn = bm, bn
+
+    def __call__(self, rows: int32, cols: int32, src: ~float32, dst: ~float32):
+        self.attrs.blocks = [cdiv(rows, self.bm), cdiv(cols, self.bn)]
+        self.attrs.warps = 2
+        gs = self.global_view(src, dtype=float32, shape=[rows, cols])
+        gd = self.global_view(dst, dtype=float32, shape=[rows, cols])
+        x = self.load_global(gs, offsets=[self.blockIdx.x * self.bm, self.blockIdx.y * self.bn],
+                             shape=[self.bm, self.bn])
+        self.store_global(gd, x * 2.0, offsets=[self.blockIdx.x * self.bm, self.blockIdx.y * self.bn])
+
+
+def test_out_of_range_loads_read_zero_and_stores_are_dropped():
+    src = torch.randn(13, 9)
+    dst = torch.full((13, 9), float("nan"))
+    Copy2D(8, 4)(13, 9, src, dst)
+    torch.testing.assert_close(dst, src * 2)
+
+
+def test_numpy_arrays_run_in_the_interpreter():
+    src = np.random.randn(5, 7).astype(np.float32)
+    dst = np.full((5, 7), np.nan, dtype=np.float32)
+    Copy2D(4, 4)(5, 7, src, dst)
+    np.testing.assert_allclose(dst, src * 2)
+
+
+class OverlongView(tilus.Script):
+    def __call__(self, n: int32, src: ~float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        g = self.global_view(src, dtype=float32, shape=[n * 4])  # MARK-overlong
+        x = self.load_global(g, offsets=[0], shape=[16])
+        self.store_global(g, x, offsets=[0])
+
+
+def test_access_outside_the_argument_buffer_is_an_error():
+    src = torch.zeros(8)
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        OverlongView()(8, src)
+
+
+class Deadlock(tilus.Script):
+    def __call__(self, sem_value: int32, out: ~int32):
+        self.attrs.blocks = [1, 1, 2]
+        self.attrs.warps = 1
+        sems = self.global_tensor(dtype=int32, shape=[1], requires_clean=True)
+        # every block waits for a value nobody ever releases
+        self.lock_semaphore(~sems[0], value=sem_value)  # MARK-deadlock
+        self.release_semaphore(~sems[0], value=0)
+
+
+def test_a_semaphore_wait_that_can_never_succeed_is_reported():
+    out = torch.zeros(1, dtype=torch.int32)
+    with pytest.raises(RuntimeError, match="deadlock") as err:
+        Deadlock()(5, out)
+    assert "MARK-deadlock" in str(err.value)
+
+
+class ReverseOrder(tilus.Script):
+    """Blocks release in reverse order of their index: block z waits for z + 1, so the
+    interpreter must suspend blocks and resume them (they run as cooperative tasks)."""
+
+    def __call__(self, nblocks: int32, out: ~int32):
+        self.attrs.blocks = [1, 1, nblocks]
+        self.attrs.warps = 1
+        sems = self.global_tensor(dtype=int32, shape=[1], requires_clean=True)
+        g = self.global_view(out, dtype=int32, shape=[nblocks])
+        turn = nblocks - 1 - self.blockIdx.z
+        self.lock_semaphore(~sems[0], value=turn)
+        counter = self.load_global(g, offsets=[0], shape=[1])
+        self.store_global(g, counter + 1, offsets=[0])
+        self.sync()
+        self.release_semaphore(~sems[0], value=(turn + 1) % nblocks)
+
+
+def test_blocks_wait_for_each_other_across_the_grid():
+    out = torch.zeros(6, dtype=torch.int32)
+    ReverseOrder()(6, out)
+    assert out[0].item() == 6
+
+
+class IntDot(tilus.Script):
+    def __call__(self, a_ptr: ~int8, b_ptr: ~int8, c_ptr: ~int32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 4
+        ga = self.global_view(a_ptr, dtype=int8, shape=[16, 32])
+        gb = self.global_view(b_ptr, dtype=int8, shape=[32, 8])
+        gc = self.global_view(c_ptr, dtype=int32, shape=[16, 8])
+        a = self.load_global(ga, offsets=[0, 0], shape=[16, 32])
+        b = self.load_global(gb, offsets=[0, 0], shape=[32, 8])
+        c = self.dot(a, b, self.register_tensor(dtype=int32, shape=[16, 8], init=0))
+        self.store_global(gc, c, offsets=[0, 0])
+
+
+def test_int8_dot_accumulates_in_int32():
+    a = torch.randint(-128, 128, (16, 32), dtype=torch.int8)
+    b = torch.randint(-128, 128, (32, 8), dtype=torch.int8)
+    c = torch.full((16, 8), -1, dtype=torch.int32)
+    IntDot()(a, b, c)
+    assert torch.equal(c, a.int() @ b.int())
+
+
+class Fp16Accumulate(tilus.Script):
+    def __call__(self, a_ptr: ~float16, b_ptr: ~float16, c_ptr: ~float16):
+        self.attrs.blocks = 1
+        self.attrs.warps = 4
+        ga = self.global_view(a_ptr, dtype=float16, shape=[16, 16])
+        gb = self.global_view(b_ptr, dtype=float16, shape=[16, 8])
+        gc = self.global_view(c_ptr, dtype=float16, shape=[16, 8])
+        acc = self.register_tensor(dtype=float16, shape=[16, 8], init=0.0)
+        self.dot(self.load_global(ga, offsets=[0, 0], shape=[16, 16]),
+                 self.load_global(gb, offsets=[0, 0], shape=[16, 8]), acc, out=acc)
+        self.store_global(gc, acc, offsets=[0, 0])
+
+
+def test_fp16_accumulator_rounds_to_fp16():
+    a = torch.randn(16, 16).half()
+    b = torch.randn(16, 8).half()
+    c = torch.full((16, 8), float("nan")).half()
+    Fp16Accumulate()(a, b, c)
+    torch.testing.assert_close(c, (a.float() @ b.float()).half(), rtol=2e-3, atol=2e-3)
+
+
+class CopyAsyncOrder(tilus.Script):
+    """Reads shared memory before and after waiting for a copy group."""
+
+    def __call__(self, src: ~float32, dst: ~float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        gs = self.global_view(src, dtype=float32, shape=[8])
+        gd = self.global_view(dst, dtype=float32, shape=[16])
+        s = self.shared_tensor(dtype=float32, shape=[8])
+        self.store_shared(s, self.register_tensor(dtype=float32, shape=[8], init=-1.0))
+        self.copy_async(src=gs, dst=s, offsets=[0])
+        self.copy_async_commit_group()
+        before = self.load_shared(s)  # the copy is still in flight
+        self.copy_async_wait_group(0)
+        after = self.load_shared(s)
+        self.store_global(gd, before, offsets=[0])
+        self.store_global(gd, after, offsets=[8])
+
+
+def test_copy_async_lands_at_wait_group():
+    src = torch.randn(8)
+    dst = torch.full((16,), float("nan"))
+    CopyAsyncOrder()(src, dst)
+    assert torch.all(dst[:8] == -1.0)
+    torch.testing.assert_close(dst[8:], src)
+
+
+class Elementwise(tilus.Script):
+    def __call__(self, n: int32, x_ptr: ~float32, y_ptr: ~float32, out_ptr: ~float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        gx = self.global_view(x_ptr, dtype=float32, shape=[n])
+        gy = self.global_view(y_ptr, dtype=float32, shape=[n])
+        go = self.global_view(out_ptr, dtype=float32, shape=[4, n])
+        x = self.load_global(gx, offsets=[0], shape=[32])
+        y = self.load_global(gy, offsets=[0], shape=[32])
+        self.store_global(go, (x - y) * 2.0 / (y + 3.0), offsets=[0, 0])
+        self.store_global(go, self.where(x > y, x, y), offsets=[1, 0])
+        self.store_global(go, 1.0 - self.maximum(x, y), offsets=[2, 0])
+        self.store_global(go, -self.cast(self.cast(x * 10.0, dtype=int32), dtype=float32),
+                          offsets=[3, 0])
+
+
+def test_elementwise_operations():
+    n = 29
+    x, y = torch.randn(n), torch.rand(n)
+    out = torch.full((4, n), float("nan"))
+    Elementwise()(n, x, y, out)
+    torch.testing.assert_close(out[0], (x - y) * 2.0 / (y + 3.0))
+    torch.testing.assert_close(out[1], torch.where(x > y, x, y))
+    torch.testing.assert_close(out[2], 1.0 - torch.maximum(x, y))
+    torch.testing.assert_close(out[3], -(x * 10.0).to(torch.int32).float())

@@ -1,0 +1,186 @@
+"""Every mistake names where it is: script errors give file, line and source text;
+bad host calls raise TypeError/ValueError naming the parameter, before anything runs."""
+
+import pathlib
+
+import pytest
+import torch
+
+import tilus
+from tilus import float16, float32, int32
+
+THIS_FILE = str(pathlib.Path(__file__).resolve())
+SOURCE = pathlib.Path(__file__).read_text().splitlines()
+
+
+def line_of(marker: str) -> int:
+    """1-based line number of the unique source line containing `marker`."""
+    hits = [i + 1 for i, line in enumerate(SOURCE) if "# " + marker in line]
+    assert len(hits) == 1, hits
+    return hits[0]
+
+
+def assert_located(err, marker: str):
+    e = err.value
+    assert isinstance(e, tilus.ScriptError)
+    assert pathlib.Path(e.file).resolve() == pathlib.Path(THIS_FILE)
+    assert e.line == line_of(marker), (e.line, str(e))
+    message = str(e)
+    assert f'line {e.line}' in message
+    assert marker in message  # the source text is shown
+
+
+class UnknownInstruction(tilus.Script):
+    def __call__(self, n: int32, a_ptr: ~float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        g = self.global_view(a_ptr, dtype=float32, shape=[n])
+        self.load_globl(g, offsets=[0], shape=[4])  # MARK-unknown
+
+
+def test_unknown_instruction():
+    with pytest.raises(AttributeError) as err:
+        UnknownInstruction()(4, torch.zeros(4))
+    assert_located(err, "MARK-unknown")
+    assert "load_globl" in str(err.value)
+
+
+class WrongArgumentType(tilus.Script):
+    def __call__(self, n: int32, a_ptr: ~float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        g = self.global_view(a_ptr, dtype=float32, shape=[n])
+        self.load_global(g, offsets=[0], shape=[n])  # MARK-wrongtype
+
+
+def test_wrong_argument_type():
+    with pytest.raises(TypeError) as err:
+        WrongArgumentType()(4, torch.zeros(4))
+    assert_located(err, "MARK-wrongtype")
+    assert "compile-time" in str(err.value)
+
+
+class DotMismatch(tilus.Script):
+    def __call__(self, n: int32, a_ptr: ~float16):
+        self.attrs.blocks = 1
+        self.attrs.warps = 4
+        a = self.register_tensor(dtype=float16, shape=[16, 32], init=0.0)
+        b = self.register_tensor(dtype=float16, shape=[16, 8], init=0.0)
+        c = self.register_tensor(dtype=float32, shape=[16, 8], init=0.0)
+        self.dot(a, b, c, out=c)  # MARK-dot
+
+
+def test_dot_of_mismatched_shapes():
+    with pytest.raises(ValueError) as err:
+        DotMismatch()(4, torch.zeros(4, dtype=torch.float16))
+    assert_located(err, "MARK-dot")
+    assert "[16, 32]" in str(err.value) and "[16, 8]" in str(err.value)
+
+
+class StoreWrongDtype(tilus.Script):
+    def __call__(self, n: int32, a_ptr: ~float16):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        g = self.global_view(a_ptr, dtype=float16, shape=[n])
+        x = self.register_tensor(dtype=float32, shape=[4], init=1.0)
+        self.store_global(g, x, offsets=[0])  # MARK-store
+
+
+def test_storing_float32_through_float16_view():
+    with pytest.raises(TypeError) as err:
+        StoreWrongDtype()(4, torch.zeros(4, dtype=torch.float16))
+    assert_located(err, "MARK-store")
+    assert "float32" in str(err.value) and "float16" in str(err.value)
+
+
+class TooManyWarps(tilus.Script):
+    def __call__(self, n: int32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 33  # MARK-warps
+
+
+def test_warps_out_of_range():
+    with pytest.raises(ValueError) as err:
+        TooManyWarps().compile(4)
+    assert_located(err, "MARK-warps")
+    assert "[1, 32]" in str(err.value)
+
+
+class Unannotated(tilus.Script):
+    def __call__(self, n: int32, a_ptr):  # MARK-unannotated
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+
+
+def test_unannotated_parameter():
+    with pytest.raises(TypeError) as err:
+        Unannotated()(4, torch.zeros(4))
+    assert_located(err, "MARK-unannotated")
+    assert "'a_ptr'" in str(err.value)
+
+
+class UseAfterBlock(tilus.Script):
+    def __call__(self, n: int32, a_ptr: ~float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        g = self.global_view(a_ptr, dtype=float32, shape=[n])
+        for i in range(n):
+            x = self.load_global(g, offsets=[i], shape=[4])
+        self.store_global(g, x, offsets=[0])  # MARK-scope
+
+
+def test_tensor_used_after_its_loop():
+    with pytest.raises(NameError) as err:
+        UseAfterBlock()(4, torch.zeros(4))
+    assert_located(err, "MARK-scope")
+
+
+class Good(tilus.Script):
+    def __call__(self, n: int32, a_ptr: ~float16, b_ptr: ~float16):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        ga = self.global_view(a_ptr, dtype=float16, shape=[n])
+        gb = self.global_view(b_ptr, dtype=float16, shape=[n])
+        self.store_global(gb, self.load_global(ga, offsets=[0], shape=[8]), offsets=[0])
+
+
+def _tensors():
+    a = torch.arange(8, dtype=torch.float16)
+    b = torch.full((8,), 7.0, dtype=torch.float16)
+    return a, b
+
+
+def test_wrong_argument_count():
+    a, b = _tensors()
+    with pytest.raises(TypeError, match=r"takes 3 arguments \(n, a_ptr, b_ptr\) but 2 were given"):
+        Good()(8, a)
+    assert torch.all(b == 7)
+
+
+def test_tensor_dtype_mismatch_names_the_parameter():
+    a, b = _tensors()
+    with pytest.raises(TypeError, match=r"'b_ptr' has dtype torch.float32 .* ~float16"):
+        Good()(8, a, b.float())
+
+
+def test_non_contiguous_tensor_names_the_parameter():
+    a, _ = _tensors()
+    b = torch.zeros(8, 2, dtype=torch.float16)[:, 0]
+    with pytest.raises(ValueError, match=r"'b_ptr' is not contiguous"):
+        Good()(8, a, b)
+    assert torch.all(b == 0)  # nothing was written
+
+
+def test_tensors_on_different_devices():
+    a, _ = _tensors()
+    b = torch.empty(8, dtype=torch.float16, device="meta")
+    with pytest.raises(ValueError, match=r"different devices: 'a_ptr' on cpu, 'b_ptr' on meta"):
+        Good()(8, a, b)
+
+
+def test_scalar_of_wrong_type_names_the_parameter():
+    a, b = _tensors()
+    with pytest.raises(TypeError, match=r"'n' is int32, got float"):
+        Good()(8.0, a, b)
+    with pytest.raises(ValueError, match=r"'n' = 4294967296 does not fit in int32"):
+        Good()(2**32, a, b)
