@@ -142,6 +142,11 @@ void init_ir(py::module_& m) {
         return out;
       })
       .def_property_readonly("num_workspaces", [](const Program& p) { return p.workspaces.size(); })
+      .def_property_readonly("workspace_requires_clean", [](const Program& p) {
+        std::vector<bool> out;
+        for (auto& w : p.workspaces) out.push_back(w.requires_clean);
+        return out;
+      })
       .def("__str__", [](const Program& p) { return print_program(p); });
 
   auto opt = [](const EP& e) -> Expr { return e; };

@@ -74,7 +74,7 @@ void init_layout(py::module_& m) {
       .def("column_spatial", [](const RL& x, py::args a) { return x * column_spatial(shape_of(a)); })
       .def("local", [](const RL& x, py::args a) { return x * local(shape_of(a)); })
       .def("column_local", [](const RL& x, py::args a) { return x * column_local(shape_of(a)); })
-      .def("replicate", [](const RL& x, int64_t k) { return x * replicate(x.rank(), k); })
+      .def("replicate", [](const RL& x, int64_t k) { return x * replicate(k, x.rank()); })
       .def("__mul__", [](const RL& a, const RL& b) { return a * b; }, py::is_operator())
       .def("__eq__", [](const RL& a, const RL& b) { return a == b; }, py::is_operator())
       .def("__eq__", [](const RL&, const py::object&) { return false; })
@@ -86,7 +86,7 @@ void init_layout(py::module_& m) {
   l.def("column_spatial", [](py::args a) { return column_spatial(shape_of(a)); });
   l.def("local", [](py::args a) { return local(shape_of(a)); });
   l.def("column_local", [](py::args a) { return column_local(shape_of(a)); });
-  l.def("replicate", &replicate, py::arg("rank"), py::arg("k"));
+  l.def("replicate", &replicate, py::arg("k"), py::arg("rank"));
   l.def("compose", &compose, py::arg("outer"), py::arg("inner"));
   l.def("divide", &divide, py::arg("layout"), py::arg("inner"));
   l.def("auto_global_layout", &auto_global_layout, py::arg("shape"), py::arg("num_threads"),

@@ -24,6 +24,7 @@ namespace {
 constexpr size_t kMaxSuspendedBlocks = 4096;
 
 struct Preparer {
+  explicit Preparer(Prepared& prepared) : p(prepared) {}
   Prepared& p;
 
   void var(const ExprNode* v, bool is_param) {
@@ -52,8 +53,12 @@ struct Preparer {
     expr(e->b.get());
     expr(e->c.get());
   }
+  std::unordered_map<int, int> assigned;  // var_id -> times it is (re)defined
+
   void stmt(const StmtNode* s) {
     if (!s) return;
+    if (s->kind == StmtKind::Declare || s->kind == StmtKind::Assign || s->kind == StmtKind::For)
+      ++assigned[s->var->var_id];
     for (const Stmt& c : s->seq) stmt(c.get());
     for (const ExprNode* e : {s->var.get(), s->value.get(), s->start.get(), s->end.get(),
                               s->step.get(), s->cond.get()})
@@ -261,11 +266,23 @@ class Scheduler {
 
 Prepared prepare(const Program& program) {
   Prepared p;
-  Preparer w{p};
+  Preparer w(p);
   for (const Expr& e : program.params) w.var(e.get(), true);
   for (const Expr& e : program.grid) w.expr(e.get());
   for (const Workspace& ws : program.workspaces) w.tensor(ws.tensor.get());
   w.stmt(program.body.get());
+  // Top-level declarations, looking through nested Seqs but not into loops or branches.
+  std::vector<const StmtNode*> todo{program.body.get()};
+  while (!todo.empty()) {
+    const StmtNode* s = todo.back();
+    todo.pop_back();
+    if (!s) continue;
+    if (s->kind == StmtKind::Seq) {
+      for (auto it = s->seq.rbegin(); it != s->seq.rend(); ++it) todo.push_back(it->get());
+    } else if (s->kind == StmtKind::Declare && s->value && w.assigned[s->var->var_id] == 1) {
+      p.launch_defs[s->var->var_id] = s->value.get();
+    }
+  }
   return p;
 }
 

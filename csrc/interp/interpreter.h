@@ -30,7 +30,9 @@ struct HostRegion {
 };
 
 // Grid and workspace sizes of one launch, evaluated from the arguments on the host.
-// Shared by the interpreter and the GPU launcher.
+// Shared by the interpreter and the GPU launcher. The expressions may use parameters,
+// constants and variables declared once at the top level of the kernel and never
+// reassigned (`m_blocks = cdiv(m_size, block_m)`); anything else is a ScriptError.
 struct LaunchShape {
   std::array<int64_t, 3> grid{1, 1, 1};
   std::vector<int64_t> workspace_bytes;  // one per Program::workspaces entry
@@ -38,6 +40,9 @@ struct LaunchShape {
 LaunchShape evaluate_launch_shape(const Program& program, const std::vector<HostArg>& args);
 
 // Runs the whole grid. Throws ScriptError (with the offending statement's location).
+// The program's workspaces (global_tensor) are allocated here for this launch: zeroed
+// when requires_clean, otherwise poisoned; `regions` need only cover the arguments.
+// Thread-safe: concurrent calls share no state.
 void interpret(const Program& program, const std::vector<HostArg>& args,
                const std::vector<HostRegion>& regions);
 

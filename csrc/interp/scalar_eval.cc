@@ -120,10 +120,15 @@ Value eval(BlockState& st, const ExprNode* e) {
       return e->dtype.is_float() ? Value::of_float(e->float_value) : Value::of_int(e->int_value);
     case ExprKind::Var: {
       if (st.launch_only) {
-        auto it = st.launch->prep.var_slot.find(e->var_id);
-        TILUS_CHECK(it != st.launch->prep.var_slot.end() && st.launch->prep.var_is_param[it->second],
-                    "ValueError", "the grid and workspace shapes may only use the kernel's ",
-                    "parameters, but they use '", e->name, "'");
+        const Prepared& p = st.launch->prep;
+        auto it = p.var_slot.find(e->var_id);
+        if (it == p.var_slot.end() || !p.var_is_param[it->second]) {
+          auto def = p.launch_defs.find(e->var_id);
+          TILUS_CHECK(def != p.launch_defs.end(), "ValueError",
+                      "the grid and workspace shapes may only use the kernel's parameters and "
+                      "constants, but they use '", e->name, "'");
+          return convert(eval(st, def->second), def->second->dtype, e->dtype);
+        }
       }
       return st.var(e);
     }

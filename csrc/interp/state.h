@@ -55,6 +55,10 @@ struct Prepared {
   std::unordered_map<int, int> tensor_slot; // TensorNode::id -> slot
   int num_tensors = 0;
   bool uses_semaphores = false;             // any lock_semaphore: blocks may need to wait
+  // Variables declared once at the top level of the kernel and never reassigned, by
+  // var_id -> their initialiser. The launch shape may use them (`m_blocks =
+  // cdiv(m_size, block_m)` before a global_tensor) when they depend on params only.
+  std::unordered_map<int, const ExprNode*> launch_defs;
 };
 Prepared prepare(const Program& program);
 

@@ -15,7 +15,7 @@ RegisterLayout auto_global_layout(const std::vector<int64_t>& shape, int64_t num
   TILUS_CHECK(vector_elems >= 1, "ValueError", "auto_global_layout needs vector_elems >= 1");
   for (auto s : shape) TILUS_CHECK(s >= 1, "ValueError", "auto_global_layout needs sizes >= 1");
   const int r = static_cast<int>(shape.size());
-  if (r == 0) return replicate(0, num_threads);
+  if (r == 0) return replicate(num_threads, 0);
   // Powers of two only: a 6-element chunk would not be one aligned vector access.
   int64_t v = 1;
   while (v * 2 <= vector_elems && shape[r - 1] % (v * 2) == 0) v *= 2;
@@ -28,7 +28,7 @@ RegisterLayout auto_global_layout(const std::vector<int64_t>& shape, int64_t num
     reps[d] /= threads[d];
     left /= threads[d];
   }
-  return replicate(r, left) * local(reps) * spatial(threads) * local(chunk);
+  return replicate(left, r) * local(reps) * spatial(threads) * local(chunk);
 }
 
 // ---- mma.sync ------------------------------------------------------------------------
@@ -124,8 +124,8 @@ std::optional<BlockLayouts> mma_block_layouts(MmaKind kind, int64_t m, int64_t n
   r.rep_n = n / (wn * atom.n);
   r.rep_k = k / atom.k;
   r.c = spatial({wm, wn}) * local({r.rep_m, r.rep_n}) * atom.c;
-  r.a = spatial({wm, 1}) * replicate(2, wn) * local({r.rep_m, r.rep_k}) * atom.a;
-  r.b = replicate(2, wm) * spatial({1, wn}) * local({r.rep_k, r.rep_n}) * atom.b;
+  r.a = spatial({wm, 1}) * replicate(wn, 2) * local({r.rep_m, r.rep_k}) * atom.a;
+  r.b = replicate(wm, 2) * spatial({1, wn}) * local({r.rep_k, r.rep_n}) * atom.b;
   return r;
 }
 
@@ -169,11 +169,11 @@ std::optional<BlockLayouts> simt_block_layouts(int64_t m, int64_t n, int64_t k, 
   r.rep_m = pm;
   r.rep_n = pn;
   r.rep_k = k;
-  r.c = spatial({wm, wn}) * local({rm, rn}) * replicate(2, rep) * spatial({lm, ln}) *
+  r.c = spatial({wm, wn}) * local({rm, rn}) * replicate(rep, 2) * spatial({lm, ln}) *
         local({tm, tn});
-  r.a = spatial({wm, 1}) * replicate(2, wn) * local({rm, 1}) * replicate(2, rep) *
-        spatial({lm, 1}) * replicate(2, ln) * local({tm, k});
-  r.b = replicate(2, wm) * spatial({1, wn}) * local({1, rn}) * replicate(2, rep * lm) *
+  r.a = spatial({wm, 1}) * replicate(wn, 2) * local({rm, 1}) * replicate(rep, 2) *
+        spatial({lm, 1}) * replicate(ln, 2) * local({tm, k});
+  r.b = replicate(wm, 2) * spatial({1, wn}) * local({1, rn}) * replicate(rep * lm, 2) *
         spatial({1, ln}) * local({k, tn});
   return r;
 }

@@ -57,13 +57,13 @@ MmaAtom mma_atom(MmaKind kind);
 struct BlockLayouts {
   RegisterLayout a, b, c;
   int64_t warps_m = 1, warps_n = 1;
-  // mma: atoms per warp along m, n, k. simt: per-thread repeats (see simt_block_layouts).
+  // mma: atoms per warp along m, n, k. simt: elements per thread along m, n, k.
   int64_t rep_m = 1, rep_n = 1, rep_k = 1;
 };
 
 // mma_block_layouts(kind, m, n, k, warps): a warp grid warps_m x warps_n (product =
 // warps, warp tiles multiples of the atom, the most square warp tile; ties: the most
-// square warp grid, then more warps along m) and
+// square warp grid, then more warps along m) and (replicate(x) short for replicate(x, 2))
 //   C = spatial(wm, wn) * local(rep_m, rep_n) * atom.c
 //   A = spatial(wm, 1) * replicate(wn) * local(rep_m, rep_k) * atom.a
 //   B = replicate(wm) * spatial(1, wn) * local(rep_k, rep_n) * atom.b
@@ -75,17 +75,17 @@ std::optional<BlockLayouts> mma_block_layouts(MmaKind kind, int64_t m, int64_t n
                                               int64_t warps, std::string* why = nullptr);
 
 // simt_block_layouts(m, n, k, warps): layouts for a float32 FMA dot.
-//   C = spatial(wm, wn) * local(rep_m, rep_n) * replicate(r) * spatial(lm, ln) * local(tm, tn)
-//   A = spatial(wm, 1) * replicate(wn) * local(rep_m, 1) * replicate(r) * spatial(lm, 1)
+//   C = spatial(wm, wn) * local(rm, rn) * replicate(r) * spatial(lm, ln) * local(tm, tn)
+//   A = spatial(wm, 1) * replicate(wn) * local(rm, 1) * replicate(r) * spatial(lm, 1)
 //       * replicate(ln) * local(tm, k)
-//   B = replicate(wm) * spatial(1, wn) * local(1, rep_n) * replicate(r * lm) * spatial(1, ln)
+//   B = replicate(wm) * spatial(1, wn) * local(1, rn) * replicate(r * lm) * spatial(1, ln)
 //       * local(k, tn)
 // lanes lm x ln (x r replication when a warp tile has fewer than 32 elements), thread
 // tiles tm x tn of at most 4 x 4 (contiguous along n). Every thread holds in A the rows
 // and in B the columns of its C elements, for every kk < k; the local index of those is
 // the same for all threads, so a.owner / b.owner at thread 0 give it.
-// rep_m, rep_n, rep_k report the elements per thread along m (rep_m * tm), n
-// (rep_n * tn) and k (k).
+// The warp grid is chosen as for mma (unit atom). rep_m, rep_n, rep_k report the
+// elements per thread along m (rm * tm), n (rn * tn) and k (k).
 std::optional<BlockLayouts> simt_block_layouts(int64_t m, int64_t n, int64_t k, int64_t warps,
                                                std::string* why = nullptr);
 

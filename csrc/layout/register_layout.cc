@@ -333,7 +333,7 @@ RegisterLayout column_local(const std::vector<int64_t>& shape) {
   return primitive(shape, false, true, "column_local");
 }
 
-RegisterLayout replicate(int rank, int64_t k) {
+RegisterLayout replicate(int64_t k, int rank) {
   TILUS_CHECK(rank >= 0, "ValueError", "replicate() needs a rank >= 0");
   TILUS_CHECK(k >= 1, "ValueError", "replicate() needs a count >= 1, got ", k);
   return make_register_layout(std::vector<int64_t>(rank, 1), {}, {-static_cast<int>(k)}, {});
@@ -405,7 +405,7 @@ std::optional<RegisterLayout> divide(const RegisterLayout& layout, const Registe
   a.spatial.resize(*keep_s);
   a.local.resize(*keep_l);
   RegisterLayout outer = layout_of(a);
-  if (compose(outer, inner) != layout) return std::nullopt;  // belt and braces
+  if (compose(outer, inner) != layout.simplify()) return std::nullopt;  // belt and braces
   return outer;
 }
 

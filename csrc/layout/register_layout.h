@@ -91,10 +91,10 @@ RegisterLayout column_spatial(const std::vector<int64_t>& shape);
 RegisterLayout local(const std::vector<int64_t>& shape);
 // column_local(S): like local, column-major.  column_local(2, 3): l -> (l % 2, l / 2).
 RegisterLayout column_local(const std::vector<int64_t>& shape);
-// replicate(rank, k): shape [1]*rank held by k threads, all at coordinate 0.
+// replicate(k, rank): shape [1]*rank held by k threads, all at coordinate 0.
 //   T = k, L = 1. Composed next to a spatial layout it makes k thread groups share data:
-//   spatial(2, 1) * replicate(2, 4): threads 4i..4i+3 all hold row i.
-RegisterLayout replicate(int rank, int64_t k);
+//   spatial(2, 1) * replicate(4, 2): threads 4i..4i+3 all hold row i.
+RegisterLayout replicate(int64_t k, int rank);
 
 // ---- derived operations -------------------------------------------------------------
 // compose(outer, inner), the Kronecker product (operator* too): the tile is outer's tile

@@ -21,12 +21,7 @@ from tilus.lang.types import (
 )
 from tilus.script import Script
 from tilus.autotune import autotune
-from tilus import utils
-
-try:
-    from tilus import layout
-except ImportError:  # the layout bindings are optional while the package is being built
-    layout = None
+from tilus import layout, runtime, utils
 
 __version__ = _C.__version__
 

@@ -116,7 +116,7 @@ def column_local(*shape: int) -> RegisterLayout:
 def replicate(k: int, rank: int) -> RegisterLayout:
     """``k`` threads holding the same (single) element of a rank-``rank`` tile of ones.
     ``spatial(2, 1) * replicate(4, 2)``: threads ``4i .. 4i+3`` all hold row ``i``."""
-    return _native.replicate(rank, k)
+    return _native.replicate(k, rank)
 
 
 @_pythonic

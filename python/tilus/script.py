@@ -56,7 +56,8 @@ class CompiledScript:
 
         if self.gpu is None:
             self.gpu = launcher.build(self)
-        self.gpu.launch(args)
+        device = tensors[0].device if tensors else "cuda:0"
+        self.gpu.launch(args, int(device.split(":")[1]) if ":" in device else 0)
 
 
 class Script(InstructionMixin):

@@ -438,10 +438,12 @@ void test_copy_async_groups() {
 
 // ---------------------------------------------------------------- semaphores: errors, limits
 
-ProgramPtr build_waiter(int64_t blocks, int64_t lock_value) {
-  // Blocks with z == 0 wait for value `lock_value` at sem[x]; z == 1 blocks release 1.
+// Blocks with z == 0 wait for value `lock_value` at sem[x]; z == 1 blocks release 1
+// (after reading sems[n] out of bounds when `fail`).
+ProgramPtr build_waiter(int64_t lock_value, bool fail = false) {
   IRBuilder b("Waiter", "waiter.py");
-  Expr nb = b.add_param("n", i32);
+  Expr n = b.add_param("n", i32);
+  Expr nb = b.declare("n_blocks", i32, add(n, C(0)));  // the workspace shape uses a local
   b.set_grid({nb, C(1), C(2)});
   b.set_warps(1);
   Tensor sems = b.global_tensor(i32, {nb}, true, "sems");
@@ -451,25 +453,40 @@ ProgramPtr build_waiter(int64_t blocks, int64_t lock_value) {
   b.lock_semaphore(sem, C(lock_value));
   b.begin_else();
   b.set_loc(44, 8, "self.release_semaphore(sem, value=1)");
+  if (fail) b.declare("x", i32, make_element_load(sems, {add(bidx(0), n)}));
   b.release_semaphore(sem, C(1));
   b.end_if();
-  (void)blocks;
   return b.finish();
 }
 
 void test_deadlock_and_limits() {
   ScriptError err("", "");
-  ProgramPtr p = build_waiter(0, 5);
+  ProgramPtr p = build_waiter(5);
+  CHECK(evaluate_launch_shape(*p, {I(7)}).workspace_bytes.at(0) == 28);
   CHECK(expect_error([&] { interpret(*p, {I(2)}, {}); },
                      {"deadlock", "block (0, 0, 0)", "value 5", "holds 1"}, &err));
   CHECK(err.kind() == "RuntimeError");
   CHECK(err.loc().line == 42);
   // 1000 blocks wait, are resumed once the z == 1 blocks run.
-  ProgramPtr q = build_waiter(0, 1);
+  ProgramPtr q = build_waiter(1);
   interpret(*q, {I(1000)}, {});
   CHECK(true);
   // More waiting blocks than the interpreter keeps suspended.
   CHECK(expect_error([&] { interpret(*q, {I(4100)}, {}); }, {"deadlock", "4096"}, &err));
+  // An error in one block while others are suspended: they are unwound, the error
+  // comes out with its location.
+  ProgramPtr f = build_waiter(1, true);
+  CHECK(expect_error([&] { interpret(*f, {I(3)}, {}); }, {"out of bounds", "index [3]"}, &err));
+  CHECK(err.loc().line == 44);
+
+  // A workspace shape that depends on blockIdx cannot be sized before launch.
+  IRBuilder b("Bad", "bad.py");
+  Expr bad = b.declare("per_block", i32, add(bidx(0), C(1)));
+  b.set_grid({C(2)});
+  b.set_warps(1);
+  b.global_tensor(i32, {bad}, false, "ws");
+  ProgramPtr pb = b.finish();
+  CHECK(expect_error([&] { evaluate_launch_shape(*pb, {}); }, {"blockIdx"}));
 }
 
 // ---------------------------------------------------------------- int8 dot

@@ -117,7 +117,7 @@ static void test_primitives() {
   for (int64_t i = 0; i < 6; ++i) CHECK((lo.coords(0, i) == V{i / 3, i % 3}));
   RegisterLayout cl = column_local({2, 3});
   for (int64_t i = 0; i < 6; ++i) CHECK((cl.coords(0, i) == V{i % 2, i / 2}));
-  RegisterLayout r = replicate(2, 4);
+  RegisterLayout r = replicate(4, 2);
   CHECK_EQ(r.num_threads(), 4);
   CHECK(r.is_replicated());
   CHECK((r.shape == V{1, 1}));
@@ -136,7 +136,7 @@ static void test_simplify() {
   CHECK(local({2, 6}) == local({2, 2}) * local({1, 3}));
   CHECK(spatial({2, 1}) * spatial({1, 3}) == spatial({2, 3}));
   CHECK(spatial({2, 3}) != column_spatial({2, 3}));
-  CHECK(replicate(1, 2) * replicate(1, 3) == replicate(1, 6));
+  CHECK(replicate(2, 1) * replicate(3, 1) == replicate(6, 1));
   // hand-written fields with size-1 modes and mergeable neighbours
   RegisterLayout raw{{8, 4}, {2, 1, 4, 4}, {0, 2}, {1, 3}};
   RegisterLayout canon = raw.simplify();
@@ -194,7 +194,7 @@ static void test_divide() {
       {spatial({4, 2}) * local({2, 2}), spatial({2, 16}) * local({4, 4})},
       {spatial({2, 2}), spatial({2, 2})},  // merges with the outer mode: needs a split
       {local({2, 1}) * replicate(2, 2), spatial({8, 4}) * local({1, 2})},
-      {spatial({3, 1}) * replicate(2, 4), replicate(2, 2) * local({1, 4})},  // split replication
+      {spatial({3, 1}) * replicate(4, 2), replicate(2, 2) * local({1, 4})},  // split replication
       {local({2, 2}), column_local({2, 2}) * spatial({8, 4}) * local({1, 2})},
   };
   for (auto& [o, in] : pairs) {
@@ -228,7 +228,7 @@ static RegisterLayout random_layout(uint64_t& seed, int factors) {
       case 1: l = l * column_spatial(shape); break;
       case 2: l = l * local(shape); break;
       case 3: l = l * column_local(shape); break;
-      default: l = l * replicate(2, 1 + next(3)); break;
+      default: l = l * replicate(1 + next(3), 2); break;
     }
   }
   return l;
@@ -250,7 +250,7 @@ static void test_coords_owner() {
   section("coords / owner");
   std::vector<RegisterLayout> ls = {
       spatial({4, 2}) * local({2, 2}) * spatial({2, 16}) * local({4, 4}),
-      spatial({2, 1}) * replicate(2, 4) * local({3, 2}),
+      spatial({2, 1}) * replicate(4, 2) * local({3, 2}),
       column_local({2, 2}) * spatial({8, 4}) * local({1, 2}),
   };
   for (auto& l : ls) {
@@ -272,7 +272,7 @@ static void test_coord_exprs() {
   section("coord_exprs");
   std::vector<RegisterLayout> ls = {
       spatial({4, 2}) * local({2, 2}) * spatial({2, 16}) * local({4, 4}),
-      spatial({2, 1}) * replicate(2, 4) * local({3, 2}) * column_spatial({2, 3}),
+      spatial({2, 1}) * replicate(4, 2) * local({3, 2}) * column_spatial({2, 3}),
       mma_block_layouts(MmaKind::M16N8K16, 64, 128, 32, 4)->a,
       auto_global_layout({64, 64}, 128, 8),
       local({3, 5}),

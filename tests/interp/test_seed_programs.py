@@ -116,7 +116,6 @@ def test_matmul_v5_autotuned_on_cpu(example):
 
 
 def test_fp32_simt_matmul_relu(example):
-    pytest.importorskip("tilus.layout")
     kernel = example("matmul_relu_fp32_simt").MatmulReluSimt()
     m, n, k = 37, 100, 72
     a, b = torch.randn(m, k), torch.randn(k, n)

@@ -1,17 +1,16 @@
-"""GPU runtime: code generation, NVRTC compilation and launches (see launcher.py)."""
+"""GPU runtime: code generation, NVRTC compilation, caching and launches."""
 
 from __future__ import annotations
 
 import functools
 
+from tilus import _C
+from tilus.runtime.nvrtc_paths import search_dirs
+
+_C.runtime.set_nvrtc_search_dirs(search_dirs())
+
 
 @functools.lru_cache(maxsize=None)
 def driver_available() -> bool:
     """Whether a CUDA driver and at least one GPU are present."""
-    try:
-        from tilus import _C
-
-        info = _C.runtime.current_device_info()
-        return bool(info)
-    except Exception:
-        return False
+    return bool(_C.runtime.cuda_available())

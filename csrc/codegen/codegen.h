@@ -1,0 +1,33 @@
+// IR -> CUDA C++: one readable __global__ function per Program.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ir/stmt.h"
+
+namespace tilus {
+
+struct CodegenOptions {
+  // The launcher checks every pointer argument is 16-byte aligned before using a
+  // kernel built with this set; otherwise it uses one built without it.
+  bool pointers_aligned = true;
+};
+
+struct KernelParam {
+  std::string name;
+  DataType dtype;
+  int workspace = -1;  // >= 0: the runtime passes workspace #i, not a user argument
+};
+
+struct GeneratedKernel {
+  std::string name;    // the extern "C" __global__ function
+  std::string source;  // complete translation unit (includes "tilus/runtime.cuh")
+  int threads = 0;
+  int64_t dynamic_smem = 0;  // bytes
+  std::vector<KernelParam> params;
+};
+
+// Throws ScriptError (with the script line) for what the CUDA backend cannot express.
+GeneratedKernel generate_cuda(const Program& program, const CodegenOptions& options = {});
+
+}  // namespace tilus

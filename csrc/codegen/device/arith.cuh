@@ -1,0 +1,110 @@
+// Elementwise scalar operations, one function per IR BinaryOp / UnaryOp.
+//
+// The emitter writes `z[i] = tilus::add(x[i], y[i]);` for every dtype, so each
+// op is a template over T. Semantics match the CPU interpreter
+// (interp/scalar_eval.cc):
+//   - half and bfloat16 compute in float and round back once. float has more
+//     than twice their precision (24 >= 2 * 11 + 2 bits), so for + - * / the
+//     double rounding is innocuous: the result equals the correctly rounded
+//     one the interpreter computes in double.
+//   - small integers compute in int (C promotion) and wrap on the way back.
+//   - div and mod on integers truncate toward zero (C); mod on floats is fmod.
+//   - min_/max_ on floats ignore a NaN operand (fminf/fmaxf, like std::fmin).
+//   - comparisons and logical ops return bool; logical ops treat x != 0 as true.
+#ifndef TILUS_DEVICE_ARITH_CUH
+#define TILUS_DEVICE_ARITH_CUH
+
+#include "tilus/convert.cuh"
+
+namespace tilus {
+namespace detail {
+
+// The type an operation on T is computed in.
+template <typename T> struct compute_type { typedef T type; };
+template <> struct compute_type<half> { typedef float type; };
+template <> struct compute_type<bfloat16> { typedef float type; };
+
+template <typename T>
+static __device__ __forceinline__ typename compute_type<T>::type widen(T x) {
+  return cast<typename compute_type<T>::type>(x);
+}
+
+}  // namespace detail
+
+template <typename T>
+static __device__ __forceinline__ T add(T a, T b) {
+  return cast<T>(detail::widen(a) + detail::widen(b));
+}
+
+template <typename T>
+static __device__ __forceinline__ T sub(T a, T b) {
+  return cast<T>(detail::widen(a) - detail::widen(b));
+}
+
+template <typename T>
+static __device__ __forceinline__ T mul(T a, T b) {
+  return cast<T>(detail::widen(a) * detail::widen(b));
+}
+
+template <typename T>
+static __device__ __forceinline__ T div(T a, T b) {
+  return cast<T>(detail::widen(a) / detail::widen(b));
+}
+
+template <typename T>
+static __device__ __forceinline__ T mod(T a, T b) {
+  typedef typename detail::compute_type<T>::type C;
+  const C x = detail::widen(a), y = detail::widen(b);
+  if constexpr (detail::is_same<C, float>()) return cast<T>(fmodf(x, y));
+  else if constexpr (detail::is_same<C, double>()) return cast<T>(fmod(x, y));
+  else return cast<T>(x % y);
+}
+
+template <typename T>
+static __device__ __forceinline__ T min_(T a, T b) {
+  typedef typename detail::compute_type<T>::type C;
+  const C x = detail::widen(a), y = detail::widen(b);
+  if constexpr (detail::is_same<C, float>()) return cast<T>(fminf(x, y));
+  else if constexpr (detail::is_same<C, double>()) return cast<T>(fmin(x, y));
+  else return y < x ? b : a;
+}
+
+template <typename T>
+static __device__ __forceinline__ T max_(T a, T b) {
+  typedef typename detail::compute_type<T>::type C;
+  const C x = detail::widen(a), y = detail::widen(b);
+  if constexpr (detail::is_same<C, float>()) return cast<T>(fmaxf(x, y));
+  else if constexpr (detail::is_same<C, double>()) return cast<T>(fmax(x, y));
+  else return x < y ? b : a;
+}
+
+// IEEE negation only flips the sign bit, so 16-bit floats need no round trip.
+template <typename T>
+static __device__ __forceinline__ T neg(T a) {
+  if constexpr (detail::is_f16<T>()) return T{static_cast<uint16_t>(a.bits ^ 0x8000u)};
+  else return cast<T>(-detail::widen(a));
+}
+
+template <typename T>
+static __device__ __forceinline__ bool lt(T a, T b) { return detail::widen(a) < detail::widen(b); }
+template <typename T>
+static __device__ __forceinline__ bool le(T a, T b) { return detail::widen(a) <= detail::widen(b); }
+template <typename T>
+static __device__ __forceinline__ bool gt(T a, T b) { return detail::widen(a) > detail::widen(b); }
+template <typename T>
+static __device__ __forceinline__ bool ge(T a, T b) { return detail::widen(a) >= detail::widen(b); }
+template <typename T>
+static __device__ __forceinline__ bool eq(T a, T b) { return detail::widen(a) == detail::widen(b); }
+template <typename T>
+static __device__ __forceinline__ bool ne(T a, T b) { return detail::widen(a) != detail::widen(b); }
+
+template <typename T>
+static __device__ __forceinline__ bool and_(T a, T b) { return cast<bool>(a) && cast<bool>(b); }
+template <typename T>
+static __device__ __forceinline__ bool or_(T a, T b) { return cast<bool>(a) || cast<bool>(b); }
+template <typename T>
+static __device__ __forceinline__ bool not_(T a) { return !cast<bool>(a); }
+
+}  // namespace tilus
+
+#endif  // TILUS_DEVICE_ARITH_CUH

@@ -1,0 +1,17 @@
+// The one header generated kernels include: #include "tilus/runtime.cuh".
+// Every helper lives in namespace tilus. The headers reach NVRTC as in-memory
+// headers named "tilus/<file>.cuh" (cmake/embed_headers.cmake), which is why
+// they include each other by that name.
+#ifndef TILUS_DEVICE_RUNTIME_CUH
+#define TILUS_DEVICE_RUNTIME_CUH
+
+#include "tilus/types.cuh"      // int8_t..uint64_t, half, bfloat16
+#include "tilus/convert.cuh"    // cast<To>(x), to_float/to_half/to_bfloat16, pack_half2
+#include "tilus/arith.cuh"      // add, sub, ..., lt, ..., and_, or_, not_
+#include "tilus/memory.cuh"     // smem_u32, load/store_{global,shared}_vec, load_global_cg
+#include "tilus/ldmatrix.cuh"   // ldmatrix_x{1,2,4}[_trans]
+#include "tilus/cp_async.cuh"   // cp_async_{16,8,4}, commit / wait groups
+#include "tilus/mma.cuh"        // mma_m16n8k16_*, mma_m16n8k32_*
+#include "tilus/semaphore.cuh"  // lock_semaphore, release_semaphore
+
+#endif  // TILUS_DEVICE_RUNTIME_CUH

@@ -1,0 +1,133 @@
+// dot: mma.sync on tensor cores, or fused multiply-adds on CUDA cores (SIMT).
+#include "codegen/emitter.h"
+
+namespace tilus {
+
+void CudaEmitter::emit_dot(const Instruction& i) {
+  const DotPlan& plan = plan_.dots.at(&i);
+  if (plan.mma)
+    emit_mma(i, plan);
+  else
+    emit_simt_dot(i, plan);
+}
+
+namespace {
+std::string mma_function(MmaKind kind, DataType in, DataType acc) {
+  if (kind == MmaKind::M16N8K32) return "tilus::mma_m16n8k32_s8_s32";
+  if (in == dtypes::bfloat16) return "tilus::mma_m16n8k16_bf16_f32";
+  return acc == dtypes::float16 ? "tilus::mma_m16n8k16_f16_f16" : "tilus::mma_m16n8k16_f16_f32";
+}
+}  // namespace
+
+// The result array to accumulate into: the output tensor when it already holds c (out=c
+// or in place), otherwise a fresh array initialised from c.
+namespace {
+struct Accumulator {
+  std::string array;
+  bool written_back = false;
+};
+}  // namespace
+
+void CudaEmitter::emit_mma(const Instruction& i, const DotPlan& plan) {
+  const BlockLayouts& bl = plan.layouts;
+  const Tensor &a = i.inputs[0], &b = i.inputs[1], &c = i.inputs[2], &d = i.output;
+  std::string ra = reg_operand(a, bl.a);
+  std::string rb = reg_operand(b, bl.b);
+  std::string rc = reg_operand(c, bl.c);
+  std::string acc;
+  bool in_place = !i.defines_output && d == c && plan_.layout_of(d) == bl.c;
+  if (in_place) {
+    acc = rc;
+  } else {
+    acc = i.defines_output ? declare_reg(d, bl.c) : fresh("tl_acc");
+    if (!i.defines_output) line("__align__(16) " + ctype(d->dtype) + " " + acc + "[" + std::to_string(bl.c.local_size()) + "];");
+    line("#pragma unroll");
+    open("for (int i = 0; i < " + std::to_string(bl.c.local_size()) + "; ++i)");
+    line(acc + "[i] = " + rc + "[i];");
+    close();
+  }
+  int64_t a_regs = plan.kind == MmaKind::M16N8K32 ? 4 : 4;  // 32-bit registers per A atom
+  int64_t b_regs = 2;
+  bool f16_acc = d->dtype == dtypes::float16;
+  int64_t c_regs = f16_acc ? 2 : 4;
+  std::string fn = mma_function(plan.kind, a->dtype, d->dtype);
+  std::string cast_c = f16_acc ? "reinterpret_cast<uint32_t*>(" + acc + ")" : acc;
+  std::string im = fresh("im"), in = fresh("in"), ik = fresh("ik");
+  auto loop = [&](const std::string& v, int64_t n) {
+    line("#pragma unroll");
+    open("for (int " + v + " = 0; " + v + " < " + std::to_string(n) + "; ++" + v + ")");
+  };
+  line("// dot: " + std::to_string(bl.warps_m) + "x" + std::to_string(bl.warps_n) + " warps, " +
+       std::to_string(bl.rep_m) + "x" + std::to_string(bl.rep_n) + "x" + std::to_string(bl.rep_k) +
+       " " + mma_kind_name(plan.kind) + " atoms per warp");
+  loop(ik, bl.rep_k);
+  loop(im, bl.rep_m);
+  loop(in, bl.rep_n);
+  std::string c_at = cast_c + " + (" + im + " * " + std::to_string(bl.rep_n) + " + " + in + ") * " + std::to_string(c_regs);
+  line(fn + "(" + c_at + ", reinterpret_cast<const uint32_t*>(" + ra + ") + (" + im + " * " +
+       std::to_string(bl.rep_k) + " + " + ik + ") * " + std::to_string(a_regs) +
+       ", reinterpret_cast<const uint32_t*>(" + rb + ") + (" + ik + " * " + std::to_string(bl.rep_n) +
+       " + " + in + ") * " + std::to_string(b_regs) + ", " + c_at + ");");
+  close();
+  close();
+  close();
+  if (!in_place) write_back(d, acc, bl.c);
+  else if (!i.defines_output && d != c) write_back(d, acc, bl.c);
+}
+
+void CudaEmitter::emit_simt_dot(const Instruction& i, const DotPlan& plan) {
+  const BlockLayouts& bl = plan.layouts;
+  const Tensor &a = i.inputs[0], &b = i.inputs[1], &c = i.inputs[2], &d = i.output;
+  std::string ra = reg_operand(a, bl.a);
+  std::string rb = reg_operand(b, bl.b);
+  std::string rc = reg_operand(c, bl.c);
+  std::string acc;
+  bool in_place = !i.defines_output && d == c && plan_.layout_of(d) == bl.c;
+  if (in_place) {
+    acc = rc;
+  } else {
+    acc = fresh("tl_acc");
+    line("__align__(16) " + ctype(d->dtype) + " " + acc + "[" + std::to_string(bl.c.local_size()) + "];");
+    line("#pragma unroll");
+    open("for (int i = 0; i < " + std::to_string(bl.c.local_size()) + "; ++i)");
+    line(acc + "[i] = " + rc + "[i];");
+    close();
+  }
+  const int64_t k = a->shape[1];
+  DataType acc_t = d->dtype;
+  // Accumulate in float for 16-bit types, in the accumulator type otherwise.
+  DataType math_t = (acc_t == dtypes::float64 || acc_t.is_integer()) ? acc_t : dtypes::float32;
+  auto as_math = [&](DataType t, const std::string& x) {
+    return t == math_t ? x : "tilus::cast<" + ctype(math_t) + ">(" + x + ")";
+  };
+  line("// dot on CUDA cores: " + std::to_string(bl.c.local_size()) + " accumulators x " +
+       std::to_string(k) + " steps per thread");
+  for (int64_t l = 0; l < bl.c.local_size(); ++l) {
+    auto rc_coords = bl.c.local_coords(l);
+    std::string sum = fresh("tl_sum");
+    line(ctype(math_t) + " " + sum + " = " + as_math(acc_t, acc + "[" + std::to_string(l) + "]") + ";");
+    for (int64_t kk = 0; kk < k; ++kk) {
+      auto [la, ta] = bl.a.owner({rc_coords[0], kk});
+      auto [lb, tb] = bl.b.owner({kk, rc_coords[1]});
+      TILUS_ASSERT(ta == 0 && tb == 0, "SIMT operand layouts do not line up with the accumulator");
+      line(sum + " += " + as_math(a->dtype, ra + "[" + std::to_string(la) + "]") + " * " +
+           as_math(b->dtype, rb + "[" + std::to_string(lb) + "]") + ";");
+    }
+    line(acc + "[" + std::to_string(l) + "] = " +
+         (math_t == acc_t ? sum : "tilus::cast<" + ctype(acc_t) + ">(" + sum + ")") + ";");
+  }
+  if (in_place) return;
+  if (i.defines_output) {
+    reg_names_[d->id] = acc;
+    // the new tensor lives in `acc`; if its planned layout differs, convert
+    if (plan_.layout_of(d) != bl.c) {
+      reg_names_.erase(d->id);
+      declare_reg(d, plan_.layout_of(d));
+      write_back(d, acc, bl.c);
+    }
+  } else {
+    write_back(d, acc, bl.c);
+  }
+}
+
+}  // namespace tilus

@@ -1,0 +1,412 @@
+// Global and shared memory: views, allocations, loads and stores, cp.async, ldmatrix,
+// and layout conversions through shared memory.
+#include <algorithm>
+
+#include "codegen/emitter.h"
+
+namespace tilus {
+
+namespace {
+Expr add(Expr a, Expr b) { return make_binary(BinaryOp::Add, std::move(a), std::move(b)); }
+Expr mul(Expr a, Expr b) { return make_binary(BinaryOp::Mul, std::move(a), std::move(b)); }
+
+// Largest power of two <= cap that divides n.
+int64_t pow2_divisor(int64_t n, int64_t cap) {
+  int64_t v = 1;
+  while (v * 2 <= cap && n % (v * 2) == 0) v *= 2;
+  return v;
+}
+
+// The global index of every dimension for a tile element at `coords`.
+std::vector<Expr> global_index(const std::vector<Expr>& offsets, const std::vector<int>& dims,
+                               const std::vector<Expr>& coords) {
+  std::vector<Expr> gi = offsets;
+  for (size_t d = 0; d < dims.size(); ++d) gi[dims[d]] = add(gi[dims[d]], coords[d]);
+  return gi;
+}
+}  // namespace
+
+// ------------------------------------------------------------------ global tensors
+
+void CudaEmitter::emit_global_view(const Instruction& i) {
+  const Tensor& t = i.output;
+  GlobalInfo g;
+  g.ptr = fresh(t->name);
+  g.shape = t->global_shape;
+  g.strides = t->global_strides;
+  line(ctype(t->dtype.pointer_to()) + " " + g.ptr + " = " + expr(i.args[0]) + ";  // " + t->type_str());
+  // Shapes and strides are frozen at the view: later assignments to the variables they
+  // use do not change the view (as in the interpreter).
+  auto freeze = [&](const Expr& e, const std::string& what, std::vector<std::string>& names,
+                    std::vector<Expr>& values) {
+    if (e->is_const() || e->is_var()) {
+      names.push_back(expr(e));
+      values.push_back(e);
+      return;
+    }
+    std::string n = fresh(g.ptr + "_" + what);
+    line("const " + ctype(e->dtype) + " " + n + " = " + expr(e) + ";");
+    names.push_back(n);
+    values.push_back(internal_var(n, e->dtype));
+  };
+  for (size_t d = 0; d < g.shape.size(); ++d) freeze(g.shape[d], "shape" + std::to_string(d), g.shape_c, g.shape_v);
+  for (size_t d = 0; d < g.strides.size(); ++d) freeze(g.strides[d], "stride" + std::to_string(d), g.stride_c, g.stride_v);
+  globals_[t->id] = g;
+}
+
+void CudaEmitter::emit_global_tensor(const Instruction& i) {
+  const Tensor& t = i.output;
+  GlobalInfo g;
+  g.ptr = fresh(t->name);
+  g.shape = t->global_shape;
+  g.strides = t->global_strides;
+  line(ctype(t->dtype.pointer_to()) + " " + g.ptr + " = tl_workspace" + std::to_string(i.workspace) +
+       ";  // " + t->type_str() + (i.requires_clean ? ", kept zeroed between launches" : ""));
+  for (auto& e : g.shape) {
+    g.shape_c.push_back(expr(e));
+    g.shape_v.push_back(e);
+  }
+  for (auto& e : g.strides) {
+    g.stride_c.push_back(expr(e));
+    g.stride_v.push_back(e);
+  }
+  globals_[t->id] = g;
+}
+
+int64_t CudaEmitter::global_vector(const GlobalInfo& g, const std::vector<Expr>& offsets,
+                                   const std::vector<int>& dims, int64_t tile_last,
+                                   int64_t dtype_bytes, bool need_full_vectors) const {
+  int last = static_cast<int>(g.shape.size()) - 1;
+  int64_t c;
+  if (!options_.pointers_aligned || dims.back() != last) return 1;
+  if (!is_const_int(g.strides[last], &c) || c != 1) return 1;
+  int64_t v = pow2_divisor(tile_last, std::max<int64_t>(1, 16 / dtype_bytes));
+  for (; v > 1; v /= 2) {
+    bool ok = div_.is_multiple(offsets[last], v);
+    for (int d = 0; d < last && ok; ++d) ok = div_.is_multiple(g.strides[d], v);
+    if (ok && need_full_vectors) ok = div_.is_multiple(g.shape[last], v);
+    if (ok) break;
+  }
+  return v;
+}
+
+namespace {
+std::string in_bounds(CudaEmitter& e, const std::vector<Expr>& gi,
+                      const CudaEmitter::GlobalInfo& g, int skip_dim = -1) {
+  std::string cond;
+  for (size_t d = 0; d < gi.size(); ++d) {
+    if (static_cast<int>(d) == skip_dim) continue;
+    cond += std::string(cond.empty() ? "" : " && ") + "(uint32_t)(" + e.expr(gi[d]) +
+            ") < (uint32_t)(" + g.shape_c[d] + ")";
+  }
+  return cond.empty() ? "true" : cond;
+}
+
+Expr global_offset(const std::vector<Expr>& gi, const CudaEmitter::GlobalInfo& g) {
+  Expr off = make_int(0);
+  for (size_t d = 0; d < gi.size(); ++d) off = add(off, mul(gi[d], g.stride_v[d]));
+  return off;
+}
+}  // namespace
+
+void CudaEmitter::emit_load_global(const Instruction& i) {
+  const Tensor& t = i.output;
+  const RegisterLayout& layout = plan_.layout_of(t);
+  const GlobalInfo& g = globals_.at(i.inputs[0]->id);
+  std::string r = declare_reg(t, layout);
+  int64_t vec = global_vector(g, i.args, i.dims, t->shape.back(), t->dtype.bytes(), true);
+  vec = pow2_divisor(innermost_run(layout), vec);
+  int64_t bytes = vec * t->dtype.bytes();
+  // Memory this kernel also writes (split-K partials) is read around L1, which is not
+  // coherent with the other SMs' writes.
+  bool bypass_l1 = written_globals_.count(i.inputs[0]->id) > 0;
+  std::string load = bypass_l1 ? "tilus::load_global_cg<" : "tilus::load_global_vec<";
+  for_each_local(layout, vec, [&](const Element& el) {
+    auto gi = global_index(i.args, i.dims, el.coords);
+    std::string cond = in_bounds(*this, gi, g);
+    std::string src = g.ptr + " + " + expr(global_offset(gi, g));
+    std::string dst = "(" + r + " + " + expr(el.local) + ")";
+    if (vec == 1 && !bypass_l1) {
+      line(r + "[" + expr(el.local) + "] = (" + cond + ") ? *(" + src + ") : " + zero(t->dtype) + ";");
+      return;
+    }
+    open("if (" + cond + ")");
+    line(load + std::to_string(bytes) + ">(" + dst + ", " + src + ");");
+    close("} else {");
+    ++indent_;
+    line("#pragma unroll");
+    line("for (int z = 0; z < " + std::to_string(vec) + "; ++z) " + dst + "[z] = " + zero(t->dtype) + ";");
+    close();
+  });
+}
+
+void CudaEmitter::emit_store_global(const Instruction& i) {
+  const Tensor& x = i.inputs[1];
+  const RegisterLayout& layout = plan_.layout_of(x);
+  const GlobalInfo& g = globals_.at(i.inputs[0]->id);
+  std::string r = reg_name(x);
+  int64_t vec = global_vector(g, i.args, i.dims, x->shape.back(), x->dtype.bytes(), true);
+  vec = pow2_divisor(innermost_run(layout), vec);
+  int64_t bytes = vec * x->dtype.bytes();
+  std::string leader = replica_leader(layout);
+  if (!leader.empty()) open("if (" + leader + ")");
+  for_each_local(layout, vec, [&](const Element& el) {
+    auto gi = global_index(i.args, i.dims, el.coords);
+    std::string cond = in_bounds(*this, gi, g);
+    std::string dst = g.ptr + " + " + expr(global_offset(gi, g));
+    if (vec == 1) {
+      line("if (" + cond + ") *(" + dst + ") = " + r + "[" + expr(el.local) + "];");
+    } else {
+      line("if (" + cond + ") tilus::store_global_vec<" + std::to_string(bytes) + ">(" + dst + ", &" +
+           r + "[" + expr(el.local) + "]);");
+    }
+  });
+  if (!leader.empty()) close();
+}
+
+// ------------------------------------------------------------------ shared tensors
+
+void CudaEmitter::emit_shared_tensor(const Instruction& i) {
+  const Tensor& t = i.output;
+  const SharedLayout& layout = plan_.shared.at(t->id);
+  int64_t offset = smem_.allocate(layout.size() * t->dtype.bytes());
+  smem_offset_[t->id] = offset;
+  SharedInfo s;
+  s.root = t->id;
+  s.ptr = fresh(t->name);
+  s.shape = t->shape;
+  line(ctype(t->dtype) + "* " + s.ptr + " = reinterpret_cast<" + ctype(t->dtype) + "*>(tl_smem + " +
+       std::to_string(offset) + ");  // " + t->type_str() + ", " + layout.str());
+  shared_[t->id] = s;
+}
+
+void CudaEmitter::emit_slice_shared(const Instruction& i) {
+  SharedInfo s = shared_.at(i.inputs[0]->id);
+  // The indices are frozen: `sa[stage]` keeps meaning the stage it was taken at.
+  for (size_t d = 0; d < i.args.size(); ++d) {
+    const Expr& e = i.args[d];
+    if (e->is_const()) {
+      s.lead.push_back(e);
+      continue;
+    }
+    std::string n = fresh(i.output->name + "_index" + (i.args.size() > 1 ? std::to_string(d) : ""));
+    line("const int32_t " + n + " = " + expr(e) + ";  // " + i.output->name + " = " +
+         i.inputs[0]->name + "[...]");
+    s.lead.push_back(internal_var(n));
+  }
+  s.shape = i.output->shape;
+  shared_[i.output->id] = s;
+}
+
+Expr CudaEmitter::shared_offset(const SharedInfo& s, const std::vector<Expr>& coords) {
+  std::vector<Expr> full = s.lead;
+  full.insert(full.end(), coords.begin(), coords.end());
+  return plan_.shared.at(s.root).offset_expr(full);
+}
+
+bool CudaEmitter::shared_contiguous(const SharedInfo& s, int64_t vec) const {
+  const SharedLayout& l = plan_.shared.at(s.root);
+  if (l.is_swizzled()) return vec <= l.chunk_elems;
+  return l.strides.back() == 1;
+}
+
+void CudaEmitter::emit_load_shared(const Instruction& i) {
+  if (emit_ldmatrix(i)) return;
+  const Tensor& t = i.output;
+  const RegisterLayout& layout = plan_.layout_of(t);
+  const SharedInfo& s = shared_.at(i.inputs[0]->id);
+  std::string r = declare_reg(t, layout);
+  int64_t vec = pow2_divisor(innermost_run(layout), std::max<int64_t>(1, 16 / t->dtype.bytes()));
+  while (vec > 1 && !shared_contiguous(s, vec)) vec /= 2;
+  for_each_local(layout, vec, [&](const Element& el) {
+    std::string src = s.ptr + " + " + expr(shared_offset(s, el.coords));
+    if (vec == 1)
+      line(r + "[" + expr(el.local) + "] = *(" + src + ");");
+    else
+      line("tilus::load_shared_vec<" + std::to_string(vec * t->dtype.bytes()) + ">(&" + r + "[" +
+           expr(el.local) + "], " + src + ");");
+  });
+}
+
+void CudaEmitter::emit_store_shared(const Instruction& i) {
+  const Tensor& x = i.inputs[1];
+  const RegisterLayout& layout = plan_.layout_of(x);
+  const SharedInfo& s = shared_.at(i.inputs[0]->id);
+  std::string r = reg_name(x);
+  int64_t vec = pow2_divisor(innermost_run(layout), std::max<int64_t>(1, 16 / x->dtype.bytes()));
+  while (vec > 1 && !shared_contiguous(s, vec)) vec /= 2;
+  std::string leader = replica_leader(layout);
+  if (!leader.empty()) open("if (" + leader + ")");
+  for_each_local(layout, vec, [&](const Element& el) {
+    std::string dst = s.ptr + " + " + expr(shared_offset(s, el.coords));
+    if (vec == 1)
+      line("*(" + dst + ") = " + r + "[" + expr(el.local) + "];");
+    else
+      line("tilus::store_shared_vec<" + std::to_string(vec * x->dtype.bytes()) + ">(" + dst + ", &" +
+           r + "[" + expr(el.local) + "]);");
+  });
+  if (!leader.empty()) close();
+}
+
+// ldmatrix for the operands of an mma dot read straight from shared memory.
+bool CudaEmitter::emit_ldmatrix(const Instruction& i) {
+  const Tensor& t = i.output;
+  auto it = mma_operands_.find(t->id);
+  if (it == mma_operands_.end()) return false;
+  const DotPlan& dp = *it->second.first;
+  int operand = it->second.second;
+  const BlockLayouts& bl = dp.layouts;
+  const RegisterLayout& layout = plan_.layout_of(t);
+  if (layout != (operand == 0 ? bl.a : bl.b) || dp.kind != MmaKind::M16N8K16) return false;
+  const SharedInfo& s = shared_.at(i.inputs[0]->id);
+  const SharedLayout& sl = plan_.shared.at(s.root);
+  bool chunks_ok = sl.is_swizzled() ? sl.chunk_elems == 8 : (sl.strides.back() == 1 && s.shape.back() % 8 == 0);
+  if (!chunks_ok) return false;
+  std::string r = declare_reg(t, layout);
+  std::string regs = fresh(r + "_u32");
+  line("uint32_t* " + regs + " = reinterpret_cast<uint32_t*>(" + r + ");");
+  std::string lane = "(tl_tid % 32)", warp = "(tl_tid / 32)";
+  // opaque C++ expressions, printed verbatim inside the shared-offset arithmetic
+  auto var = [&](const std::string& n) { return internal_var(n); };
+  if (operand == 0) {
+    // A [m, k]: lanes 0-15 address rows 0-15 at k, lanes 16-31 the same rows at k + 8;
+    // the four 8x8 matrices come back as a0a1, a2a3, a4a5, a6a7.
+    std::string im = fresh("im"), ik = fresh("ik");
+    line("#pragma unroll");
+    open("for (int " + im + " = 0; " + im + " < " + std::to_string(bl.rep_m) + "; ++" + im + ")");
+    line("#pragma unroll");
+    open("for (int " + ik + " = 0; " + ik + " < " + std::to_string(bl.rep_k) + "; ++" + ik + ")");
+    Expr row = var("(" + warp + " / " + std::to_string(bl.warps_n) + " * " +
+                   std::to_string(bl.rep_m * 16) + " + " + im + " * 16 + " + lane + " % 16)");
+    Expr col = var("(" + ik + " * 16 + " + lane + " / 16 * 8)");
+    line("tilus::ldmatrix_x4(" + regs + " + (" + im + " * " + std::to_string(bl.rep_k) + " + " + ik +
+         ") * 4, tilus::smem_u32(" + s.ptr + " + " + expr(shared_offset(s, {row, col})) + "));");
+    close();
+    close();
+  } else {
+    // B [k, n], transposed on load: lanes 0-7 / 8-15 address k rows 0-7 / 8-15 of an
+    // 8-column block, lanes 16-31 the same for the next block; registers b0b1, b2b3 of
+    // two neighbouring n atoms.
+    std::string ik = fresh("ik"), in = fresh("in");
+    int64_t pairs = bl.rep_n / 2;
+    std::string krow = "(" + ik + " * 16 + " + lane + " % 8 + " + lane + " / 8 % 2 * 8)";
+    std::string wcol = warp + " % " + std::to_string(bl.warps_n) + " * " + std::to_string(bl.rep_n * 8);
+    line("#pragma unroll");
+    open("for (int " + ik + " = 0; " + ik + " < " + std::to_string(bl.rep_k) + "; ++" + ik + ")");
+    if (pairs > 0) {
+      line("#pragma unroll");
+      open("for (int " + in + " = 0; " + in + " < " + std::to_string(bl.rep_n) + " - 1; " + in + " += 2)");
+      Expr col = var("(" + wcol + " + " + in + " * 8 + " + lane + " / 16 * 8)");
+      line("tilus::ldmatrix_x4_trans(" + regs + " + (" + ik + " * " + std::to_string(bl.rep_n) +
+           " + " + in + ") * 2, tilus::smem_u32(" + s.ptr + " + " +
+           expr(shared_offset(s, {var(krow), col})) + "));");
+      close();
+    }
+    if (bl.rep_n % 2 == 1) {
+      Expr col = var("(" + wcol + " + " + std::to_string((bl.rep_n - 1) * 8) + ")");
+      line("tilus::ldmatrix_x2_trans(" + regs + " + (" + ik + " * " + std::to_string(bl.rep_n) +
+           " + " + std::to_string(bl.rep_n - 1) + ") * 2, tilus::smem_u32(" + s.ptr + " + " +
+           expr(shared_offset(s, {var(krow), col})) + "));");
+    }
+    close();
+  }
+  return true;
+}
+
+// ------------------------------------------------------------------ cp.async
+
+void CudaEmitter::emit_copy_async(const Instruction& i) {
+  const Tensor& src = i.inputs[0];
+  const Tensor& dst = i.inputs[1];
+  const GlobalInfo& g = globals_.at(src->id);
+  const SharedInfo& s = shared_.at(dst->id);
+  int64_t bytes_per = dst->dtype.bytes();
+  RegisterLayout layout = auto_global_layout(dst->shape, threads_, std::max<int64_t>(1, 16 / bytes_per));
+  int64_t vec = global_vector(g, i.args, i.dims, dst->shape.back(), bytes_per, false);
+  vec = pow2_divisor(innermost_run(layout), vec);
+  while (vec > 1 && !shared_contiguous(s, vec)) vec /= 2;
+  int64_t bytes = vec * bytes_per;
+  bool async = bytes == 4 || bytes == 8 || bytes == 16;
+  if (!async) vec = 1;
+  std::string leader = replica_leader(layout);
+  line(std::string("// copy_async ") + (async ? "with cp.async of " + std::to_string(bytes) + " bytes"
+                                              : "as plain loads and stores (alignment unknown)"));
+  if (!leader.empty()) open("if (" + leader + ")");
+  int last = static_cast<int>(g.shape.size()) - 1;
+  for_each_local(layout, vec, [&](const Element& el) {
+    auto gi = global_index(i.args, i.dims, el.coords);
+    std::string soff = expr(shared_offset(s, el.coords));
+    std::string goff = expr(global_offset(gi, g));
+    if (!async) {
+      line(s.ptr + "[" + soff + "] = (" + in_bounds(*this, gi, g) + ") ? " + g.ptr + "[" + goff +
+           "] : " + zero(dst->dtype) + ";");
+      return;
+    }
+    // src-size < cp-size zero-fills the rest; 0 reads nothing (the base is passed).
+    std::string n = fresh("tl_bytes");
+    line("const int " + n + " = (" + in_bounds(*this, gi, g, last) + ") ? tilus::max_(0, tilus::min_(" +
+         std::to_string(bytes) + ", (" + g.shape_c[last] + " - (" + expr(gi[last]) + ")) * " +
+         std::to_string(bytes_per) + ")) : 0;");
+    line("tilus::cp_async_" + std::to_string(bytes) + "(tilus::smem_u32(" + s.ptr + " + " + soff + "), " +
+         n + " > 0 ? (const void*)(" + g.ptr + " + " + goff + ") : (const void*)" + g.ptr + ", " + n + ");");
+  });
+  if (!leader.empty()) close();
+}
+
+// ------------------------------------------------------------------ conversions
+
+std::string CudaEmitter::convert(const std::string& array, DataType dtype, const RegisterLayout& from,
+                                 const RegisterLayout& to) {
+  TILUS_ASSERT(from.shape == to.shape);
+  int64_t numel = from.numel();
+  int64_t offset = smem_.allocate(numel * dtype.bytes());
+  std::string out = fresh(array + "_cvt");
+  line("__align__(16) " + ctype(dtype) + " " + out + "[" + std::to_string(to.local_size()) + "];");
+  open("{  // layout conversion through shared memory");
+  std::string buf = fresh("tl_buf");
+  line(ctype(dtype) + "* " + buf + " = reinterpret_cast<" + ctype(dtype) + "*>(tl_smem + " +
+       std::to_string(offset) + ");");
+  line("__syncthreads();");
+  auto row_major = [&](const std::vector<Expr>& coords) {
+    Expr off = make_int(0);
+    int64_t stride = 1;
+    for (int d = static_cast<int>(coords.size()) - 1; d >= 0; --d) {
+      off = add(off, mul(coords[d], make_int(stride)));
+      stride *= from.shape[d];
+    }
+    return off;
+  };
+  std::string leader = replica_leader(from);
+  if (!leader.empty()) open("if (" + leader + ")");
+  for_each_local(from, 1, [&](const Element& el) {
+    line(buf + "[" + expr(row_major(el.coords)) + "] = " + array + "[" + expr(el.local) + "];");
+  });
+  if (!leader.empty()) close();
+  line("__syncthreads();");
+  for_each_local(to, 1, [&](const Element& el) {
+    line(out + "[" + expr(el.local) + "] = " + buf + "[" + expr(row_major(el.coords)) + "];");
+  });
+  line("__syncthreads();");
+  close();
+  smem_.release(offset);
+  return out;
+}
+
+std::string CudaEmitter::reg_operand(const Tensor& t, const RegisterLayout& need) {
+  const RegisterLayout& have = plan_.layout_of(t);
+  if (have == need) return reg_name(t);
+  return convert(reg_name(t), t->dtype, have, need);
+}
+
+void CudaEmitter::write_back(const Tensor& t, const std::string& value, const RegisterLayout& have) {
+  const RegisterLayout& want = plan_.layout_of(t);
+  std::string src = have == want ? value : convert(value, t->dtype, have, want);
+  std::string dst = reg_name(t);
+  if (src == dst) return;
+  line("#pragma unroll");
+  open("for (int i = 0; i < " + std::to_string(want.local_size()) + "; ++i)");
+  line(dst + "[i] = " + src + "[i];");
+  close();
+}
+
+}  // namespace tilus

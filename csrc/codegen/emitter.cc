@@ -1,0 +1,454 @@
+#include "codegen/emitter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+
+namespace tilus {
+
+// ------------------------------------------------------------------ shared allocator
+
+int64_t SharedAllocator::allocate(int64_t bytes) {
+  bytes = (bytes + 127) / 128 * 128;
+  int64_t offset = 0;
+  for (auto& [o, b] : used_) {
+    if (offset + bytes <= o) break;
+    offset = std::max(offset, o + b);
+  }
+  used_.push_back({offset, bytes});
+  std::sort(used_.begin(), used_.end());
+  peak_ = std::max(peak_, offset + bytes);
+  return offset;
+}
+
+void SharedAllocator::release(int64_t offset) {
+  used_.erase(std::remove_if(used_.begin(), used_.end(),
+                             [&](const auto& u) { return u.first == offset; }),
+              used_.end());
+}
+
+// ------------------------------------------------------------------ text helpers
+
+namespace {
+const std::unordered_set<std::string>& cpp_reserved() {
+  static const std::unordered_set<std::string> words = {
+      "auto", "bool", "break", "case", "catch", "char", "class", "const", "continue",
+      "default", "delete", "do", "double", "else", "enum", "explicit", "extern", "false",
+      "float", "for", "friend", "goto", "if", "inline", "int", "long", "namespace", "new",
+      "operator", "private", "protected", "public", "register", "return", "short", "signed",
+      "sizeof", "static", "struct", "switch", "template", "this", "throw", "true", "try",
+      "typedef", "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
+      "while", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "min", "max",
+      "half", "half2", "float2", "float4", "int2", "int4", "uint4", "printf", "tilus", "asm"};
+  return words;
+}
+
+std::string sanitize(const std::string& name) {
+  if (cpp_reserved().count(name) || name.rfind("tl_", 0) == 0) return name + "_";
+  return name;
+}
+}  // namespace
+
+void CudaEmitter::line(const std::string& s) { out_ << std::string(indent_ * 2, ' ') << s << "\n"; }
+
+void CudaEmitter::open(const std::string& head) {
+  line(head + " {");
+  ++indent_;
+}
+
+void CudaEmitter::close(const std::string& tail) {
+  --indent_;
+  line(tail);
+}
+
+std::string CudaEmitter::fresh(const std::string& hint) {
+  std::string base = cpp_reserved().count(hint) ? hint + "_" : hint;
+  std::string name = base;
+  for (int n = 1; used_names_.count(name); ++n) name = base + "_" + std::to_string(n);
+  used_names_.insert(name);
+  return name;
+}
+
+Expr CudaEmitter::internal_var(const std::string& name, DataType dtype) {
+  Expr v = make_var(name, dtype);
+  internal_vars_.insert(v->var_id);
+  return v;
+}
+
+std::string CudaEmitter::ctype(DataType t) {
+  std::string base;
+  switch (t.kind) {
+    case ScalarKind::Bool: base = "bool"; break;
+    case ScalarKind::Int8: base = "int8_t"; break;
+    case ScalarKind::Int16: base = "int16_t"; break;
+    case ScalarKind::Int32: base = "int32_t"; break;
+    case ScalarKind::Int64: base = "int64_t"; break;
+    case ScalarKind::UInt8: base = "uint8_t"; break;
+    case ScalarKind::UInt16: base = "uint16_t"; break;
+    case ScalarKind::UInt32: base = "uint32_t"; break;
+    case ScalarKind::UInt64: base = "uint64_t"; break;
+    case ScalarKind::Float16: base = "tilus::half"; break;
+    case ScalarKind::BFloat16: base = "tilus::bfloat16"; break;
+    case ScalarKind::Float32: base = "float"; break;
+    case ScalarKind::Float64: base = "double"; break;
+  }
+  return t.is_pointer ? base + "*" : base;
+}
+
+std::string CudaEmitter::zero(DataType t) {
+  if (t == dtypes::float32 || t == dtypes::float64 || t.is_integer() || t.is_bool())
+    return "(" + ctype(t) + ")0";
+  return "tilus::cast<" + ctype(t) + ">(0.0f)";
+}
+
+namespace {
+std::string float_literal(double v, DataType t) {
+  if (std::isnan(v)) return t == dtypes::float64 ? "__longlong_as_double(0x7ff8000000000000ll)" : "__int_as_float(0x7fc00000)";
+  if (std::isinf(v)) {
+    std::string s = t == dtypes::float64 ? "__longlong_as_double(0x7ff0000000000000ll)" : "__int_as_float(0x7f800000)";
+    return v < 0 ? "(-" + s + ")" : s;
+  }
+  std::ostringstream os;
+  os << std::setprecision(17) << v;
+  std::string s = os.str();
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  if (t == dtypes::float64) return s;
+  if (t == dtypes::float32) return s + "f";
+  return "tilus::cast<" + CudaEmitter::ctype(t) + ">(" + s + "f)";
+}
+}  // namespace
+
+std::string CudaEmitter::expr(const Expr& e) {
+  switch (e->kind) {
+    case ExprKind::Const:
+      if (e->dtype.is_bool()) return e->int_value ? "true" : "false";
+      if (e->dtype.is_float()) return float_literal(e->float_value, e->dtype);
+      if (e->dtype == dtypes::int64) return std::to_string(e->int_value) + "ll";
+      if (e->dtype == dtypes::uint64) return std::to_string(static_cast<uint64_t>(e->int_value)) + "ull";
+      if (e->dtype == dtypes::uint32) return std::to_string(e->int_value) + "u";
+      if (e->dtype == dtypes::int32) {
+        if (e->int_value == INT32_MIN) return "(-2147483647 - 1)";
+        return std::to_string(e->int_value);
+      }
+      return "(" + ctype(e->dtype) + ")" + std::to_string(e->int_value);
+    case ExprKind::Var: return internal_vars_.count(e->var_id) ? e->name : sanitize(e->name);
+    case ExprKind::BlockIdx: return std::string("(int32_t)blockIdx.") + "xyz"[e->axis];
+    case ExprKind::Unary:
+      if (e->unary_op == UnaryOp::Not) return "(!" + expr(e->a) + ")";
+      return "(-" + expr(e->a) + ")";
+    case ExprKind::Binary: {
+      std::string a = expr(e->a), b = expr(e->b);
+      if (e->binary_op == BinaryOp::Min) return "tilus::min_(" + a + ", " + b + ")";
+      if (e->binary_op == BinaryOp::Max) return "tilus::max_(" + a + ", " + b + ")";
+      if (e->binary_op == BinaryOp::Mod && e->a->dtype.is_float()) return "fmod(" + a + ", " + b + ")";
+      return "(" + a + " " + binary_op_symbol(e->binary_op) + " " + b + ")";
+    }
+    case ExprKind::Select: return "(" + expr(e->c) + " ? " + expr(e->a) + " : " + expr(e->b) + ")";
+    case ExprKind::Cast: {
+      if (e->dtype.is_float() && !(e->dtype == dtypes::float32 || e->dtype == dtypes::float64))
+        return "tilus::cast<" + ctype(e->dtype) + ">(" + expr(e->a) + ")";
+      if (!(e->a->dtype == dtypes::float32 || e->a->dtype == dtypes::float64) && e->a->dtype.is_float())
+        return "tilus::cast<" + ctype(e->dtype) + ">(" + expr(e->a) + ")";
+      return "((" + ctype(e->dtype) + ")" + expr(e->a) + ")";
+    }
+    case ExprKind::ElementAddr:
+    case ExprKind::ElementLoad: {
+      auto it = globals_.find(e->tensor->id);
+      TILUS_ASSERT(it != globals_.end(), "global tensor ", e->tensor->name, " is not in scope");
+      const GlobalInfo& g = it->second;
+      std::string offset;
+      for (size_t d = 0; d < e->indices.size(); ++d) {
+        std::string term = expr(e->indices[d]) + " * " + g.stride_c[d];
+        offset += (d ? " + " : "") + term;
+      }
+      if (e->kind == ExprKind::ElementAddr) return "(" + g.ptr + " + (" + offset + "))";
+      return g.ptr + "[" + offset + "]";
+    }
+  }
+  return "?";
+}
+
+// ------------------------------------------------------------------ layouts -> loops
+
+int64_t CudaEmitter::innermost_run(const RegisterLayout& layout) {
+  if (layout.local_modes.empty()) return 1;
+  int m = layout.local_modes.back();
+  auto dims = layout.mode_dims();
+  if (dims[m] != layout.rank() - 1) return 1;
+  // the innermost mode of the last dimension has stride 1
+  for (size_t j = m + 1; j < layout.mode_shape.size(); ++j)
+    if (dims[j] == dims[m]) return 1;
+  return layout.mode_shape[m];
+}
+
+void CudaEmitter::for_each_local(const RegisterLayout& layout, int64_t vec,
+                                 const std::function<void(const Element&)>& body) {
+  auto dims = layout.mode_dims();
+  std::vector<int64_t> inner_stride(layout.mode_shape.size(), 1);
+  for (size_t m = 0; m < layout.mode_shape.size(); ++m)
+    for (size_t j = m + 1; j < layout.mode_shape.size(); ++j)
+      if (dims[j] == dims[m]) inner_stride[m] *= layout.mode_shape[j];
+  Element el;
+  el.coords = layout.thread_coord_exprs(tid_);
+  el.local = make_int(0);
+  const size_t n = layout.local_modes.size();
+  // local index strides: mixed radix over the local modes, innermost fastest
+  std::vector<int64_t> lstride(n, 1);
+  for (int j = static_cast<int>(n) - 2; j >= 0; --j)
+    lstride[j] = lstride[j + 1] * layout.mode_shape[layout.local_modes[j + 1]];
+  int opened = 0;
+  for (size_t j = 0; j < n; ++j) {
+    int m = layout.local_modes[j];
+    int64_t trips = layout.mode_shape[m], step = 1;
+    if (j + 1 == n) {
+      TILUS_ASSERT(trips % vec == 0, "vector width ", vec, " does not divide ", trips);
+      trips /= vec;
+      step = vec;
+    }
+    if (trips == 1) continue;
+    std::string name = fresh("i");
+    Expr v = internal_var(name);
+    line("#pragma unroll");
+    open("for (int " + name + " = 0; " + name + " < " + std::to_string(trips) + "; ++" + name + ")");
+    ++opened;
+    el.coords[dims[m]] = make_binary(BinaryOp::Add, el.coords[dims[m]],
+                                     make_binary(BinaryOp::Mul, v, make_int(inner_stride[m] * step)));
+    el.local = make_binary(BinaryOp::Add, el.local,
+                           make_binary(BinaryOp::Mul, v, make_int(lstride[j] * step)));
+  }
+  body(el);
+  for (int k = 0; k < opened; ++k) close();
+}
+
+std::string CudaEmitter::replica_leader(const RegisterLayout& layout) {
+  std::string cond;
+  int64_t inner = 1;
+  for (int j = static_cast<int>(layout.spatial_modes.size()) - 1; j >= 0; --j) {
+    int m = layout.spatial_modes[j];
+    int64_t size = m < 0 ? -m : layout.mode_shape[m];
+    if (m < 0) {
+      std::string digit = "(tl_tid / " + std::to_string(inner) + ") % " + std::to_string(size);
+      if (j == 0) digit = "tl_tid / " + std::to_string(inner);
+      cond += (cond.empty() ? "" : " && ") + std::string("(") + digit + ") == 0";
+    }
+    inner *= size;
+  }
+  return cond;
+}
+
+// ------------------------------------------------------------------ registers
+
+std::string CudaEmitter::reg_name(const Tensor& t) {
+  auto it = reg_names_.find(t->id);
+  TILUS_ASSERT(it != reg_names_.end(), "register tensor ", t->name, " used before definition");
+  return it->second;
+}
+
+std::string CudaEmitter::declare_reg(const Tensor& t, const RegisterLayout& layout) {
+  std::string name = fresh(sanitize(t->name));
+  reg_names_[t->id] = name;
+  line("__align__(16) " + ctype(t->dtype) + " " + name + "[" + std::to_string(layout.local_size()) +
+       "];  // " + t->type_str());
+  return name;
+}
+
+// ------------------------------------------------------------------ statements
+
+void CudaEmitter::stmt(const Stmt& s) {
+  if (!s) return;
+  if (s->loc.known()) loc_ = s->loc;
+  try {
+    switch (s->kind) {
+      case StmtKind::Seq:
+        for (auto& c : s->seq) stmt(c);
+        return;
+      case StmtKind::Declare:
+        if (s->value) line(sanitize(s->var->name) + " = " + expr(s->value) + ";");
+        return;
+      case StmtKind::Assign: line(sanitize(s->var->name) + " = " + expr(s->value) + ";"); return;
+      case StmtKind::For: {
+        std::string v = sanitize(s->var->name);
+        std::string end = fresh(v + "_end");
+        if (s->unroll > 0) line("#pragma unroll " + std::to_string(s->unroll));
+        if (s->unroll < 0) line("#pragma unroll");
+        open("for (" + ctype(s->var->dtype) + " " + v + " = " + expr(s->start) + ", " + end +
+             " = " + expr(s->end) + "; " + v + " < " + end + "; " + v + " += " + expr(s->step) + ")");
+        stmt(s->body);
+        close();
+        return;
+      }
+      case StmtKind::If:
+        open("if (" + expr(s->cond) + ")");
+        stmt(s->then_body);
+        if (s->else_body) {
+          --indent_;
+          line("} else {");
+          ++indent_;
+          stmt(s->else_body);
+        }
+        close();
+        return;
+      case StmtKind::While:
+        open("while (" + expr(s->cond) + ")");
+        stmt(s->body);
+        close();
+        return;
+      case StmtKind::Break: line("break;"); return;
+      case StmtKind::Continue: line("continue;"); return;
+      case StmtKind::Inst: inst(*s->inst); return;
+    }
+  } catch (ScriptError& e) {
+    e.set_loc_if_unknown(s->loc);
+    throw;
+  }
+}
+
+void CudaEmitter::inst(const Instruction& i) {
+  switch (i.op) {
+    case Op::GlobalView: emit_global_view(i); break;
+    case Op::GlobalTensor: emit_global_tensor(i); break;
+    case Op::SharedTensor: emit_shared_tensor(i); break;
+    case Op::RegisterTensor: emit_register_tensor(i); break;
+    case Op::SliceShared: emit_slice_shared(i); break;
+    case Op::LoadGlobal: emit_load_global(i); break;
+    case Op::StoreGlobal: emit_store_global(i); break;
+    case Op::LoadShared: emit_load_shared(i); break;
+    case Op::StoreShared: emit_store_shared(i); break;
+    case Op::FreeShared: {
+      auto it = smem_offset_.find(i.inputs[0]->id);
+      if (it != smem_offset_.end()) smem_.release(it->second);
+      line("// free_shared(" + i.inputs[0]->name + ")");
+      break;
+    }
+    case Op::Sync: line("__syncthreads();"); break;
+    case Op::CopyAsync: emit_copy_async(i); break;
+    case Op::CopyAsyncCommitGroup: line("tilus::cp_async_commit_group();"); break;
+    case Op::CopyAsyncWaitGroup:
+      line("tilus::cp_async_wait_group<" + std::to_string(i.int_attr) + ">();");
+      break;
+    case Op::Dot: emit_dot(i); break;
+    case Op::Cast: emit_cast(i); break;
+    case Op::Elementwise: emit_elementwise(i); break;
+    case Op::UnaryElementwise: emit_unary(i); break;
+    case Op::Where: emit_where(i); break;
+    case Op::Assign: emit_assign(i); break;
+    case Op::LockSemaphore:
+    case Op::ReleaseSemaphore: emit_semaphore(i); break;
+    case Op::PrintTensor: emit_print(i); break;
+  }
+}
+
+// ------------------------------------------------------------------ kernel
+
+CudaEmitter::CudaEmitter(const Program& program, const CodegenOptions& options)
+    : program_(program), options_(options), plan_(infer_layouts(program)), div_(program),
+      threads_(program.warps * 32) {
+  tid_ = internal_var("tl_tid");
+  used_names_ = {"tl_tid", "tl_smem"};
+  for (auto& p : program.params) used_names_.insert(sanitize(p->name));
+  find_written_globals();
+  // Tensors read by an mma dot straight from load_shared are loaded with ldmatrix.
+  for (auto& [inst, dp] : plan_.dots) {
+    if (!dp.mma || inst->inputs[0]->dtype.bytes() != 2) continue;
+    mma_operands_[inst->inputs[0]->id] = {&dp, 0};
+    mma_operands_[inst->inputs[1]->id] = {&dp, 1};
+  }
+}
+
+void CudaEmitter::find_written_globals() {
+  std::unordered_map<int, int> pointer_of;  // global tensor id -> pointer var id (-1: workspace)
+  std::unordered_set<int> written;
+  std::vector<std::pair<int, int>> views;
+  std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
+    if (!s) return;
+    switch (s->kind) {
+      case StmtKind::Seq:
+        for (auto& c : s->seq) walk(c);
+        break;
+      case StmtKind::For:
+      case StmtKind::While: walk(s->body); break;
+      case StmtKind::If:
+        walk(s->then_body);
+        walk(s->else_body);
+        break;
+      case StmtKind::Inst: {
+        const Instruction& i = *s->inst;
+        if (i.op == Op::GlobalView) pointer_of[i.output->id] = i.args[0]->is_var() ? i.args[0]->var_id : -2 - i.output->id;
+        if (i.op == Op::GlobalTensor) pointer_of[i.output->id] = -1000000 - i.workspace;
+        if (i.op == Op::StoreGlobal) written.insert(pointer_of[i.inputs[0]->id]);
+        break;
+      }
+      default: break;
+    }
+  };
+  walk(program_.body);
+  for (auto& [tensor, ptr] : pointer_of)
+    if (written.count(ptr)) written_globals_.insert(tensor);
+}
+
+namespace {
+void collect_declares(const Stmt& s, std::vector<Expr>& out) {
+  if (!s) return;
+  switch (s->kind) {
+    case StmtKind::Seq:
+      for (auto& c : s->seq) collect_declares(c, out);
+      break;
+    case StmtKind::Declare: out.push_back(s->var); break;
+    case StmtKind::For:
+    case StmtKind::While: collect_declares(s->body, out); break;
+    case StmtKind::If:
+      collect_declares(s->then_body, out);
+      collect_declares(s->else_body, out);
+      break;
+    default: break;
+  }
+}
+}  // namespace
+
+GeneratedKernel CudaEmitter::run() {
+  GeneratedKernel k;
+  k.name = program_.name;
+  k.threads = threads_;
+  // Scalars are declared up front: a variable first assigned inside a branch or loop
+  // stays visible after it, as in Python.
+  std::vector<Expr> declares;
+  collect_declares(program_.body, declares);
+  for (auto& v : declares) {
+    used_names_.insert(sanitize(v->name));
+    line(ctype(v->dtype) + " " + sanitize(v->name) + ";");
+  }
+  stmt(program_.body);
+  std::string body = out_.str();
+
+  std::ostringstream src;
+  src << "// generated by tilus from " << program_.source_file << "\n";
+  src << "#include \"tilus/runtime.cuh\"\n";
+  src << "using tilus::int8_t; using tilus::int16_t; using tilus::int32_t; using tilus::int64_t;\n";
+  src << "using tilus::uint8_t; using tilus::uint16_t; using tilus::uint32_t; using tilus::uint64_t;\n\n";
+  src << "extern \"C\" __global__ void __launch_bounds__(" << threads_ << ") " << program_.name << "(";
+  bool first = true;
+  for (auto& p : program_.params) {
+    src << (first ? "" : ", ") << ctype(p->dtype) << " " << sanitize(p->name);
+    first = false;
+    k.params.push_back({p->name, p->dtype, -1});
+  }
+  for (size_t w = 0; w < program_.workspaces.size(); ++w) {
+    const Tensor& t = program_.workspaces[w].tensor;
+    src << (first ? "" : ", ") << ctype(t->dtype.pointer_to()) << " tl_workspace" << w;
+    first = false;
+    k.params.push_back({"tl_workspace" + std::to_string(w), t->dtype.pointer_to(), static_cast<int>(w)});
+  }
+  src << ") {\n";
+  src << "  extern __shared__ __align__(128) unsigned char tl_smem[];\n";
+  src << "  const int32_t tl_tid = threadIdx.x;\n";
+  src << body << "}\n";
+  k.source = src.str();
+  k.dynamic_smem = smem_.peak();
+  return k;
+}
+
+GeneratedKernel generate_cuda(const Program& program, const CodegenOptions& options) {
+  return CudaEmitter(program, options).run();
+}
+
+}  // namespace tilus

@@ -1,0 +1,140 @@
+// The CUDA C++ emitter, shared by the files of csrc/codegen:
+//   emitter.cc       kernel skeleton, statements, scalar expressions, shared allocation
+//   emit_memory.cc   global/shared loads and stores, cp.async, layout conversions
+//   emit_compute.cc  register tensors, elementwise ops, casts, semaphores
+//   emit_dot.cc      dot: mma.sync and SIMT
+#pragma once
+#include <functional>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "codegen/codegen.h"
+#include "transforms/divisibility.h"
+#include "transforms/layout_inference.h"
+
+namespace tilus {
+
+// First-fit allocator of the dynamic shared memory, 128-byte aligned blocks.
+class SharedAllocator {
+ public:
+  int64_t allocate(int64_t bytes);
+  void release(int64_t offset);
+  int64_t peak() const { return peak_; }
+
+ private:
+  std::vector<std::pair<int64_t, int64_t>> used_;  // (offset, bytes), sorted
+  int64_t peak_ = 0;
+};
+
+class CudaEmitter {
+ public:
+  CudaEmitter(const Program& program, const CodegenOptions& options);
+  GeneratedKernel run();
+
+  // ---- text
+  void line(const std::string& s);
+  void open(const std::string& head);  // "head {" and indent
+  void close(const std::string& tail = "}");
+  std::string fresh(const std::string& hint);
+  // A variable of the generated code (loop counters, frozen values); printed verbatim.
+  Expr internal_var(const std::string& name, DataType dtype = dtypes::int32);
+  std::string expr(const Expr& e);
+  static std::string ctype(DataType t);
+  static std::string zero(DataType t);
+
+  // ---- tensors
+  std::string reg_name(const Tensor& t);
+  std::string declare_reg(const Tensor& t, const RegisterLayout& layout);
+  // A register operand in `need`: its own array, or a converted copy.
+  std::string reg_operand(const Tensor& t, const RegisterLayout& need);
+  // Writes `value_array` (laid out as `have`) into tensor t, converting if t differs.
+  void write_back(const Tensor& t, const std::string& value_array, const RegisterLayout& have);
+  std::string convert(const std::string& array, DataType dtype, const RegisterLayout& from,
+                      const RegisterLayout& to);
+
+  // Iterates over the local elements of `layout` with nested unrolled loops; `vec`
+  // elements of the innermost local mode are handled per iteration. The body receives
+  // the coordinate of the first element per dimension and its local index.
+  struct Element {
+    std::vector<Expr> coords;  // of the first element, per dimension
+    Expr local;                // its local index
+  };
+  void for_each_local(const RegisterLayout& layout, int64_t vec,
+                      const std::function<void(const Element&)>& body);
+  // Largest vector (elements) the innermost local mode of `layout` allows along the
+  // last dimension, at most max_elems.
+  static int64_t innermost_run(const RegisterLayout& layout);
+  // C++ condition true for the one thread of each replica group (or "" if none).
+  std::string replica_leader(const RegisterLayout& layout);
+
+  // ---- global and shared tensors
+  struct GlobalInfo {
+    std::string ptr;
+    std::vector<Expr> shape, strides;       // as in the IR, for analysis
+    std::vector<std::string> shape_c, stride_c;  // frozen C++ names/literals
+    std::vector<Expr> shape_v, stride_v;         // the same as expressions
+  };
+  struct SharedInfo {
+    int root = -1;
+    std::string ptr;                   // typed pointer to the allocation
+    std::vector<Expr> lead;            // frozen leading indices of a view
+    std::vector<int64_t> shape;        // the view's shape
+  };
+  Expr shared_offset(const SharedInfo& s, const std::vector<Expr>& coords);
+  bool shared_contiguous(const SharedInfo& s, int64_t vec) const;
+  int64_t global_vector(const GlobalInfo& g, const std::vector<Expr>& offsets,
+                        const std::vector<int>& dims, int64_t tile_last, int64_t dtype_bytes,
+                        bool need_full_vectors) const;
+
+  // ---- statements and instructions
+  void find_written_globals();
+  void stmt(const Stmt& s);
+  void inst(const Instruction& i);
+  void emit_global_view(const Instruction& i);
+  void emit_global_tensor(const Instruction& i);
+  void emit_shared_tensor(const Instruction& i);
+  void emit_slice_shared(const Instruction& i);
+  void emit_register_tensor(const Instruction& i);
+  void emit_load_global(const Instruction& i);
+  void emit_store_global(const Instruction& i);
+  void emit_load_shared(const Instruction& i);
+  void emit_store_shared(const Instruction& i);
+  void emit_copy_async(const Instruction& i);
+  void emit_dot(const Instruction& i);
+  void emit_mma(const Instruction& i, const DotPlan& plan);
+  void emit_simt_dot(const Instruction& i, const DotPlan& plan);
+  void emit_cast(const Instruction& i);
+  void emit_elementwise(const Instruction& i);
+  void emit_unary(const Instruction& i);
+  void emit_where(const Instruction& i);
+  void emit_assign(const Instruction& i);
+  void emit_semaphore(const Instruction& i);
+  void emit_print(const Instruction& i);
+  bool emit_ldmatrix(const Instruction& i);
+
+  const Program& program_;
+  CodegenOptions options_;
+  LayoutPlan plan_;
+  Divisibility div_;
+  int threads_;
+  Expr tid_;  // the thread index as an IR variable
+  SharedAllocator smem_;
+  std::unordered_map<int, int64_t> smem_offset_;  // shared allocation id -> byte offset
+  std::unordered_map<int, GlobalInfo> globals_;
+  std::unordered_map<int, SharedInfo> shared_;
+  std::unordered_map<int, std::string> reg_names_;
+  // register tensor id -> (dot, operand 0/1) for tensors an mma dot reads via ldmatrix
+  std::unordered_map<int, std::pair<const DotPlan*, int>> mma_operands_;
+  std::unordered_set<std::string> used_names_;
+  std::unordered_set<int> internal_vars_;
+  // global tensors whose memory (same pointer parameter) the kernel also stores to
+  std::unordered_set<int> written_globals_;
+  std::ostringstream out_;
+  int indent_ = 1;
+  SourceLoc loc_;
+};
+
+}  // namespace tilus

@@ -1,0 +1,224 @@
+#include "transforms/layout_inference.h"
+
+#include <functional>
+#include <numeric>
+
+namespace tilus {
+
+const RegisterLayout& LayoutPlan::layout_of(const Tensor& t) const {
+  auto it = reg.find(t->id);
+  TILUS_ASSERT(it != reg.end(), "no layout for tensor ", t->name);
+  return it->second;
+}
+
+int LayoutPlan::root_of(const Tensor& shared) const {
+  auto it = shared_root.find(shared->id);
+  return it == shared_root.end() ? shared->id : it->second;
+}
+
+namespace {
+
+// Union-find over register tensor ids.
+class Groups {
+ public:
+  int find(int x) {
+    auto it = parent_.find(x);
+    if (it == parent_.end()) return parent_[x] = x;
+    if (it->second == x) return x;
+    return it->second = find(it->second);
+  }
+  void unite(int a, int b) { parent_[find(a)] = find(b); }
+
+ private:
+  std::unordered_map<int, int> parent_;
+};
+
+void for_each_inst(const Stmt& s, const std::function<void(const Instruction&, const SourceLoc&)>& f) {
+  if (!s) return;
+  switch (s->kind) {
+    case StmtKind::Seq:
+      for (auto& c : s->seq) for_each_inst(c, f);
+      break;
+    case StmtKind::For:
+    case StmtKind::While: for_each_inst(s->body, f); break;
+    case StmtKind::If:
+      for_each_inst(s->then_body, f);
+      for_each_inst(s->else_body, f);
+      break;
+    case StmtKind::Inst: f(*s->inst, s->loc); break;
+    default: break;
+  }
+}
+
+bool is_reg(const Tensor& t) { return t && t->scope == Scope::Register; }
+
+}  // namespace
+
+BlockLayouts simt_operands_for(const RegisterLayout& c, int64_t k) {
+  TILUS_ASSERT(c.rank() == 2);
+  std::vector<int> dims = c.mode_dims();
+  int num_modes = static_cast<int>(c.mode_shape.size());
+  // A [m, k]: C's dim-0 modes, then one k mode. B [k, n]: one k mode, then C's dim-1 modes.
+  std::vector<int64_t> a_modes, b_modes = {k};
+  std::vector<int> a_index(num_modes, -1), b_index(num_modes, -1);
+  for (int i = 0; i < num_modes; ++i) {
+    if (dims[i] == 0) {
+      a_index[i] = static_cast<int>(a_modes.size());
+      a_modes.push_back(c.mode_shape[i]);
+    } else {
+      b_index[i] = static_cast<int>(b_modes.size());
+      b_modes.push_back(c.mode_shape[i]);
+    }
+  }
+  int a_k = static_cast<int>(a_modes.size());
+  a_modes.push_back(k);
+  std::vector<int> a_spatial, b_spatial, a_local, b_local = {0};
+  for (int m : c.spatial_modes) {
+    if (m < 0) {
+      a_spatial.push_back(m);
+      b_spatial.push_back(m);
+    } else if (dims[m] == 0) {
+      a_spatial.push_back(a_index[m]);
+      b_spatial.push_back(-static_cast<int>(c.mode_shape[m]));
+    } else {
+      a_spatial.push_back(-static_cast<int>(c.mode_shape[m]));
+      b_spatial.push_back(b_index[m]);
+    }
+  }
+  for (int m : c.local_modes) {
+    if (dims[m] == 0) a_local.push_back(a_index[m]);
+    else b_local.push_back(b_index[m]);
+  }
+  a_local.push_back(a_k);
+  // replication entries of size 1 are meaningless; drop them
+  auto clean = [](std::vector<int>& v) {
+    std::vector<int> out;
+    for (int x : v)
+      if (x != -1) out.push_back(x);
+    v = out;
+  };
+  clean(a_spatial);
+  clean(b_spatial);
+  BlockLayouts out;
+  out.c = c;
+  out.a = make_register_layout({c.shape[0], k}, a_modes, a_spatial, a_local);
+  out.b = make_register_layout({k, c.shape[1]}, b_modes, b_spatial, b_local);
+  return out;
+}
+
+LayoutPlan infer_layouts(const Program& program) {
+  LayoutPlan plan;
+  const int64_t threads = program.warps * 32;
+  Groups groups;
+  std::unordered_map<int, Tensor> tensors;
+  std::vector<std::pair<const Instruction*, SourceLoc>> dots;
+
+  // 1. Groups of register tensors that must share a layout; shared views -> roots.
+  for_each_inst(program.body, [&](const Instruction& inst, const SourceLoc& loc) {
+    auto note = [&](const Tensor& t) {
+      if (is_reg(t)) {
+        tensors[t->id] = t;
+        groups.find(t->id);
+      }
+    };
+    note(inst.output);
+    for (auto& t : inst.inputs) note(t);
+    switch (inst.op) {
+      case Op::Elementwise:
+      case Op::Where:
+        for (auto& t : inst.inputs) {
+          if (t->shape != inst.output->shape) {
+            throw ScriptError("ValueError",
+                              "broadcasting between register tiles of different shapes is not "
+                              "supported by the CUDA backend yet (it is in the CPU interpreter)",
+                              loc);
+          }
+          groups.unite(t->id, inst.output->id);
+        }
+        break;
+      case Op::Cast:
+      case Op::UnaryElementwise:
+      case Op::Assign: groups.unite(inst.inputs[0]->id, inst.output->id); break;
+      case Op::Dot:
+        groups.unite(inst.inputs[2]->id, inst.output->id);
+        dots.push_back({&inst, loc});
+        break;
+      case Op::SliceShared: {
+        auto it = plan.shared_root.find(inst.inputs[0]->id);
+        plan.shared_root[inst.output->id] = it == plan.shared_root.end() ? inst.inputs[0]->id : it->second;
+        break;
+      }
+      case Op::SharedTensor:
+        plan.shared[inst.output->id] = auto_shared_layout(inst.output->shape, inst.output->dtype.bytes());
+        break;
+      default: break;
+    }
+  });
+
+  std::unordered_map<int, RegisterLayout> group_layout;
+  auto assign_group = [&](const Tensor& t, const RegisterLayout& layout) {
+    int g = groups.find(t->id);
+    if (!group_layout.count(g)) group_layout.emplace(g, layout);
+  };
+
+  // 2. User layouts first.
+  for (auto& [id, t] : tensors)
+    if (t->layout) {
+      TILUS_CHECK(t->layout->num_threads() == threads, "ValueError", "the layout of ", t->name,
+                  " spreads over ", t->layout->num_threads(), " threads but the kernel has ",
+                  threads, " (", program.warps, " warps)");
+      assign_group(t, *t->layout);
+    }
+
+  // 3. Dots: accumulator, then operands.
+  for (auto& [inst, loc] : dots) try {
+    const Tensor &a = inst->inputs[0], &b = inst->inputs[1], &c = inst->inputs[2];
+    int64_t m = a->shape[0], k = a->shape[1], n = b->shape[1];
+    DotPlan dp;
+    int cg = groups.find(c->id);
+    auto kind = mma_kind_for(a->dtype);
+    std::string why;
+    std::optional<BlockLayouts> bl;
+    bool c_fixed = group_layout.count(cg) > 0;
+    if (kind && !c_fixed) bl = mma_block_layouts(*kind, m, n, k, program.warps, &why);
+    if (kind && c_fixed) {
+      auto candidate = mma_block_layouts(*kind, m, n, k, program.warps, &why);
+      if (candidate && candidate->c == group_layout.at(cg)) bl = candidate;
+    }
+    if (bl) {
+      dp.mma = true;
+      dp.kind = *kind;
+      dp.layouts = *bl;
+    } else if (c_fixed) {
+      // a layout the user chose for the accumulator: SIMT over that layout
+      dp.layouts = simt_operands_for(group_layout.at(cg), k);
+    } else {
+      // no mma tiling (or no mma for this type): fused multiply-adds on CUDA cores
+      auto simt = simt_block_layouts(m, n, k, program.warps, &why);
+      TILUS_CHECK(simt.has_value(), "ValueError", "no thread arrangement computes a [", m, ", ",
+                  n, "] dot with ", program.warps, " warps: ", why);
+      dp.layouts = *simt;
+    }
+    assign_group(c, dp.layouts.c);
+    assign_group(a, dp.layouts.a);
+    assign_group(b, dp.layouts.b);
+    plan.dots.emplace(inst, dp);
+  } catch (ScriptError& e) {
+    e.set_loc_if_unknown(loc);
+    throw;
+  }
+
+  // 4. Everything else: coalesced, 16-byte vectors where the element type allows.
+  for (auto& [id, t] : tensors) {
+    int g = groups.find(id);
+    auto it = group_layout.find(g);
+    if (it == group_layout.end()) {
+      int64_t vec = std::max<int64_t>(1, 16 / t->dtype.bytes());
+      it = group_layout.emplace(g, auto_global_layout(t->shape, threads, vec)).first;
+    }
+    plan.reg.emplace(id, it->second);
+  }
+  return plan;
+}
+
+}  // namespace tilus

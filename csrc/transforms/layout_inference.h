@@ -1,0 +1,43 @@
+// Layout inference: a register layout for every register tensor, a shared layout for
+// every shared allocation, and the plan of every dot.
+//
+// Tensors tied by elementwise ops, casts, assignments and a dot's accumulator/result
+// form groups that share one layout. A group takes, in order of priority: a layout the
+// user gave (register_tensor(layout=...)), the layout a dot needs for its accumulator
+// or operands (mma.sync fragments, or the SIMT thread tiles), else a coalesced layout
+// with 16-byte vectors (auto_global_layout). Where an instruction later needs another
+// layout than a tensor has, the code generator converts it through shared memory.
+#pragma once
+#include <optional>
+#include <unordered_map>
+
+#include "ir/stmt.h"
+#include "layout/block_layouts.h"
+#include "layout/register_layout.h"
+#include "layout/shared_layout.h"
+
+namespace tilus {
+
+struct DotPlan {
+  bool mma = false;            // mma.sync, else SIMT fused multiply-adds
+  MmaKind kind = MmaKind::M16N8K16;
+  BlockLayouts layouts;        // a, b, c layouts (and warp grid for mma)
+};
+
+struct LayoutPlan {
+  std::unordered_map<int, RegisterLayout> reg;     // register tensor id -> layout
+  std::unordered_map<int, SharedLayout> shared;    // shared allocation id -> layout
+  std::unordered_map<int, int> shared_root;        // shared view id -> allocation id
+  std::unordered_map<const Instruction*, DotPlan> dots;
+
+  const RegisterLayout& layout_of(const Tensor& t) const;
+  int root_of(const Tensor& shared) const;
+};
+
+LayoutPlan infer_layouts(const Program& program);
+
+// The A and B layouts a SIMT dot needs for a given accumulator layout: every thread
+// holds, for all k, the rows of A and the columns of B of its accumulator elements.
+BlockLayouts simt_operands_for(const RegisterLayout& c, int64_t k);
+
+}  // namespace tilus

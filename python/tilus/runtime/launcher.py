@@ -1,0 +1,111 @@
+"""From a transpiled program to a launched GPU kernel.
+
+A program is generated to CUDA C++ (``_C.generate_cuda``), compiled by NVRTC for the GPU
+in use through the compile cache (memory, then disk), loaded, and launched on the
+current torch stream. Two variants may exist per program: one that assumes every
+pointer argument is 16-byte aligned (vector loads, cp.async of 16 bytes) and one that
+does not; each call picks by checking the actual addresses.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Dict
+
+from tilus import _C
+
+_rt = _C.runtime
+
+_SCALAR_KINDS = {
+    "boolean": "i32", "int8": "i32", "int16": "i32", "int32": "i32", "uint8": "u32",
+    "uint16": "u32", "uint32": "u32", "int64": "i64", "uint64": "u64", "float32": "f32",
+    "float64": "f64",
+}
+
+
+def _stream(device_index: int) -> int:
+    try:
+        import torch
+
+        return torch.cuda.current_stream(device_index).cuda_stream
+    except Exception:
+        return 0
+
+
+def _half_bits(value: float, dtype_name: str) -> int:
+    import numpy as np
+
+    if dtype_name == "float16":
+        return int(np.array(value, dtype=np.float16).view(np.uint16))
+    bits = int(np.array(value, dtype=np.float32).view(np.uint32))
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF  # round to nearest even
+
+
+class GpuVariant:
+    def __init__(self, generated: dict, kernel):
+        self.generated = generated
+        self.kernel = kernel
+        self.threads = generated["threads"]
+        self.smem = generated["dynamic_smem"]
+
+
+class GpuKernel:
+    """The GPU side of one CompiledScript."""
+
+    def __init__(self, compiled):
+        self.compiled = compiled
+        self.program = compiled.program
+        self.variants: Dict[bool, GpuVariant] = {}
+        self.param_dtypes = list(self.program.param_dtypes)
+        self.pointer_slots = [i for i, t in enumerate(self.param_dtypes) if t.is_pointer]
+        self.kinds = []
+        for t in self.param_dtypes:
+            if t.is_pointer:
+                self.kinds.append("ptr")
+            elif t.name in ("float16", "bfloat16"):
+                self.kinds.append("half:" + t.name)
+            else:
+                self.kinds.append(_SCALAR_KINDS[t.name])
+        # One workspace per (kernel, index, size); clean ones are zeroed once and kept
+        # zeroed by the kernels that use them (the requires_clean contract).
+        self.workspace_keys = [f"{id(self)}:{w}" for w in range(self.program.num_workspaces)]
+        self.workspace_clean = list(self.program.workspace_requires_clean)
+
+    def variant(self, aligned: bool) -> GpuVariant:
+        v = self.variants.get(aligned)
+        if v is None:
+            generated = _C.generate_cuda(self.program, aligned)
+            arch = _rt.arch_string()
+            cache = _rt.compile_cache()
+            cubin = cache.get_or_compile(generated["source"], generated["name"], arch, [])
+            for message in cache.take_warnings():
+                warnings.warn(f"tilus cache: {message}", RuntimeWarning, stacklevel=3)
+            kernel = _rt.LoadedKernel(cubin, generated["name"])
+            v = self.variants[aligned] = GpuVariant(generated, kernel)
+        return v
+
+    def launch(self, args: list, device_index: int = 0):
+        if _rt.current_device() != device_index:
+            _rt.set_device(device_index)
+        aligned = all(args[i] % 16 == 0 for i in self.pointer_slots)
+        v = self.variant(aligned)
+        grid, workspace_bytes = _C.evaluate_launch_shape(self.program, args)
+        stream = _stream(device_index)
+        packed = []
+        for kind, value in zip(self.kinds, args):
+            if kind.startswith("half:"):
+                packed.append(("u32", _half_bits(value, kind[5:])))
+            else:
+                packed.append((kind, value))
+        for w, nbytes in enumerate(workspace_bytes):
+            packed.append(("ptr", _rt.get_workspace(f"{self.workspace_keys[w]}:{nbytes}", nbytes,
+                                                   self.workspace_clean[w], stream)))
+        v.kernel.launch(tuple(grid), v.threads, v.smem, stream, packed)
+
+
+def build(compiled) -> GpuKernel:
+    return GpuKernel(compiled)
+
+
+def generate_source(compiled, pointers_aligned: bool = True) -> str:
+    return _C.generate_cuda(compiled.program, pointers_aligned)["source"]
