@@ -8,100 +8,25 @@ not import tilus (the extension need not be built): NVRTC is loaded with ctypes.
 
 from __future__ import annotations
 
-import ctypes
-import glob
-import importlib.util
 import itertools
-import os
-import pathlib
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-DEVICE_DIR = ROOT / "csrc" / "codegen" / "device"
+from .nvrtc_ctypes import DEVICE_DIR, ELF_MAGIC, Nvrtc, device_headers, load_nvrtc
+
 ARCHS = ["sm_80", "sm_90a"]
-ELF_MAGIC = b"\x7fELF"
-# The options csrc/runtime/nvrtc.cc passes to every compilation.
-OPTIONS = ["-default-device", "--std=c++17"]
-
-
-def device_headers() -> dict[str, str]:
-    return {f"tilus/{p.name}": p.read_text() for p in sorted(DEVICE_DIR.glob("*.cuh"))}
-
-
-# ---- NVRTC through ctypes ----------------------------------------------------------
-
-
-def nvrtc_candidates() -> list[str]:
-    """TILUS_NVRTC_PATH (a file or a directory), the CUDA toolkit, the pip wheels."""
-    found = []
-    env = os.environ.get("TILUS_NVRTC_PATH")
-    if env:
-        found += [env] if os.path.isfile(env) else sorted(glob.glob(os.path.join(env, "libnvrtc.so*")))
-    found += sorted(glob.glob("/usr/local/cuda/lib64/libnvrtc.so*"))
-    spec = importlib.util.find_spec("nvidia")
-    for root in (spec.submodule_search_locations or []) if spec else []:
-        for sub in ("cu13/lib", "cuda_nvrtc/lib"):
-            found += sorted(glob.glob(os.path.join(root, sub, "libnvrtc.so*")))
-    return [p for p in found if "builtins" not in os.path.basename(p)]
-
-
-class Nvrtc:
-    def __init__(self, path: str):
-        self.path = path
-        self.lib = ctypes.CDLL(path)
-        self.lib.nvrtcGetErrorString.restype = ctypes.c_char_p
-
-    def _check(self, result: int, what: str):
-        if result != 0:
-            raise RuntimeError(f"{what}: {self.lib.nvrtcGetErrorString(result).decode()}")
-
-    def _get(self, program, size_fn, get_fn) -> bytes:
-        size = ctypes.c_size_t()
-        self._check(getattr(self.lib, size_fn)(program, ctypes.byref(size)), size_fn)
-        buffer = ctypes.create_string_buffer(size.value)
-        self._check(getattr(self.lib, get_fn)(program, buffer), get_fn)
-        return buffer.raw[: size.value]
-
-    def compile(self, source: str, arch: str, headers: dict[str, str]):
-        """Returns (ok, log, cubin, ptx)."""
-        program = ctypes.c_void_p()
-        names = list(headers)
-        c_names = (ctypes.c_char_p * len(names))(*[n.encode() for n in names])
-        c_texts = (ctypes.c_char_p * len(names))(*[headers[n].encode() for n in names])
-        self._check(
-            self.lib.nvrtcCreateProgram(ctypes.byref(program), source.encode(), b"test.cu",
-                                        len(names), c_texts, c_names),
-            "nvrtcCreateProgram")
-        try:
-            options = [f"-arch={arch}", *OPTIONS]
-            c_options = (ctypes.c_char_p * len(options))(*[o.encode() for o in options])
-            result = self.lib.nvrtcCompileProgram(program, len(options), c_options)
-            log = self._get(program, "nvrtcGetProgramLogSize", "nvrtcGetProgramLog")
-            log = log.rstrip(b"\0").decode(errors="replace")
-            if result != 0:
-                return False, log, b"", ""
-            cubin = self._get(program, "nvrtcGetCUBINSize", "nvrtcGetCUBIN")
-            ptx = self._get(program, "nvrtcGetPTXSize", "nvrtcGetPTX").rstrip(b"\0").decode()
-            return True, log, cubin, ptx
-        finally:
-            self.lib.nvrtcDestroyProgram(ctypes.byref(program))
 
 
 @pytest.fixture(scope="module")
 def nvrtc() -> Nvrtc:
-    errors = []
-    for path in nvrtc_candidates():
-        try:
-            return Nvrtc(path)
-        except OSError as error:
-            errors.append(f"{path}: {error}")
-    pytest.skip("NVRTC not found (set TILUS_NVRTC_PATH, install the CUDA toolkit or the "
-                "nvidia-cuda-nvrtc wheel)" + "".join("\n  " + e for e in errors))
+    compiler, why = load_nvrtc()
+    if compiler is None:
+        pytest.skip(why)
+    return compiler
 
 
-def compile_ok(nvrtc: Nvrtc, source: str, arch: str, headers: dict[str, str] | None = None):
-    ok, log, cubin, ptx = nvrtc.compile(source, arch, device_headers() if headers is None else headers)
+def compile_ok(nvrtc: Nvrtc, source: str, arch: str, options: list[str] | None = None):
+    ok, log, cubin, ptx = nvrtc.compile(source, arch, device_headers(), options)
     assert ok, f"NVRTC ({nvrtc.path}) failed for {arch}:\n{log}"
     assert cubin[:4] == ELF_MAGIC
     return ptx
@@ -133,6 +58,20 @@ def test_header_stands_alone(nvrtc, name, arch):
     source = f'#include "tilus/{name}.cuh"\n#include "tilus/{name}.cuh"\n' \
              'extern "C" __global__ void k(int* p) { p[0] = 1; }\n'
     compile_ok(nvrtc, source, arch)
+
+
+@pytest.mark.parametrize("options", [["--std=c++17"], ["--std=c++20", "-default-device"]])
+def test_other_compile_options(nvrtc, options):
+    """Without -default-device (everything is marked __device__) and under C++20."""
+    compile_ok(nvrtc, KERNELS["convert"][0] + KERNELS["mma"][0].replace(PRELUDE, ""), "sm_80",
+               options)
+
+
+def test_headers_add_no_globals_to_the_module(nvrtc):
+    """-default-device turns namespace-scope variables into __device__ globals; there are none."""
+    ptx = compile_ok(nvrtc, '#include "tilus/runtime.cuh"\n'
+                            'extern "C" __global__ void k(int* p) { p[0] = 1; }\n', "sm_80")
+    assert ".global ." not in ptx
 
 
 def test_too_old_arch_is_a_clear_error(nvrtc):

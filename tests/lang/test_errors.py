@@ -184,3 +184,17 @@ def test_scalar_of_wrong_type_names_the_parameter():
         Good()(8.0, a, b)
     with pytest.raises(ValueError, match=r"'n' = 4294967296 does not fit in int32"):
         Good()(2**32, a, b)
+
+
+class AssignLoopVariable(tilus.Script):
+    def __call__(self, n: int32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        for i in range(n):
+            i = i + 2  # MARK-loopvar
+
+
+def test_assigning_a_runtime_loop_variable():
+    with pytest.raises(SyntaxError) as err:
+        AssignLoopVariable().compile(4)
+    assert_located(err, "MARK-loopvar")

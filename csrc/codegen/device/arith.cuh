@@ -7,7 +7,7 @@
 //     than twice their precision (24 >= 2 * 11 + 2 bits), so for + - * / the
 //     double rounding is innocuous: the result equals the correctly rounded
 //     one the interpreter computes in double.
-//   - small integers compute in int (C promotion) and wrap on the way back.
+//   - integer +, -, * and negation wrap (two's complement), never overflow.
 //   - div and mod on integers truncate toward zero (C); mod on floats is fmod.
 //   - min_/max_ on floats ignore a NaN operand (fminf/fmaxf, like std::fmin).
 //   - comparisons and logical ops return bool; logical ops treat x != 0 as true.
@@ -29,25 +29,55 @@ static __device__ __forceinline__ typename compute_type<T>::type widen(T x) {
   return cast<typename compute_type<T>::type>(x);
 }
 
+// +, -, * and unary - on signed integers can overflow, which C++ leaves
+// undefined (uint16 * uint16 too: both promote to int); the interpreter wraps.
+// Computing them in an unsigned type at least as wide wraps by definition, and
+// the cast back keeps the low bits; the instructions are the same.
+template <typename T> struct wrapping_type { typedef typename compute_type<T>::type type; };
+template <> struct wrapping_type<signed char> { typedef unsigned type; };
+template <> struct wrapping_type<short> { typedef unsigned type; };
+template <> struct wrapping_type<unsigned char> { typedef unsigned type; };
+template <> struct wrapping_type<unsigned short> { typedef unsigned type; };
+template <> struct wrapping_type<int> { typedef unsigned type; };
+template <> struct wrapping_type<long> { typedef unsigned long type; };
+template <> struct wrapping_type<long long> { typedef unsigned long long type; };
+
+template <typename T>
+static __device__ __forceinline__ typename wrapping_type<T>::type wrapping(T x) {
+  return cast<typename wrapping_type<T>::type>(x);
+}
+
 }  // namespace detail
 
 template <typename T>
 static __device__ __forceinline__ T add(T a, T b) {
-  return cast<T>(detail::widen(a) + detail::widen(b));
+  return cast<T>(detail::wrapping(a) + detail::wrapping(b));
 }
 
 template <typename T>
 static __device__ __forceinline__ T sub(T a, T b) {
-  return cast<T>(detail::widen(a) - detail::widen(b));
+  return cast<T>(detail::wrapping(a) - detail::wrapping(b));
 }
 
 template <typename T>
 static __device__ __forceinline__ T mul(T a, T b) {
-  return cast<T>(detail::widen(a) * detail::widen(b));
+  return cast<T>(detail::wrapping(a) * detail::wrapping(b));
 }
 
+// IEEE negation only flips the sign bit, so 16-bit floats need no round trip.
+template <typename T>
+static __device__ __forceinline__ T neg(T a) {
+  if constexpr (detail::is_f16<T>()) return T{static_cast<uint16_t>(a.bits ^ 0x8000u)};
+  else return cast<T>(-detail::wrapping(a));
+}
+
+// INT_MIN / -1 overflows (undefined in C++); like the interpreter, x / -1 is
+// -x (wrapping) and x % -1 is 0. Division by zero is the caller's to avoid.
 template <typename T>
 static __device__ __forceinline__ T div(T a, T b) {
+  if constexpr (detail::is_int<T>() && detail::is_signed<T>() && sizeof(T) >= sizeof(int)) {
+    if (b == T(-1)) return neg(a);
+  }
   return cast<T>(detail::widen(a) / detail::widen(b));
 }
 
@@ -55,9 +85,16 @@ template <typename T>
 static __device__ __forceinline__ T mod(T a, T b) {
   typedef typename detail::compute_type<T>::type C;
   const C x = detail::widen(a), y = detail::widen(b);
-  if constexpr (detail::is_same<C, float>()) return cast<T>(fmodf(x, y));
-  else if constexpr (detail::is_same<C, double>()) return cast<T>(fmod(x, y));
-  else return cast<T>(x % y);
+  if constexpr (detail::is_same<C, float>()) {
+    return cast<T>(fmodf(x, y));
+  } else if constexpr (detail::is_same<C, double>()) {
+    return cast<T>(fmod(x, y));
+  } else {
+    if constexpr (detail::is_int<T>() && detail::is_signed<T>() && sizeof(T) >= sizeof(int)) {
+      if (b == T(-1)) return T(0);
+    }
+    return cast<T>(x % y);
+  }
 }
 
 template <typename T>
@@ -76,13 +113,6 @@ static __device__ __forceinline__ T max_(T a, T b) {
   if constexpr (detail::is_same<C, float>()) return cast<T>(fmaxf(x, y));
   else if constexpr (detail::is_same<C, double>()) return cast<T>(fmax(x, y));
   else return x < y ? b : a;
-}
-
-// IEEE negation only flips the sign bit, so 16-bit floats need no round trip.
-template <typename T>
-static __device__ __forceinline__ T neg(T a) {
-  if constexpr (detail::is_f16<T>()) return T{static_cast<uint16_t>(a.bits ^ 0x8000u)};
-  else return cast<T>(-detail::widen(a));
 }
 
 template <typename T>

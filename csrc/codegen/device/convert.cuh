@@ -106,7 +106,10 @@ __host__ __device__ constexpr bool is_int() {
   return !is_f16<T>() && !is_fp<T>() && !is_same<T, bool>();
 }
 template <typename T>
-__host__ __device__ constexpr bool is_signed() { return T(-1) < T(0); }  // integers only
+__host__ __device__ constexpr bool is_signed() {  // of integers; false for the rest
+  if constexpr (is_int<T>()) return T(-1) < T(0);
+  else return false;
+}
 
 // float/double -> 32/64-bit integer: PTX cvt.rzi.sat (truncate, saturate, NaN -> 0).
 static __device__ __forceinline__ int32_t cvt_s32(float x) {

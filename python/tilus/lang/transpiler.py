@@ -115,6 +115,7 @@ class Transpiler:
         self.scopes: List[_Scope] = []
         self.current_func = self.func
         self.current_node: Optional[ast.AST] = None
+        self.loop_vars: List[Expr] = []  # variables of the runtime loops being walked
 
     # ------------------------------------------------------------------ entry
     def transpile(self, params: List[tuple], jit_values: Dict[str, Any]):
@@ -284,10 +285,12 @@ class Transpiler:
         self.scopes.append(scope)
         saved = self.env.get(node.target.id, _MISSING)
         self.env[node.target.id] = var
+        self.loop_vars.append(var)
         try:
             self.visit_body(node.body)
         finally:
             self.scopes.pop()
+            self.loop_vars.pop()
         self.close_scope(scope, node)
         self.builder.end_for()
         # After the loop the Python name refers to the loop variable's last value; we
@@ -386,6 +389,10 @@ class Transpiler:
                                      f"{value.type_str()} to it here would change its type")
             self.bind(name, value)
             return
+        if any(current is v for v in self.loop_vars):
+            raise self.error("SyntaxError", f"'{name}' is the variable of a runtime loop; like "
+                             "Python's range, the loop does not see assignments to it. Use "
+                             "another name")
         if isinstance(value, Expr) or (isinstance(current, Expr) and current.kind == "var"
                                        and is_scalar(value)):
             value = as_expr(value)

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# One call on a GPU machine: build tilus, run the GPU tests, the seed programs (from
+# .seed_examples/ when carried), the examples, compute-sanitizer, and the benchmarks.
+# Logs go to $OUT (or /tmp/tilus_gpu); a short table is printed last.
+#   usage: scripts/gpu_check.sh [quick]     quick: skip sanitizers and benchmarks
+set -u
+cd "$(dirname "$0")/.."
+export PYTHONUNBUFFERED=1
+LOGS=${OUT:-/tmp/tilus_gpu}
+mkdir -p "$LOGS"
+MODE=${1:-full}
+SUMMARY="$LOGS/summary.txt"
+: > "$SUMMARY"
+
+step() {  # step NAME COMMAND...: runs, records status and seconds, keeps the log
+  local name=$1; shift
+  local start=$(date +%s.%N)
+  if timeout "${STEP_TIMEOUT:-900}" "$@" > "$LOGS/$name.log" 2>&1; then local status=ok; else local status=FAIL; fi
+  local secs=$(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')")
+  printf '%-34s %-5s %7ss\n' "$name" "$status" "$secs" >> "$SUMMARY"
+  if [ "$status" = FAIL ]; then echo "---- $name (last lines)"; tail -n 25 "$LOGS/$name.log"; fi
+}
+
+# The image's default compiler (/opt/gcc) links libstdc++ statically; a second copy of
+# libstdc++ beside torch's breaks iostream locales (segfaults in operator<<). Build with
+# the system compiler, which links it dynamically.
+if [ -x /usr/bin/g++ ]; then export CXX=/usr/bin/g++ CC=/usr/bin/gcc; fi
+rm -rf build/
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$LOGS/gpu.txt" 2>&1
+step build python3 -m pip install --no-build-isolation --no-deps -q .
+step pytest_gpu python3 -m pytest -m gpu -q --maxfail=15 tests -p no:cacheprovider
+step pytest_cpu python3 -m pytest -m "not gpu" -q tests -p no:cacheprovider
+if [ -d .seed_examples ]; then
+  for f in .seed_examples/*.py; do
+    step "seed_$(basename "$f" .py)" python3 "$f"
+  done
+fi
+for f in examples/*.py; do
+  step "example_$(basename "$f" .py)" python3 "$f" --cuda
+done
+if [ "$MODE" != quick ]; then
+  step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 python3 scripts/sanitize_examples.py
+  step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 python3 scripts/sanitize_examples.py
+  if [ -d benchmarks ] && ls benchmarks/bench_*.py > /dev/null 2>&1; then
+    for f in benchmarks/bench_*.py; do
+      step "bench_$(basename "$f" .py)" python3 "$f" --out "$LOGS"
+    done
+  fi
+fi
+echo "==== $(cat "$LOGS/gpu.txt")"
+cat "$SUMMARY"
+for f in "$LOGS"/bench_*.log; do [ -f "$f" ] && { echo "---- $(basename "$f")"; tail -n 30 "$f"; }; done
+grep -q FAIL "$SUMMARY" && exit 1 || exit 0

@@ -1,0 +1,68 @@
+"""Kernels the GPU tests share: a pipelined matmul generic over its data types."""
+
+import tilus
+from tilus import int32
+from tilus.utils import cdiv
+
+
+def make_matmul(dtype, acc_dtype, out_dtype):
+    """A matmul class specialised to its types (pointer annotations are per type)."""
+
+    class Matmul(tilus.Script):
+        def __init__(self, block_m=64, block_n=64, block_k=32, stages=3, warps=4, split_k=1):
+            super().__init__()
+            self.block_m, self.block_n, self.block_k = block_m, block_n, block_k
+            self.stages, self.warps, self.split_k = stages, warps, split_k
+
+        def __call__(self, m: int32, n: int, k: int, a_ptr: ~dtype, b_ptr: ~dtype, c_ptr: ~out_dtype):
+            bm, bn, bk, stages = self.block_m, self.block_n, self.block_k, self.stages
+            self.attrs.blocks = [cdiv(m, bm), cdiv(n, bn), self.split_k]
+            self.attrs.warps = self.warps
+            chunk = cdiv(cdiv(k, self.split_k), bk) * bk
+            k_begin = self.blockIdx.z * chunk
+            k_end = min(k_begin + chunk, k)
+            om: int32 = self.blockIdx.x * bm
+            on: int32 = self.blockIdx.y * bn
+            ga = self.global_view(a_ptr, dtype=dtype, shape=[m, k])
+            gb = self.global_view(b_ptr, dtype=dtype, shape=[k, n])
+            sa = self.shared_tensor(dtype=dtype, shape=[stages, bm, bk])
+            sb = self.shared_tensor(dtype=dtype, shape=[stages, bk, bn])
+            acc = self.register_tensor(dtype=acc_dtype, shape=[bm, bn], init=0)
+            for s in range(stages - 1):
+                self.copy_async(src=ga, dst=sa[s], offsets=[om, k_begin + s * bk])
+                self.copy_async(src=gb, dst=sb[s], offsets=[k_begin + s * bk, on])
+                self.copy_async_commit_group()
+            self.copy_async_wait_group(n=stages - 2)
+            self.sync()
+            stage: int32 = 0
+            preload: int32 = stages - 1
+            for ok in self.range(k_begin, k_end, bk, unroll=stages):
+                self.dot(self.load_shared(sa[stage]), self.load_shared(sb[stage]), acc, out=acc)
+                pk = ok + (stages - 1) * bk
+                if pk < k_end:
+                    self.copy_async(src=ga, dst=sa[preload], offsets=[om, pk])
+                    self.copy_async(src=gb, dst=sb[preload], offsets=[pk, on])
+                self.copy_async_commit_group()
+                stage = (stage + 1) % stages
+                preload = (preload + 1) % stages
+                self.copy_async_wait_group(n=stages - 2)
+                self.sync()
+            self.free_shared(sa)
+            self.free_shared(sb)
+            out = self.cast(acc, dtype=out_dtype)
+            gc = self.global_view(c_ptr, dtype=out_dtype, shape=[m, n])
+            if self.split_k == 1:
+                self.store_global(gc, out, offsets=[om, on])
+            else:
+                sems = self.global_tensor(dtype=int32, shape=[cdiv(m, bm), cdiv(n, bn)], requires_clean=True)
+                sem: ~int32 = ~sems[self.blockIdx.x, self.blockIdx.y]
+                if self.blockIdx.z > 0:
+                    self.lock_semaphore(sem, value=self.blockIdx.z)
+                    partial = self.load_global(gc, offsets=[om, on], shape=[bm, bn])
+                    self.add(out, partial, out=out)
+                self.store_global(gc, out, offsets=[om, on])
+                self.sync()
+                self.release_semaphore(sem, value=(self.blockIdx.z + 1) % self.split_k)
+
+    Matmul.__name__ = f"Matmul_{dtype.name}_{acc_dtype.name}_{out_dtype.name}"
+    return Matmul

@@ -1,0 +1,124 @@
+"""Matmuls on the GPU against torch at odd shapes, every supported type, split-K
+factors 1/4/12/16; fresh random inputs each run, outputs poisoned first. The GPU result
+must also agree with the CPU interpreter on the same program and inputs."""
+
+import math
+
+import pytest
+import torch
+
+import tilus
+from tilus import bfloat16, float16, float32, int8, int32
+
+from .kernels import make_matmul
+
+pytestmark = pytest.mark.gpu
+
+SHAPES = [(1, 100, 72), (37, 100, 72), (64, 64, 64), (130, 257, 200), (256, 520, 1000)]
+
+
+def _rand(shape, dtype):
+    if dtype == torch.int8:
+        return torch.randint(-8, 8, shape, dtype=torch.int8, device="cuda")
+    return ((torch.rand(shape, device="cuda") - 0.5) / math.sqrt(shape[-1])).to(dtype)
+
+
+def _poison(shape, dtype):
+    if dtype in (torch.int32, torch.int8):
+        return torch.full(shape, -12345, dtype=dtype, device="cuda")
+    return torch.full(shape, float("nan"), dtype=dtype, device="cuda")
+
+
+def _ref(a, b, out_dtype):
+    if a.dtype == torch.int8:
+        return (a.cpu().long() @ b.cpu().long()).to(out_dtype).cuda()
+    return (a.double() @ b.double()).to(out_dtype)
+
+
+TYPES = [
+    (float16, float32, float16, torch.float16, torch.float16, 1e-2),
+    (float16, float16, float16, torch.float16, torch.float16, 2e-2),
+    (bfloat16, float32, bfloat16, torch.bfloat16, torch.bfloat16, 2e-2),
+    (float32, float32, float32, torch.float32, torch.float32, 1e-4),
+    (int8, int32, int32, torch.int8, torch.int32, 0),
+]
+
+
+@pytest.mark.parametrize("types", TYPES, ids=lambda t: f"{t[0].name}-{t[1].name}")
+@pytest.mark.parametrize("m,n,k", SHAPES)
+def test_types_and_odd_shapes(types, m, n, k):
+    dt, acc, out, tin, tout, tol = types
+    Matmul = make_matmul(dt, acc, out)
+    kernel = Matmul(block_m=64, block_n=64, block_k=32 if dt != int8 else 64, stages=3, warps=4)
+    a, b = _rand((m, k), tin), _rand((k, n), tin)
+    c = _poison((m, n), tout)
+    kernel(m, n, k, a, b, c)
+    torch.cuda.synchronize()
+    expected = _ref(a, b, tout)
+    if tol == 0:
+        assert torch.equal(c, expected)
+    else:
+        torch.testing.assert_close(c, expected, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("split_k", [1, 4, 12, 16])
+@pytest.mark.parametrize("m,n,k", [(37, 100, 720), (1, 4096, 4096), (130, 257, 1000)])
+def test_split_k(split_k, m, n, k):
+    Matmul = make_matmul(float16, float32, float16)
+    kernel = Matmul(block_m=64, block_n=128, block_k=32, stages=4, warps=4, split_k=split_k)
+    for _ in range(2):  # the second run reuses the semaphores: they must be clean again
+        a, b = _rand((m, k), torch.float16), _rand((k, n), torch.float16)
+        c = _poison((m, n), torch.float16)
+        kernel(m, n, k, a, b, c)
+        torch.testing.assert_close(c, _ref(a, b, torch.float16), rtol=1e-2, atol=1e-2)
+
+
+def test_gpu_and_interpreter_agree():
+    Matmul = make_matmul(float16, float32, float16)
+    kernel = Matmul(block_m=64, block_n=64, block_k=32, stages=3, warps=4, split_k=4)
+    m, n, k = 37, 100, 300
+    a, b = _rand((m, k), torch.float16), _rand((k, n), torch.float16)
+    c_gpu = _poison((m, n), torch.float16)
+    kernel(m, n, k, a, b, c_gpu)
+    a_cpu, b_cpu = a.cpu(), b.cpu()
+    c_cpu = torch.full((m, n), float("nan"), dtype=torch.float16)
+    kernel(m, n, k, a_cpu, b_cpu, c_cpu)
+    # same accumulation order up to fp32 rounding of the partial sums
+    torch.testing.assert_close(c_gpu.cpu(), c_cpu, rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("name,cls,kwargs", [
+    ("matmul_v0_jit", "Matmul", {}),
+    ("matmul_v1_shared", "MatmulV1", {}),
+    ("matmul_v3_pipeline", "MatmulV3", {}),
+])
+@pytest.mark.parametrize("m,n,k", [(1, 128, 64), (37, 100, 72), (300, 520, 264)])
+def test_examples(example, name, cls, kwargs, m, n, k):
+    kernel = getattr(example(name), cls)(**kwargs)
+    a, b = _rand((m, k), torch.float16), _rand((k, n), torch.float16)
+    c = _poison((m, n), torch.float16)
+    kernel(m, n, k, a, b, c)
+    torch.testing.assert_close(c, _ref(a, b, torch.float16), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("split_k", [1, 4, 12, 16])
+@pytest.mark.parametrize("block", [(128, 128, 16, 4), (64, 128, 32, 3), (32, 256, 32, 5)])
+def test_seed_matmul_v5(example, split_k, block):
+    bm, bn, bk, stages = block
+    kernel = example("matmul_v5_splitk").MatmulV5(num_warps=4, block_m=bm, block_n=bn, block_k=bk,
+                                                  num_stages=stages, split_k_factor=split_k)
+    m, n, k = 37, 100, 720
+    a, b = _rand((m, k), torch.float16), _rand((k, n), torch.float16)
+    c = _poison((m, n), torch.float16)
+    kernel(m, n, k, a, b, c)
+    torch.testing.assert_close(c, _ref(a, b, torch.float16), rtol=1e-2, atol=1e-2)
+
+
+def test_fp32_simt_matmul_relu(example):
+    kernel = example("matmul_relu_fp32_simt").MatmulReluSimt()
+    for m, n, k in [(37, 100, 72), (256, 256, 256), (1, 300, 17)]:
+        a = torch.randn(m, k, device="cuda")
+        b = torch.randn(k, n, device="cuda")
+        c = _poison((m, n), torch.float32)
+        kernel(m, n, k, a, b, c)
+        torch.testing.assert_close(c, (a.double() @ b.double()).relu().float(), atol=1e-4, rtol=1e-4)
