@@ -161,3 +161,24 @@ def test_instances_cache_programs_by_jit_values():
     assert STATS["transpiles"] == before + 1
     kernel.compile(7, False, x)  # JIT value changed: a new specialisation
     assert STATS["transpiles"] == before + 2
+
+
+def _factory(dtype):
+    class Fill(tilus.Script):
+        def __call__(self, out: ~dtype):
+            self.attrs.blocks = 1
+            self.attrs.warps = 1
+            g = self.global_view(out, dtype=dtype, shape=[4])
+            self.store_global(g, self.register_tensor(dtype=dtype, shape=[4], init=3), offsets=[0])
+
+    return Fill
+
+
+def test_classes_from_one_factory_keep_their_own_closures():
+    from tilus import int8
+
+    Fill16, Fill8 = _factory(float16), _factory(int8)
+    assert "dtype=float16" in Fill16().ir(torch.zeros(4, dtype=torch.float16))
+    out = torch.zeros(4, dtype=torch.int8)
+    Fill8()(out)
+    assert out.tolist() == [3, 3, 3, 3]

@@ -6,8 +6,8 @@
 //   - integer -> integer wraps (two's complement), integer -> float rounds to
 //     nearest even, anything -> bool is `x != 0` (NaN is true);
 //   - float -> integer truncates toward zero as in C, and where C leaves the
-//     result undefined (out of range, NaN) it saturates and NaN gives 0, which
-//     is what PTX `cvt.rzi.sat` does;
+//     result undefined it saturates at the target's range (PTX `cvt.rzi.sat`)
+//     and NaN gives 0;
 //   - every conversion into half/bfloat16 rounds once, to nearest even.
 #ifndef TILUS_DEVICE_CONVERT_CUH
 #define TILUS_DEVICE_CONVERT_CUH
@@ -24,6 +24,13 @@ namespace tilus {
 // These are pure value conversions, so plain (non-volatile) asm: the compiler
 // may drop or merge them like any arithmetic. PTX ISA "cvt": without .ftz,
 // subnormals are kept; .rn is round to nearest even.
+//
+// Every cvt that produces a 16-bit float writes a scoped temporary and copies
+// it out with mov.b16. Writing the asm output register directly is
+// miscompiled by ptxas (seen with CUDA 13.0 on sm_90): when that register is
+// later stored bytewise (st.u8, e.g. a memcpy of a half to an unaligned
+// address), ptxas converts the value to an integer (F2I.U8.F16) instead of
+// storing its low byte, even for bf16. The copy costs no instruction.
 
 static __device__ __forceinline__ float to_float(half x) {
   float f;
@@ -38,13 +45,13 @@ static __device__ __forceinline__ float to_float(bfloat16 x) {
 
 static __device__ __forceinline__ half to_half(float x) {
   half h;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(x));
+  asm("{ .reg .b16 t; cvt.rn.f16.f32 t, %1; mov.b16 %0, t; }" : "=h"(h.bits) : "f"(x));
   return h;
 }
 
 static __device__ __forceinline__ bfloat16 to_bfloat16(float x) {  // sm_80+
   bfloat16 h;
-  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h.bits) : "f"(x));
+  asm("{ .reg .b16 t; cvt.rn.bf16.f32 t, %1; mov.b16 %0, t; }" : "=h"(h.bits) : "f"(x));
   return h;
 }
 
@@ -111,7 +118,8 @@ __host__ __device__ constexpr bool is_signed() {  // of integers; false for the 
   else return false;
 }
 
-// float/double -> 32/64-bit integer: PTX cvt.rzi.sat (truncate, saturate, NaN -> 0).
+// float/double -> 32/64-bit integer: PTX cvt.rzi.sat (truncate toward zero,
+// saturate at the range).
 static __device__ __forceinline__ int32_t cvt_s32(float x) {
   int32_t r; asm("cvt.rzi.sat.s32.f32 %0, %1;" : "=r"(r) : "f"(x)); return r;
 }
@@ -139,8 +147,11 @@ static __device__ __forceinline__ uint64_t cvt_u64(double x) {
 
 // 8- and 16-bit targets go through 32 bits and clamp, so they saturate at
 // their own range rather than wrapping the 32-bit result.
+// NaN is mapped to 0 here: the hardware conversion gives INT_MIN for NaN on some
+// paths (seen on sm_90 for f64 sources and for 64-bit results).
 template <typename To, typename F>
 static __device__ __forceinline__ To float_to_int(F x) {
+  if (x != x) return To(0);
   if constexpr (sizeof(To) == 8) {
     if constexpr (is_signed<To>()) return static_cast<To>(cvt_s64(x));
     else return static_cast<To>(cvt_u64(x));
@@ -164,21 +175,25 @@ static __device__ __forceinline__ To float_to_int(F x) {
 // Integers -> half: cvt rounds the exact integer once (PTX ISA "cvt").
 template <typename I>
 static __device__ __forceinline__ half int_to_half(I x) {
-  half h;
+  half h;  // (the mov.b16 copy: see "half / bfloat16 <-> float" above)
   if constexpr (is_signed<I>() && sizeof(I) <= 4)
-    asm("cvt.rn.f16.s32 %0, %1;" : "=h"(h.bits) : "r"(static_cast<int32_t>(x)));
+    asm("{ .reg .b16 t; cvt.rn.f16.s32 t, %1; mov.b16 %0, t; }"
+        : "=h"(h.bits) : "r"(static_cast<int32_t>(x)));
   else if constexpr (is_signed<I>())
-    asm("cvt.rn.f16.s64 %0, %1;" : "=h"(h.bits) : "l"(static_cast<int64_t>(x)));
+    asm("{ .reg .b16 t; cvt.rn.f16.s64 t, %1; mov.b16 %0, t; }"
+        : "=h"(h.bits) : "l"(static_cast<int64_t>(x)));
   else if constexpr (sizeof(I) <= 4)
-    asm("cvt.rn.f16.u32 %0, %1;" : "=h"(h.bits) : "r"(static_cast<uint32_t>(x)));
+    asm("{ .reg .b16 t; cvt.rn.f16.u32 t, %1; mov.b16 %0, t; }"
+        : "=h"(h.bits) : "r"(static_cast<uint32_t>(x)));
   else
-    asm("cvt.rn.f16.u64 %0, %1;" : "=h"(h.bits) : "l"(static_cast<uint64_t>(x)));
+    asm("{ .reg .b16 t; cvt.rn.f16.u64 t, %1; mov.b16 %0, t; }"
+        : "=h"(h.bits) : "l"(static_cast<uint64_t>(x)));
   return h;
 }
 
 static __device__ __forceinline__ half double_to_half(double x) {
   half h;
-  asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h.bits) : "d"(x));
+  asm("{ .reg .b16 t; cvt.rn.f16.f64 t, %1; mov.b16 %0, t; }" : "=h"(h.bits) : "d"(x));
   return h;
 }
 

@@ -61,21 +61,34 @@ class _Scope:
         self.new_names: List[str] = []
 
 
-class _Function:
-    """A parsed function: its AST, where it came from, and the globals it sees."""
+class _Source:
+    """A function's parsed AST and where it came from (cached per code object)."""
 
     def __init__(self, fn):
-        fn = inspect.unwrap(fn)
-        self.fn = fn
         self.file = inspect.getsourcefile(fn) or inspect.getfile(fn)
         lines, first_line = inspect.getsourcelines(fn)
-        self.first_line = first_line
-        source = textwrap.dedent("".join(lines))
-        tree = ast.parse(source)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
         ast.increment_lineno(tree, first_line - 1)
         self.node = tree.body[0]
         if not isinstance(self.node, ast.FunctionDef):
             raise TypeError(f"{fn.__qualname__} is not a plain function definition")
+
+
+_SOURCE_CACHE: Dict[Any, _Source] = {}
+
+
+class _Function:
+    """A function to walk: its (shared) AST plus the globals and closure of this very
+    function object. Classes made by a factory share one code object but not closures."""
+
+    def __init__(self, fn):
+        fn = inspect.unwrap(fn)
+        source = _SOURCE_CACHE.get(fn.__code__)
+        if source is None:
+            source = _SOURCE_CACHE[fn.__code__] = _Source(fn)
+        self.fn = fn
+        self.file = source.file
+        self.node = source.node
         self.globals = fn.__globals__
         self.closure = {}
         if fn.__closure__:
@@ -87,15 +100,8 @@ class _Function:
         self.qualname = fn.__qualname__
 
 
-_FUNCTION_CACHE: Dict[Any, _Function] = {}
-
-
 def parse_function(fn) -> _Function:
-    key = getattr(fn, "__code__", fn)
-    parsed = _FUNCTION_CACHE.get(key)
-    if parsed is None:
-        parsed = _FUNCTION_CACHE[key] = _Function(fn)
-    return parsed
+    return _Function(fn)
 
 
 class _Return(Exception):
