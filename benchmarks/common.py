@@ -1,0 +1,58 @@
+"""Shared helpers for the benchmarks: timing, tables, result files."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+from typing import Callable, Dict, List
+
+import torch
+
+
+def median_ms(fn: Callable[[], object], warmup: int = 10, repeat: int = 50, flush_l2: bool = True) -> float:
+    """Median of CUDA-event timings in milliseconds, L2 flushed before each run."""
+    for _ in range(warmup):
+        fn()
+    flush = torch.empty(64 * 1024 * 1024, dtype=torch.int32, device="cuda") if flush_l2 else None
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeat)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeat)]
+    torch.cuda.synchronize()
+    for i in range(repeat):
+        if flush is not None:
+            flush.zero_()
+        starts[i].record()
+        fn()
+        ends[i].record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def print_table(title: str, headers: List[str], rows: List[List[object]]):
+    def fmt(v):
+        if isinstance(v, float):
+            return f"{v:.3f}" if abs(v) < 100 else f"{v:.1f}"
+        return str(v)
+
+    cells = [[fmt(v) for v in r] for r in rows]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    print(f"\n## {title}")
+    print("  ".join(h.rjust(w) for h, w in zip(headers, widths)))
+    for c in cells:
+        print("  ".join(v.rjust(w) for v, w in zip(c, widths)))
+    sys.stdout.flush()
+
+
+def out_dir(argv: List[str]) -> str:
+    if "--out" in argv:
+        return argv[argv.index("--out") + 1]
+    return os.environ.get("OUT", "/tmp")
+
+
+def write_results(name: str, argv: List[str], results: List[Dict]):
+    path = os.path.join(out_dir(argv), f"{name}.json")
+    with open(path, "w") as f:
+        json.dump({"command": " ".join([sys.executable] + argv), "device": torch.cuda.get_device_name(),
+                   "results": results}, f, indent=1)
+    print(f"\nfull results: {path}")
