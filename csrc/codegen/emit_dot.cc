@@ -13,7 +13,8 @@ void CudaEmitter::emit_dot(const Instruction& i) {
 
 namespace {
 std::string mma_function(MmaKind kind, DataType in, DataType acc) {
-  if (kind == MmaKind::M16N8K32) return "tilus::mma_m16n8k32_s8_s32";
+  if (kind == MmaKind::M16N8K32)
+    return in == dtypes::uint8 ? "tilus::mma_m16n8k32_u8_s32" : "tilus::mma_m16n8k32_s8_s32";
   if (in == dtypes::bfloat16) return "tilus::mma_m16n8k16_bf16_f32";
   return acc == dtypes::float16 ? "tilus::mma_m16n8k16_f16_f16" : "tilus::mma_m16n8k16_f16_f32";
 }

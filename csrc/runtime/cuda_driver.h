@@ -94,6 +94,8 @@ struct DriverApi {
   CUresult (*cuMemsetD8)(CUdeviceptr pointer, unsigned char value, size_t count);  // _v2
   CUresult (*cuMemsetD8Async)(CUdeviceptr pointer, unsigned char value, size_t count,
                               CUstream stream);
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                                CUstream stream);                        // _v2
   CUresult (*cuPointerGetAttribute)(void* data, int attribute, CUdeviceptr pointer);
   CUresult (*cuStreamSynchronize)(CUstream stream);
   CUresult (*cuEventCreate)(CUevent* event, unsigned flags);

@@ -89,7 +89,9 @@ SCALARS = ["bool", "tilus::int8_t", "tilus::int16_t", "tilus::int32_t", "tilus::
 # instantiation has observable effects and cannot be optimized away.
 PRELUDE = r"""
 #include "tilus/runtime.cuh"
-template <typename T> __device__ T get(const unsigned char* p) { T v; memcpy(&v, p, sizeof(T)); return v; }
+template <typename T> __device__ T get(const unsigned char* p) {
+  T v; memcpy(&v, p, sizeof(T)); return v;
+}
 template <typename T> __device__ void put(unsigned char* p, T v) { memcpy(p, &v, sizeof(T)); }
 """
 

@@ -232,7 +232,9 @@ def inputs_of(t: str) -> list:
 
 PRELUDE = r"""
 #include "tilus/runtime.cuh"
-template <typename T> __device__ T get(const unsigned char* p) { T v; memcpy(&v, p, sizeof(T)); return v; }
+template <typename T> __device__ T get(const unsigned char* p) {
+  T v; memcpy(&v, p, sizeof(T)); return v;
+}
 template <typename T> __device__ void put(unsigned char* p, T v) { memcpy(p, &v, sizeof(T)); }
 """
 
@@ -537,8 +539,10 @@ def test_mma(gpu, name):
     a_frag = fragments(as_bits(a), a_coord, 16 if k32 else 8, k32)
     b_frag = fragments(as_bits(b), b_coord, 8 if k32 else 4, k32)
     c_frag = np.array([[c[c_coord(lane, i)] for i in range(4)] for lane in range(32)])
-    words = lambda f: np.ascontiguousarray(f).view(np.uint32)  # noqa: E731 (lowest index in low bits)
-    a_words, b_words = words(a_frag.astype(a_frag.dtype)), words(b_frag.astype(b_frag.dtype))
+    def words(f):  # packed registers: the lowest index in the lowest bits (little endian)
+        return np.ascontiguousarray(f).view(np.uint32)
+
+    a_words, b_words = words(a_frag), words(b_frag)
     if acc == "f32":
         c_words, d_type, d_count = c_frag.astype(np.float32).view(np.uint32), "float", 4
     elif acc == "f16":

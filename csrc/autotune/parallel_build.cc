@@ -1,0 +1,128 @@
+#include "autotune/parallel_build.h"
+
+#include <condition_variable>
+#include <mutex>
+#include <utility>
+
+#include "support/error.h"
+#include "support/thread_pool.h"
+
+namespace tilus {
+// The csrc/codegen/device/*.cuh helpers, embedded at build time (cmake/embed_headers.cmake).
+const std::vector<std::pair<std::string, std::string>>& embedded_device_headers();
+}  // namespace tilus
+
+namespace tilus::autotune {
+namespace {
+
+std::string describe_script_error(const ScriptError& e) {
+  const SourceLoc& loc = e.loc();
+  if (!loc.known()) return e.what();
+  std::string where = loc.str();
+  if (!loc.text.empty()) where += " (" + loc.text + ")";
+  return std::string(e.what()) + " at " + where;
+}
+
+// Why `kernel` cannot run on the GPU described by `options`, or "" when it can.
+std::string misfit(const GeneratedKernel& kernel, const BuildOptions& options) {
+  if (options.max_threads > 0 && kernel.threads > options.max_threads) {
+    return "needs " + std::to_string(kernel.threads) + " threads per block; this GPU allows " +
+           std::to_string(options.max_threads);
+  }
+  if (options.smem_limit > 0 && kernel.dynamic_smem > options.smem_limit) {
+    return "needs " + std::to_string(kernel.dynamic_smem) +
+           " bytes of shared memory per block; this GPU allows " +
+           std::to_string(options.smem_limit);
+  }
+  return "";
+}
+
+BuildResult build_one(const Program& program, const BuildOptions& options,
+                      runtime::CompileCache& cache) {
+  BuildResult result;
+  try {
+    CodegenOptions codegen;
+    codegen.pointers_aligned = options.pointers_aligned;
+    result.generated = generate_cuda(program, codegen);
+  } catch (const ScriptError& e) {
+    result.status = BuildStatus::CodegenError;
+    result.error = describe_script_error(e);
+    return result;
+  } catch (const std::exception& e) {
+    result.status = BuildStatus::CodegenError;
+    result.error = e.what();
+    return result;
+  }
+  if (std::string why = misfit(result.generated, options); !why.empty()) {
+    result.status = BuildStatus::DoesNotFit;
+    result.error = std::move(why);
+    return result;
+  }
+  try {
+    // Exactly the request runtime/launcher.py makes, so the launch finds this binary.
+    runtime::CompileRequest request{result.generated.source, result.generated.name,
+                                    options.arch, {}, embedded_device_headers()};
+    result.cubin = cache.get_or_compile(request);
+  } catch (const std::exception& e) {
+    result.status = BuildStatus::CompileError;
+    result.error = e.what();
+  }
+  return result;
+}
+
+}  // namespace
+
+const char* build_status_name(BuildStatus status) {
+  switch (status) {
+    case BuildStatus::Ok: return "ok";
+    case BuildStatus::DoesNotFit: return "unfit";
+    case BuildStatus::CodegenError: return "codegen";
+    case BuildStatus::CompileError: return "compile";
+  }
+  return "?";
+}
+
+std::vector<BuildResult> build_all(const std::vector<std::shared_ptr<Program>>& programs,
+                                   const BuildOptions& options, runtime::CompileCache& cache,
+                                   const std::function<void(size_t)>& on_progress) {
+  std::vector<BuildResult> results(programs.size());
+  if (programs.empty()) {
+    if (on_progress) on_progress(0);
+    return results;
+  }
+  for (const auto& program : programs) TILUS_ASSERT(program != nullptr, "build_all: null program");
+
+  std::mutex mutex;
+  std::condition_variable finished_one;
+  size_t finished = 0;
+  {
+    // No more workers than programs; <= 0 lets the pool use every hardware thread.
+    int threads = options.threads;
+    if (threads > 0 && size_t(threads) > programs.size()) threads = int(programs.size());
+    ThreadPool pool(threads);
+    for (size_t i = 0; i < programs.size(); ++i) {
+      pool.submit([&, i] {
+        BuildResult built = build_one(*programs[i], options, cache);
+        std::lock_guard<std::mutex> lock(mutex);
+        results[i] = std::move(built);
+        ++finished;
+        finished_one.notify_one();
+      });
+    }
+    // Report progress from this thread, so the callback may call into Python.
+    size_t reported = 0;
+    while (reported < programs.size()) {
+      size_t now;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        finished_one.wait(lock, [&] { return finished > reported; });
+        now = finished;
+      }
+      reported = now;
+      if (on_progress) on_progress(reported);
+    }
+  }  // joins the workers
+  return results;
+}
+
+}  // namespace tilus::autotune

@@ -1,0 +1,52 @@
+// Building many programs at once: CUDA code generation and NVRTC compilation of every
+// configuration of an autotuned script, on a thread pool, without Python.
+//
+// Each program is generated (generate_cuda), checked against the GPU's limits, and
+// compiled through the compile cache, so binaries land in memory and on disk exactly
+// where a later launch of the same program looks for them (same source, name, arch,
+// options and device headers as runtime/launcher.py uses). A program that does not fit
+// the GPU is rejected before compiling; errors are returned per program, never thrown.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/codegen.h"
+#include "ir/stmt.h"
+#include "runtime/compile_cache.h"
+
+namespace tilus::autotune {
+
+struct BuildOptions {
+  bool pointers_aligned = true;  // CodegenOptions::pointers_aligned
+  std::string arch;              // NVRTC arch, "sm_90a"
+  int threads = 0;               // worker threads; <= 0: one per hardware thread
+  int64_t smem_limit = 0;        // dynamic shared memory one block may use; 0: unchecked
+  int max_threads = 1024;        // threads one block may have; 0: unchecked
+};
+
+enum class BuildStatus {
+  Ok,            // `cubin` holds the binary
+  DoesNotFit,    // needs more shared memory or threads than the GPU has; not compiled
+  CodegenError,  // the CUDA backend cannot express the program (a ScriptError)
+  CompileError,  // NVRTC rejected the generated source, or could not be loaded
+};
+const char* build_status_name(BuildStatus status);  // "ok", "unfit", "codegen", "compile"
+
+struct BuildResult {
+  BuildStatus status = BuildStatus::Ok;
+  std::string cubin;          // when Ok
+  std::string error;          // otherwise: why, in one message
+  GeneratedKernel generated;  // filled unless codegen failed
+};
+
+// Builds every program; results are in the order of `programs`. `on_progress(done)` is
+// called on the calling thread (never on a worker) each time more programs finished,
+// with the number finished so far, last with programs.size().
+std::vector<BuildResult> build_all(const std::vector<std::shared_ptr<Program>>& programs,
+                                   const BuildOptions& options, runtime::CompileCache& cache,
+                                   const std::function<void(size_t)>& on_progress = nullptr);
+
+}  // namespace tilus::autotune

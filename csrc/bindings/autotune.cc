@@ -1,0 +1,125 @@
+// tilus._C.autotune: parallel builds, the written-parameter analysis, scratch buffers
+// and event timing. Thin translation only; the logic lives in csrc/autotune.
+#include <pybind11/functional.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+
+#include "autotune/parallel_build.h"
+#include "autotune/scratch_buffer.h"
+#include "autotune/timing.h"
+#include "autotune/written_params.h"
+#include "bindings/bindings.h"
+
+namespace tilus::bindings {
+namespace {
+
+namespace py = pybind11;
+using autotune::BuildResult;
+using autotune::BuildStatus;
+using autotune::ScratchBuffer;
+
+py::tuple build_result_tuple(const BuildResult& r) {
+  py::dict meta;
+  meta["status"] = autotune::build_status_name(r.status);
+  meta["name"] = r.generated.name;
+  meta["source"] = r.generated.source;
+  meta["threads"] = r.generated.threads;
+  meta["dynamic_smem"] = r.generated.dynamic_smem;
+  if (r.status == BuildStatus::Ok) return py::make_tuple(py::bytes(r.cubin), meta);
+  return py::make_tuple(py::str(r.error), meta);
+}
+
+void bind_build(py::module_& m) {
+  m.def(
+      "build_all",
+      [](std::vector<std::shared_ptr<Program>> programs, bool pointers_aligned, std::string arch,
+         int threads, int64_t smem_limit, int max_threads, std::optional<py::function> progress) {
+        autotune::BuildOptions options;
+        options.pointers_aligned = pointers_aligned;
+        options.arch = std::move(arch);
+        options.threads = threads;
+        options.smem_limit = smem_limit;
+        options.max_threads = max_threads;
+        std::function<void(size_t)> on_progress;
+        if (progress) {
+          on_progress = [&progress](size_t done) {
+            py::gil_scoped_acquire gil;
+            (*progress)(done);
+          };
+        }
+        std::vector<BuildResult> results;
+        {
+          py::gil_scoped_release release;
+          results = autotune::build_all(programs, options, runtime::global_compile_cache(),
+                                        on_progress);
+        }
+        py::list out;
+        for (const BuildResult& r : results) out.append(build_result_tuple(r));
+        return out;
+      },
+      py::arg("programs"), py::arg("pointers_aligned"), py::arg("arch"), py::arg("threads") = 0,
+      py::arg("smem_limit") = 0, py::arg("max_threads") = 1024, py::arg("progress") = py::none(),
+      "Generate and compile every program on `threads` worker threads (0: all cores) through "
+      "the process-wide compile cache. Returns one (cubin bytes, meta) or (error str, meta) "
+      "per program; meta['status'] is 'ok', 'unfit' (over smem_limit / max_threads, not "
+      "compiled), 'codegen' or 'compile'. progress(done) is called on this thread.");
+}
+
+void bind_analysis(py::module_& m) {
+  m.def(
+      "written_params",
+      [](const std::shared_ptr<Program>& program) { return autotune::written_params(*program); },
+      py::arg("program"),
+      "One bool per runtime parameter: may the program write through this pointer?");
+}
+
+void bind_scratch_buffer(py::module_& m) {
+  py::class_<ScratchBuffer>(m, "ScratchBuffer")
+      .def(py::init<int, size_t, uintptr_t>(), py::arg("device"), py::arg("bytes"),
+           py::arg("like_address") = 0)
+      .def_property_readonly("address", &ScratchBuffer::address)
+      .def_property_readonly("bytes", &ScratchBuffer::bytes)
+      .def_property_readonly("device", &ScratchBuffer::device)
+      .def("copy_from", &ScratchBuffer::copy_from, py::arg("source"), py::arg("stream"))
+      .def("fill", &ScratchBuffer::fill, py::arg("value"), py::arg("stream"));
+}
+
+void bind_timing(py::module_& m) {
+  m.def(
+      "time_runs",
+      [](const py::function& run, uintptr_t stream, int warmup, int repeat,
+         uintptr_t flush_address, size_t flush_bytes, double prune_ms) {
+        autotune::TimingOptions options;
+        options.warmup = warmup;
+        options.repeat = repeat;
+        options.flush_address = flush_address;
+        options.flush_bytes = flush_bytes;
+        options.prune_ms = prune_ms;
+        py::gil_scoped_release release;  // held only while `run` runs
+        return autotune::time_runs(
+            [&run] {
+              py::gil_scoped_acquire gil;
+              run();
+            },
+            stream, options);
+      },
+      py::arg("run"), py::arg("stream"), py::arg("warmup") = 2, py::arg("repeat") = 10,
+      py::arg("flush_address") = 0, py::arg("flush_bytes") = 0, py::arg("prune_ms") = 0.0,
+      "Milliseconds of each timed run of run() (which launches on `stream`), after `warmup` "
+      "untimed runs, each timed run preceded by overwriting the flush buffer.");
+  m.def("median", &autotune::median, py::arg("times"));
+}
+
+}  // namespace
+
+void init_autotune(pybind11::module_& m) {
+  py::module_ sub = m.def_submodule("autotune", "autotuning: parallel builds and timing");
+  bind_build(sub);
+  bind_analysis(sub);
+  bind_scratch_buffer(sub);
+  bind_timing(sub);
+}
+
+}  // namespace tilus::bindings
