@@ -17,7 +17,8 @@ BinaryOp binary_op_from(const std::string& s) {
       {"+", BinaryOp::Add}, {"-", BinaryOp::Sub}, {"*", BinaryOp::Mul}, {"/", BinaryOp::Div},
       {"%", BinaryOp::Mod}, {"min", BinaryOp::Min}, {"max", BinaryOp::Max}, {"<", BinaryOp::Lt},
       {"<=", BinaryOp::Le}, {">", BinaryOp::Gt}, {">=", BinaryOp::Ge}, {"==", BinaryOp::Eq},
-      {"!=", BinaryOp::Ne}, {"and", BinaryOp::And}, {"or", BinaryOp::Or}};
+      {"!=", BinaryOp::Ne}, {"and", BinaryOp::And}, {"or", BinaryOp::Or},
+      {"&", BinaryOp::BitAnd}, {"^", BinaryOp::BitXor}};
   for (auto& [name, op] : table)
     if (s == name) return op;
   throw InternalError("unknown binary operator " + s);

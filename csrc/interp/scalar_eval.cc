@@ -58,6 +58,8 @@ int64_t int_binary(BinaryOp op, int64_t x, int64_t y, ScalarKind k) {
     case BinaryOp::Ne: return x != y;
     case BinaryOp::And: return x != 0 && y != 0;
     case BinaryOp::Or: return x != 0 || y != 0;
+    case BinaryOp::BitAnd: return wrap_int(static_cast<int64_t>(ux & uy), k);
+    case BinaryOp::BitXor: return wrap_int(static_cast<int64_t>(ux ^ uy), k);
   }
   return 0;
 }
@@ -79,6 +81,7 @@ double float_binary(BinaryOp op, double x, double y) {
     case BinaryOp::Ne: return x != y;
     case BinaryOp::And: return x != 0.0 && y != 0.0;
     case BinaryOp::Or: return x != 0.0 || y != 0.0;
+    default: break;  // bitwise ops are integer-only (checked in make_binary)
   }
   return 0.0;
 }

@@ -26,6 +26,8 @@ const char* binary_op_symbol(BinaryOp op) {
     case BinaryOp::Ne: return "!=";
     case BinaryOp::And: return "&&";
     case BinaryOp::Or: return "||";
+    case BinaryOp::BitAnd: return "&";
+    case BinaryOp::BitXor: return "^";
   }
   return "?";
 }
@@ -146,6 +148,7 @@ Expr fold_binary(BinaryOp op, const Expr& a, const Expr& b, DataType operand_typ
       case BinaryOp::Ne: return make_bool(x != y);
       case BinaryOp::And: return make_bool(x != 0 && y != 0);
       case BinaryOp::Or: return make_bool(x != 0 || y != 0);
+      default: break;
     }
   }
   int64_t x = a->int_value, y = b->int_value;
@@ -167,6 +170,8 @@ Expr fold_binary(BinaryOp op, const Expr& a, const Expr& b, DataType operand_typ
     case BinaryOp::Ne: return make_bool(x != y);
     case BinaryOp::And: return make_bool(x != 0 && y != 0);
     case BinaryOp::Or: return make_bool(x != 0 || y != 0);
+    case BinaryOp::BitAnd: return make_int(x & y, operand_type);
+    case BinaryOp::BitXor: return make_int(x ^ y, operand_type);
   }
   return nullptr;
 }
@@ -184,6 +189,9 @@ Expr make_binary(BinaryOp op, Expr a, Expr b) {
                 "operator ", binary_op_symbol(op), " is not supported on pointers (",
                 a->dtype.name(), ", ", b->dtype.name(), ")");
     operand_type = promote(a->dtype, b->dtype);
+    TILUS_CHECK(!(op == BinaryOp::BitAnd || op == BinaryOp::BitXor) || operand_type.is_integer(),
+                "TypeError", "operator ", binary_op_symbol(op), " needs integers, got ",
+                operand_type.name());
   }
   a = make_cast(std::move(a), operand_type);
   b = make_cast(std::move(b), operand_type);
@@ -198,6 +206,8 @@ Expr make_binary(BinaryOp op, Expr a, Expr b) {
   if (op == BinaryOp::Mul && ((is_const_int(a, &c) && c == 0) || (is_const_int(b, &c) && c == 0)))
     return make_int(0, operand_type);
   if (op == BinaryOp::Div && is_const_int(b, &c) && c == 1) return a;
+  if (op == BinaryOp::BitXor && is_const_int(b, &c) && c == 0) return a;
+  if (op == BinaryOp::BitXor && is_const_int(a, &c) && c == 0) return b;
   // (x + c1) +/- c2  ->  x + (c1 +/- c2): keeps cdiv(n, 128) printing as (n + 127) / 128.
   int64_t c1;
   if ((op == BinaryOp::Add || op == BinaryOp::Sub) && is_const_int(b, &c) &&

@@ -32,6 +32,7 @@ enum class UnaryOp : uint8_t { Neg, Not };
 // non-negative values, where they agree with Python's // and %.
 enum class BinaryOp : uint8_t {
   Add, Sub, Mul, Div, Mod, Min, Max, Lt, Le, Gt, Ge, Eq, Ne, And, Or,
+  BitAnd, BitXor,  // integers only: shared-memory swizzles
 };
 const char* binary_op_symbol(BinaryOp op);  // "+", "min", ...
 bool is_comparison(BinaryOp op);

@@ -83,6 +83,13 @@ int64_t Divisibility::of(const Expr& e) const {
           if (is_const_int(e->b, &c) && c > 0) return gcd0(a, c);
           return 1;
         }
+        case BinaryOp::BitAnd:
+        case BinaryOp::BitXor: {
+          // both multiples of 2^j -> so is the result; keep the common power of two
+          int64_t g = gcd0(a, b);
+          if (g == 0) return 0;
+          return g & -g;
+        }
         default: return 1;
       }
     }

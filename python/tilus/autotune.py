@@ -2,11 +2,13 @@
 
 Stacked decorators form the Cartesian product of their value lists, in reading order
 (the top decorator varies slowest). Instantiating the class without the tuned arguments
-returns a :class:`TunedScript`, which picks a configuration per tuning key on its first
-call. Passing a tuned argument explicitly fixes it.
+returns a :class:`TunedScript`, which picks a configuration per tuning key on the first
+call with that key (tilus/tuning/) and afterwards only looks the winner up. Passing a
+tuned argument explicitly fixes it.
 
-On the CPU interpreter no timing happens: the first configuration, in product order,
-that compiles for the arguments is used (documented in docs/autotune.md).
+On the GPU every configuration is built in parallel and timed; the winner is stored on
+disk. On the CPU interpreter no timing happens: the first configuration, in product
+order, that compiles for the arguments is used. docs/autotune.md has the whole story.
 """
 
 from __future__ import annotations
@@ -14,9 +16,18 @@ from __future__ import annotations
 import inspect
 import itertools
 import threading
-from typing import Dict, List, Sequence, Tuple
+from typing import Callable, Dict, List, Sequence, Tuple
 
-from tilus.lang import errors
+from tilus.tuning import tuner
+from tilus.tuning.key import KeyMaker
+from tilus.tuning.tuner import NoValidConfigError
+
+# Counters of the tuning machinery (tests and benchmarks read them): "tunings" (keys
+# tuned by building and timing), "store_hits" (keys answered by the disk store),
+# "configs_built", "configs_timed".
+STATS = tuner.STATS
+
+__all__ = ["autotune", "autotune_key", "TunedScript", "NoValidConfigError", "STATS"]
 
 
 class SearchSpace:
@@ -68,9 +79,11 @@ def autotune(arg_names: str, arg_values: Sequence):
 
         if not (isinstance(cls, type) and issubclass(cls, Script)):
             raise TypeError("@tilus.autotune decorates a tilus.Script subclass")
-        init_params = list(inspect.signature(cls.__init__).parameters)[1:]
+        params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+        takes_any = any(p.kind == p.VAR_KEYWORD for p in params)
+        init_params = [p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
         for n in names:
-            if n not in init_params:
+            if n not in init_params and not takes_any:
                 raise ValueError(f"autotune: {cls.__name__}.__init__ has no parameter '{n}' "
                                  f"(it takes {', '.join(init_params) or 'nothing'})")
         space = SearchSpace()
@@ -83,6 +96,29 @@ def autotune(arg_names: str, arg_values: Sequence):
         # Decorators apply bottom-up; inserting in front keeps reading order.
         space.axes.insert(0, (names, rows))
         cls._tilus_tune_space = space
+        return cls
+
+    return decorate
+
+
+def autotune_key(fn: Callable):
+    """Choose the runtime part of the tuning key of an autotuned script::
+
+        @tilus.autotune_key(lambda m, n, k, a, b, c: (m > 64, n, k))
+
+    ``fn`` gets the kernel's arguments in ``__call__`` order and returns a hashable
+    value with a process-independent repr; calls with equal values share one tuned
+    configuration. The JIT arguments and the GPU always stay part of the key. Without
+    this decorator every runtime integer argument is rounded up to a power of two."""
+    if not callable(fn):
+        raise TypeError(f"autotune_key: expected a function, got {type(fn).__name__}")
+
+    def decorate(cls):
+        from tilus.script import Script
+
+        if not (isinstance(cls, type) and issubclass(cls, Script)):
+            raise TypeError("@tilus.autotune_key decorates a tilus.Script subclass")
+        cls._tilus_tune_key = staticmethod(fn)
         return cls
 
     return decorate
@@ -111,56 +147,112 @@ def tuned_instance_or_none(cls, args: tuple, kwargs: dict):
 
 
 class TunedScript:
-    """An auto-tuned kernel: a script class, its non-tuned arguments and the configs."""
+    """An auto-tuned kernel: a script class, its non-tuned arguments and the configs.
+
+    Calling it computes the tuning key (tilus/tuning/key.py) and runs the key's winner;
+    only the first call with a key chooses one."""
 
     def __init__(self, cls, given: dict, fixed: dict, configs: List[dict]):
         self.cls = cls
         self.given = given
         self.fixed = fixed
         self.configs = configs
+        self._sig = cls._signature()
+        self._key_maker = KeyMaker(self._sig, getattr(cls, "_tilus_tune_key", None))
         self._instances: Dict[int, object] = {}
-        self._chosen: Dict[tuple, int] = {}
-        self._lock = threading.Lock()
+        self._winners: Dict[tuple, object] = {}   # tuning key -> Script instance
+        self._decisions: Dict[tuple, tuner.Decision] = {}
+        self._lock = threading.RLock()
+        self._space_id = None
 
     def __repr__(self):
         return f"<tuned {self.cls.__name__}: {len(self.configs)} configs>"
 
+    # ------------------------------------------------------------------ the hot path
+    def __call__(self, *args, **kwargs):
+        sig = self._sig
+        values = sig.bind(args, kwargs)
+        jit_key = sig.jit_key(values)
+        key = self._key_maker(values, jit_key)
+        winner = self._winners.get(key)
+        if winner is None:
+            winner = self._decide(key, values, jit_key)
+        return winner._launch(sig, values, jit_key)
+
+    # ------------------------------------------------------------------ choosing
+    def _decide(self, key: tuple, values: list, jit_key: tuple):
+        with self._lock:
+            winner = self._winners.get(key)
+            if winner is None:
+                decision = tuner.choose(self, self._sig, values, jit_key, key,
+                                        KeyMaker.device(key))
+                winner = self.instance(decision.index)
+                self._decisions[key] = decision
+                self._winners[key] = winner
+        return winner
+
+    def _winner_for(self, args, kwargs):
+        sig = self._sig
+        values = sig.bind(args, kwargs)
+        jit_key = sig.jit_key(values)
+        key = self._key_maker(values, jit_key)
+        winner = self._winners.get(key)
+        if winner is None:
+            winner = self._decide(key, values, jit_key)
+        return winner, key
+
     def instance(self, index: int):
+        """The Script instance of configuration `index` (created once)."""
         inst = self._instances.get(index)
         if inst is None:
-            inst = self.cls(**self.given, **self.fixed, **self.configs[index])
-            self._instances[index] = inst
+            with self._lock:
+                inst = self._instances.get(index)
+                if inst is None:
+                    # Skip Script.__new__: it would only find again that nothing is missing.
+                    inst = object.__new__(self.cls)
+                    inst.__init__(**self.given, **self.fixed, **self.configs[index])
+                    self._instances[index] = inst
         return inst
 
-    def __call__(self, *args, **kwargs):
-        sig = self.cls._signature()
-        values = sig.bind(args, kwargs)
-        key = sig.jit_key(values)
-        index = self._chosen.get(key)
-        if index is None:
-            index = self._choose(key, args, kwargs)
-        return self.instance(index)(*args, **kwargs)
-
-    def _choose(self, key: tuple, args, kwargs) -> int:
-        """First config that compiles (no timing: the CPU interpreter's documented rule)."""
-        reasons = []
+    def forget_instance(self, index: int):
+        """Drop configuration `index`'s instance unless it won some key."""
         with self._lock:
-            for i in range(len(self.configs)):
-                try:
-                    self.instance(i).compile(*args, **kwargs)
-                except errors.ScriptError as e:
-                    reasons.append(f"  {self.configs[i]}: {e.message}")
-                    continue
-                self._chosen[key] = i
-                return i
-        raise ValueError(f"no configuration of {self.cls.__name__} compiles for these "
-                         "arguments:\n" + "\n".join(reasons))
+            inst = self._instances.get(index)
+            if inst is not None and all(w is not inst for w in self._winners.values()):
+                del self._instances[index]
 
+    def space_id(self) -> str:
+        """The directory name of this script's results in the tuning store."""
+        if self._space_id is None:
+            from tilus.tuning.identity import script_identity
+
+            self._space_id = script_identity(self.cls, self._sig, self.given, self.fixed,
+                                             self.configs)
+        return self._space_id
+
+    # ------------------------------------------------------------------ inspection
     def chosen_config(self, *args, **kwargs) -> dict:
-        """The configuration used for these arguments (choosing it if needed)."""
-        sig = self.cls._signature()
-        key = sig.jit_key(sig.bind(args, kwargs))
-        index = self._chosen.get(key)
-        if index is None:
-            index = self._choose(key, args, kwargs)
-        return dict(self.configs[index])
+        """The configuration used for these arguments (choosing it if needed; choosing
+        never writes the arguments)."""
+        winner, key = self._winner_for(args, kwargs)
+        return dict(self.configs[self._decisions[key].index])
+
+    def compiled(self, *args, **kwargs):
+        """Choose the configuration for these arguments and build it without running it;
+        returns the winner's :class:`tilus.compiled.CompiledKernel`."""
+        winner, _ = self._winner_for(args, kwargs)
+        return winner.compiled(*args, **kwargs)
+
+    def tuning_table(self) -> List[dict]:
+        """One row per tuning key chosen in this process: the key, the configuration,
+        its median time and how it was chosen ("tuned", "stored" = read from the disk
+        store, "first-that-compiles" = the CPU rule)."""
+        rows = []
+        for key, decision in list(self._decisions.items()):
+            desc = self._key_maker.describe(key)
+            rows.append({"jit": desc["jit"], "runtime": desc["runtime"],
+                         "device": KeyMaker.device(key),
+                         "config": dict(self.configs[decision.index]),
+                         "time_ms": decision.time_ms, "how": decision.how,
+                         "skipped": len(decision.failures)})
+        return rows

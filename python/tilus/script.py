@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Dict, Optional
 
-from tilus import _C
+from tilus import _C, option
 from tilus.arguments import Signature, prepare_runtime_args
 from tilus.lang import errors
 from tilus.lang.instructions import InstructionMixin
@@ -58,6 +58,18 @@ class CompiledScript:
             self.gpu = launcher.build(self)
         device = tensors[0].device if tensors else "cuda:0"
         self.gpu.launch(args, int(device.split(":")[1]) if ":" in device else 0)
+
+    def build_gpu(self, device_index: int, pointers_aligned: bool):
+        """Compile and load the GPU kernel variant a launch with such pointers will use,
+        without launching it."""
+        from tilus import _C
+        from tilus.runtime import launcher
+
+        if _C.runtime.current_device() != device_index:
+            _C.runtime.set_device(device_index)
+        if self.gpu is None:
+            self.gpu = launcher.build(self)
+        self.gpu.variant(pointers_aligned)
 
 
 class Script(InstructionMixin):
@@ -119,6 +131,10 @@ class Script(InstructionMixin):
                 if compiled is None:
                     compiled = CompiledScript(self, self._transpile(sig, key), key)
                     self._tilus_compiled[key] = compiled
+                    if option.get_dump_dir():
+                        from tilus.dump import dump_compiled
+
+                        dump_compiled(compiled, option.get_dump_dir())
         return compiled
 
     def _transpile(self, sig: Signature, key: tuple):
@@ -142,13 +158,27 @@ class Script(InstructionMixin):
 
         return launcher.generate_source(self.compile(*args, **kwargs))
 
+    def compiled(self, *args, **kwargs):
+        """Build the kernel for these arguments without running it. The returned
+        :class:`tilus.compiled.CompiledKernel` launches with positional arguments like
+        these, skipping argument binding and specialisation lookup."""
+        from tilus.compiled import CompiledKernel
+
+        sig = self._signature()
+        values = sig.bind(args, kwargs)
+        jit_key = sig.jit_key(values)
+        return CompiledKernel(self, sig, self._compiled_for(sig, jit_key), values)
+
     # ------------------------------------------------------------------ launch
     def __call__(self, *args, **kwargs):
         sig = self._signature()
         values = sig.bind(args, kwargs)
-        compiled = self._compiled_for(sig, sig.jit_key(values))
-        owner = type(self).__name__
-        runtime_args, tensors = prepare_runtime_args(sig, values, owner)
+        return self._launch(sig, values, sig.jit_key(values))
+
+    def _launch(self, sig: Signature, values: list, jit_key: tuple):
+        """Run the specialisation `jit_key` on bound argument `values`."""
+        compiled = self._compiled_for(sig, jit_key)
+        runtime_args, tensors = prepare_runtime_args(sig, values, type(self).__name__)
         if _on_cpu(tensors):
             compiled.run_interpreter(runtime_args, tensors)
         else:

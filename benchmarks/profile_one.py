@@ -1,0 +1,27 @@
+"""Runs one MatmulV5 configuration a few times, for ncu:
+
+    ncu -k regex:matmul_v5 -c 1 --section SpeedOfLight --section WarpStateStats \
+        python3 benchmarks/profile_one.py 4096 4096 4096 4 128 128 32 4 1
+"""
+
+import importlib.util
+import math
+import pathlib
+import sys
+
+import torch
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("v5", ROOT / "examples" / "matmul_v5_splitk.py")
+v5 = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(v5)
+
+m, n, k, warps, bm, bn, bk, stages, split = (int(x) for x in sys.argv[1:10])
+kernel = v5.MatmulV5(num_warps=warps, block_m=bm, block_n=bn, block_k=bk, num_stages=stages,
+                     split_k_factor=split)
+a = ((torch.rand(m, k, device="cuda") - 0.5) / math.sqrt(k)).half()
+b = ((torch.rand(k, n, device="cuda") - 0.5) / math.sqrt(k)).half()
+c = torch.empty(m, n, dtype=torch.float16, device="cuda")
+for _ in range(3):
+    kernel(m, n, k, a, b, c)
+torch.cuda.synchronize()

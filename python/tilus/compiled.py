@@ -1,0 +1,54 @@
+"""Compiled kernels: separate compilation from execution (CuTe DSL's ``cute.compile``).
+
+``handle = kernel.compiled(*args)`` transpiles and, for GPU arguments, compiles and
+loads the kernel now, without running it. ``handle(*args)`` then launches with the
+least host work tilus can do: arguments are positional, the compile-time (JIT)
+arguments are only compared with the ones the handle was built for, and there is no
+specialisation or tuning lookup. The handle stays valid for other tensors and runtime
+values (a different pointer alignment compiles the other variant on first use).
+"""
+
+from __future__ import annotations
+
+from tilus.arguments import prepare_runtime_args
+
+
+class CompiledKernel:
+    def __init__(self, script, sig, compiled, values: list):
+        self.script = script
+        self.sig = sig
+        self.compiled = compiled  # tilus.script.CompiledScript
+        self._owner = type(script).__name__
+        self._count = len(sig.params)
+        self._jit = [(i, values[i]) for i in sig.jit_indices]
+        runtime_args, tensors = prepare_runtime_args(sig, values, self._owner)
+        from tilus.script import _on_cpu
+
+        if not _on_cpu(tensors):
+            device = tensors[0].device if tensors else "cuda:0"
+            index = int(device.split(":")[1]) if ":" in device else 0
+            aligned = all(t.address % 16 == 0 for t in tensors)
+            compiled.build_gpu(index, aligned)
+
+    def __repr__(self):
+        jit = ", ".join(f"{self.sig.params[i].name}={v!r}" for i, v in self._jit)
+        return f"<compiled {self._owner}({jit})>"
+
+    @property
+    def program(self):
+        return self.compiled.program
+
+    def __call__(self, *args):
+        if len(args) != self._count:
+            raise TypeError(f"{self._owner} (compiled) takes {self._count} positional "
+                            f"arguments ({', '.join(self.sig.names)}), got {len(args)}")
+        for i, value in self._jit:
+            if args[i] != value:
+                raise ValueError(f"{self._owner} (compiled): compile-time argument "
+                                 f"'{self.sig.params[i].name}' is {args[i]!r}, but this "
+                                 f"handle was compiled for {value!r}; call .compiled() again")
+        runtime_args, tensors = prepare_runtime_args(self.sig, args, self._owner)
+        if tensors and tensors[0].device == "cpu":
+            self.compiled.run_interpreter(runtime_args, tensors)
+        else:
+            self.compiled.run_gpu(runtime_args, tensors)

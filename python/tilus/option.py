@@ -1,0 +1,149 @@
+"""Process-wide options: caches, build threads, dumps, tuning and progress bars.
+
+Each option is read from its environment variable whenever it is needed, unless it was
+set here, which then wins for the rest of the process::
+
+    tilus.option.cache_dir("/scratch/tilus")   # TILUS_CACHE_DIR (default ~/.cache/tilus)
+    tilus.option.build_threads(8)              # TILUS_BUILD_THREADS (default: usable cores)
+    tilus.option.dump("/tmp/tilus_dump")       # TILUS_DUMP_DIR (default: no dump)
+    tilus.option.tuning(warmup=3, repeat=20)   # TILUS_TUNE_WARMUP, TILUS_TUNE_REPEAT,
+                                               # TILUS_TUNE_FLUSH_L2, TILUS_TUNE_PRUNE
+    tilus.option.progress(False)               # TILUS_PROGRESS (default 1: show bars)
+
+Passing None resets an option to its environment variable / default.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Optional
+
+from tilus import _C
+
+_set = {}  # option name -> value given through this module
+
+
+def _env(name: str) -> Optional[str]:
+    value = os.environ.get(name)
+    return value if value else None
+
+
+def _env_number(name: str, kind, minimum):
+    text = _env(name)
+    if text is None:
+        return None
+    try:
+        value = kind(text)
+    except ValueError:
+        raise ValueError(f"${name}={text!r} is not a valid {kind.__name__}") from None
+    if value < minimum:
+        raise ValueError(f"${name}={text!r} must be at least {minimum}")
+    return value
+
+
+# ---------------------------------------------------------------------------- cache dir
+def cache_dir(path: Optional[str]) -> None:
+    """Root of the disk caches (compiled binaries in ``cubin/``, tuning results in
+    ``tuning/``). ``""`` keeps everything in memory; None means $TILUS_CACHE_DIR, else
+    ~/.cache/tilus."""
+    _C.runtime.compile_cache().set_cache_dir(None if path is None else os.fspath(path))
+
+
+def get_cache_dir() -> str:
+    """The cache root in use ("" = memory only). The compile cache holds the truth, so
+    the tuning store always lives beside the binaries it refers to."""
+    return _C.runtime.compile_cache().cache_dir()
+
+
+# ---------------------------------------------------------------------------- threads
+def build_threads(n: Optional[int]) -> None:
+    """Threads that generate and compile autotuning configurations in parallel."""
+    if n is not None and (not isinstance(n, int) or n < 1):
+        raise ValueError(f"build_threads: expected a positive int, got {n!r}")
+    _set["build_threads"] = n
+
+
+def get_build_threads() -> int:
+    n = _set.get("build_threads")
+    if n is None:
+        n = _env_number("TILUS_BUILD_THREADS", int, 1)
+    if n is None:
+        try:
+            n = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            n = os.cpu_count() or 1
+    return n
+
+
+# ---------------------------------------------------------------------------- dump
+def dump(path: Optional[str]) -> None:
+    """Write the IR and the CUDA source of every program tilus builds under ``path``."""
+    _set["dump"] = None if path is None else os.fspath(path)
+
+
+def get_dump_dir() -> Optional[str]:
+    path = _set.get("dump")
+    return path if path is not None else _env("TILUS_DUMP_DIR")
+
+
+# ---------------------------------------------------------------------------- tuning
+@dataclass(frozen=True)
+class TuningOptions:
+    warmup: int = 2         # untimed runs of each candidate first
+    repeat: int = 10        # timed runs; the median is the candidate's time
+    flush_l2: bool = True   # overwrite a buffer larger than L2 before each timed run
+    # Stop timing a candidate after its first timed run when that run is more than
+    # `prune` times slower than the best median so far; 0 times every run of every one.
+    prune: float = 1.5
+
+
+def tuning(warmup: Optional[int] = None, repeat: Optional[int] = None,
+           flush_l2: Optional[bool] = None, prune: Optional[float] = None) -> None:
+    """How candidates are timed; arguments left None keep their current value."""
+    for name, value, kind, minimum in (("warmup", warmup, int, 0), ("repeat", repeat, int, 1),
+                                       ("prune", prune, (int, float), 0)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, kind)
+                                  or value < minimum):
+            raise ValueError(f"tuning: {name} must be a number >= {minimum}, got {value!r}")
+    for name, value in (("warmup", warmup), ("repeat", repeat), ("flush_l2", flush_l2),
+                        ("prune", prune)):
+        if value is not None:
+            _set["tuning." + name] = value
+
+
+def reset_tuning() -> None:
+    for name in ("warmup", "repeat", "flush_l2", "prune"):
+        _set.pop("tuning." + name, None)
+
+
+def get_tuning() -> TuningOptions:
+    defaults = TuningOptions()
+
+    def pick(name, env, kind, minimum):
+        value = _set.get("tuning." + name)
+        if value is None:
+            value = _env_number(env, kind, minimum)
+        return getattr(defaults, name) if value is None else value
+
+    flush = _set.get("tuning.flush_l2")
+    if flush is None:
+        text = _env("TILUS_TUNE_FLUSH_L2")
+        flush = defaults.flush_l2 if text is None else text not in ("0", "false", "no")
+    return TuningOptions(warmup=pick("warmup", "TILUS_TUNE_WARMUP", int, 0),
+                         repeat=pick("repeat", "TILUS_TUNE_REPEAT", int, 1),
+                         flush_l2=bool(flush),
+                         prune=float(pick("prune", "TILUS_TUNE_PRUNE", float, 0)))
+
+
+# ---------------------------------------------------------------------------- progress
+def progress(enabled: Optional[bool]) -> None:
+    """Show the [Building] and [Tuning] progress bars (needs tqdm)."""
+    _set["progress"] = enabled
+
+
+def get_progress() -> bool:
+    enabled = _set.get("progress")
+    if enabled is None:
+        enabled = _env("TILUS_PROGRESS") not in ("0", "false", "no")
+    return bool(enabled)

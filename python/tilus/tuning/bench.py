@@ -1,0 +1,86 @@
+"""Timing candidates on the GPU without touching the user's data.
+
+Every argument that some candidate may write (``_C.autotune.written_params``, a
+conservative analysis of the IR) is replaced by a scratch copy made once per tuning,
+holding the same bytes and the same address alignment; arguments no candidate writes
+are passed as they are. Candidates therefore read the real inputs and write only
+scratch memory, and after tuning the user's tensors hold exactly one run: the
+winner's, on the real arguments. Each candidate is timed by
+``_C.autotune.time_runs``: warm-up runs, then CUDA-event-timed runs on the launch
+stream, each after flushing L2; its time is the median.
+"""
+
+from __future__ import annotations
+
+from typing import List
+
+from tilus import _C
+from tilus.arguments import prepare_runtime_args
+from tilus.option import TuningOptions
+
+_FLUSH_MIN_BYTES = 16 << 20
+
+
+def launch_stream(device: int) -> int:
+    """The stream launches go to; this must match runtime/launcher.py's choice (torch's
+    current stream of the device, else the legacy default stream)."""
+    try:
+        import torch
+
+        return torch.cuda.current_stream(device).cuda_stream
+    except Exception:
+        return 0
+
+
+class GpuBench:
+    def __init__(self, device: int, sig, values: list, owner: str, candidates: List,
+                 options: TuningOptions):
+        self.options = options
+        self.device = device
+        runtime_args, self.tensors = prepare_runtime_args(sig, values, owner)
+        written = [False] * len(runtime_args)
+        for c in candidates:
+            for j, flag in enumerate(_C.autotune.written_params(c.compiled.program)):
+                written[j] = written[j] or flag
+        _C.runtime.set_device(device)
+        self.stream = launch_stream(device)
+        self._buffers = []
+        self.args = list(runtime_args)
+        self.scratch_params = []
+        tensors = iter(self.tensors)
+        for j, i in enumerate(sig.runtime_indices):
+            if not sig.params[i].type.is_pointer:
+                continue
+            tensor = next(tensors)
+            if written[j]:
+                copy = _C.autotune.ScratchBuffer(device, tensor.nbytes, tensor.address)
+                copy.copy_from(tensor.address, self.stream)
+                self._buffers.append(copy)
+                self.args[j] = copy.address
+                self.scratch_params.append(sig.params[i].name)
+        self._flush = None
+        if options.flush_l2:
+            l2 = _C.runtime.device_info(device)["l2_cache_bytes"]
+            self._flush = _C.autotune.ScratchBuffer(device, max(2 * l2, _FLUSH_MIN_BYTES))
+
+    def measure(self, candidate, prune_ms: float = 0.0) -> float:
+        """Median milliseconds of one candidate; raises whatever its launch raises."""
+        compiled, args, tensors = candidate.compiled, self.args, self.tensors
+
+        def run():
+            compiled.run_gpu(args, tensors)
+
+        flush = self._flush
+        times = _C.autotune.time_runs(run, self.stream, self.options.warmup,
+                                      self.options.repeat,
+                                      flush.address if flush else 0, flush.bytes if flush else 0,
+                                      prune_ms)
+        return _C.autotune.median(times)
+
+    def close(self):
+        """Waits for the candidates' work, then frees the scratch memory."""
+        try:
+            _C.runtime.synchronize(self.stream)
+        finally:
+            self._buffers.clear()
+            self._flush = None

@@ -1,0 +1,233 @@
+"""Choosing the configuration of one tuning key.
+
+On the GPU (tensor arguments on a CUDA device)::
+
+    disk store hit?  -> reuse the stored winner (nothing is compiled or timed)
+    else, holding the store's lock for this key:
+        transpile every configuration          (Python, ~1 ms each)
+        generate + compile all in parallel     (C++ threads, GIL released)
+        drop what does not fit the GPU; skip what fails to build
+        time the rest on scratch copies        (CUDA events, L2 flushed, median)
+        store the winner
+
+On the CPU interpreter nothing is timed: the first configuration, in product order,
+that constructs and transpiles is used (see docs/autotune.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Dict, Optional
+
+from tilus import _C, option
+from tilus.tuning import identity
+from tilus.tuning.build import Failure, GpuTarget, build_candidates, transpile_all
+from tilus.tuning.key import label as make_label
+from tilus.tuning.progress import Progress
+from tilus.tuning.store import DamagedEntry, TuningStore
+
+_stats_lock = threading.Lock()
+STATS = {"tunings": 0, "store_hits": 0, "configs_built": 0, "configs_timed": 0}
+
+
+def count(name: str, n: int = 1):
+    with _stats_lock:
+        STATS[name] = STATS.get(name, 0) + n
+
+
+class NoValidConfigError(ValueError):
+    """No configuration of an autotuned script can run for the given arguments."""
+
+
+@dataclass
+class Decision:
+    """The outcome of choosing a configuration for one key."""
+
+    index: int
+    how: str                        # "tuned", "stored", or "first-that-compiles" (CPU)
+    time_ms: Optional[float] = None
+    timings: Dict[int, float] = field(default_factory=dict)
+    failures: Dict[int, Failure] = field(default_factory=dict)
+
+
+# Tests replace the GPU with a fake: (target, make_bench(...)) used for every tuning,
+# CPU tensors included. None in normal use.
+test_backend = None
+
+
+def choose(tuned, sig, values: list, jit_key: tuple, key: tuple, device: int) -> Decision:
+    if test_backend is None and device < 0:
+        return first_that_compiles(tuned, sig, jit_key)
+    if test_backend is not None:
+        target, make_bench = test_backend
+    else:
+        from tilus.tuning.bench import GpuBench
+
+        target, make_bench = GpuTarget.of_device(device), GpuBench
+    gpu = {"name": target.name, "arch": target.arch}
+    key_desc = tuned._key_maker.describe(key)
+    store = TuningStore(_store_root(tuned))
+    label = make_label(_kernel_name(tuned), jit_key)
+    path = store.path(identity.gpu_dir_name(gpu), identity.entry_name(label, key_desc))
+    expected = {"key": key_desc, "gpu": gpu}
+
+    def validate(entry: dict) -> Decision:
+        return _decision_from_entry(tuned, entry, expected)
+
+    def create():
+        decision = _search(tuned, sig, values, jit_key, target, make_bench, label)
+        return _entry_from_decision(tuned, decision, expected), decision
+
+    decision, stored = store.get_or_create(path, validate, create)
+    if stored:
+        count("store_hits")
+    return decision
+
+
+def first_that_compiles(tuned, sig, jit_key: tuple) -> Decision:
+    """The CPU rule: the first configuration, in product order, that transpiles."""
+    from tilus.lang.errors import ScriptError
+
+    failures = {}
+    for i in range(len(tuned.configs)):
+        try:
+            tuned.instance(i)._compiled_for(sig, jit_key)
+        except ScriptError as e:
+            failures[i] = Failure("script", e.message)
+            continue
+        return Decision(i, "first-that-compiles", failures=failures)
+    raise NoValidConfigError(
+        f"no configuration of {tuned.cls.__name__} compiles for these arguments:\n"
+        + "\n".join(f"  {tuned.configs[i]}: {f.message}" for i, f in failures.items()))
+
+
+# ---------------------------------------------------------------------------- search
+def _search(tuned, sig, values, jit_key, target: GpuTarget, make_bench, label: str) -> Decision:
+    count("tunings")
+    candidates, failures = transpile_all(tuned, sig, jit_key)
+    aligned = _pointers_aligned(sig, values)
+    built, build_failures = build_candidates(candidates, target, aligned, label)
+    failures.update(build_failures)
+    count("configs_built", len(candidates))
+
+    timings: Dict[int, float] = {}
+    if built:
+        options = option.get_tuning()
+        bench = make_bench(target.device, sig, values, tuned.cls.__name__, built, options)
+        try:
+            with Progress(f"[Tuning] {label}", len(built)) as bar:
+                for done, candidate in enumerate(built, 1):
+                    best = min(timings.values(), default=0.0)
+                    prune_ms = best * options.prune if options.prune and best else 0.0
+                    try:
+                        timings[candidate.index] = bench.measure(candidate, prune_ms)
+                    except Exception as e:  # noqa: BLE001 - any launch failure skips it
+                        failures[candidate.index] = Failure("launch", f"{type(e).__name__}: {e}")
+                    bar.advance_to(done)
+        finally:
+            bench.close()
+        count("configs_timed", len(built))
+    if not timings:
+        raise NoValidConfigError(_none_works_message(tuned, target, failures))
+    _warn_skipped(tuned, label, failures)
+    winner = min(timings, key=lambda i: (timings[i], i))
+    _release_losers(tuned, winner, candidates)
+    return Decision(winner, "tuned", timings[winner], timings, failures)
+
+
+def _pointers_aligned(sig, values) -> bool:
+    """The variant a real call will use (launcher.py: all pointers 16-byte aligned)."""
+    from tilus.arguments import describe_tensor
+
+    for i in sig.runtime_indices:
+        p = sig.params[i]
+        if p.type.is_pointer and describe_tensor(p.name, values[i], p.type).address % 16:
+            return False
+    return True
+
+
+def _release_losers(tuned, winner: int, candidates):
+    """Forget the losing instances, so their loaded GPU modules can be freed."""
+    for c in candidates:
+        if c.index != winner:
+            tuned.forget_instance(c.index)
+
+
+def _none_works_message(tuned, target: GpuTarget, failures: Dict[int, Failure]) -> str:
+    lines = [f"no configuration of {tuned.cls.__name__} can run for these arguments on "
+             f"{target.name} ({target.arch}):"]
+    for i in sorted(failures):
+        lines.append(f"  {tuned.configs[i]}: [{failures[i].stage}] {failures[i].message}")
+    return "\n".join(lines)
+
+
+def _warn_skipped(tuned, label: str, failures: Dict[int, Failure]):
+    """One warning for configurations that failed to build or launch (not for those
+    that merely do not fit this GPU)."""
+    bad = {i: f for i, f in failures.items() if f.unexpected}
+    if not bad:
+        return
+    by_stage: Dict[str, int] = {}
+    for f in bad.values():
+        by_stage[f.stage] = by_stage.get(f.stage, 0) + 1
+    what = {"codegen": "could not be generated", "compile": "failed to compile",
+            "launch": "failed to launch"}
+    summary = ", ".join(f"{n} {what[s]}" for s, n in sorted(by_stage.items()))
+    shown = sorted(bad)[:5]
+    details = "\n".join(f"  {tuned.configs[i]}: {_first_line(bad[i].message)}" for i in shown)
+    more = f"\n  ... and {len(bad) - len(shown)} more" if len(bad) > len(shown) else ""
+    warnings.warn(f"tilus: {tuned.cls.__name__} [{label}]: skipped {len(bad)} of "
+                  f"{len(tuned.configs)} configurations ({summary}):\n{details}{more}",
+                  RuntimeWarning, stacklevel=5)
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else text
+
+
+# ---------------------------------------------------------------------------- store entries
+def _store_root(tuned) -> Optional[str]:
+    cache = option.get_cache_dir()
+    return os.path.join(cache, "tuning", tuned.space_id()) if cache else None
+
+
+def _kernel_name(tuned) -> str:
+    from tilus.script import _kernel_name as name
+
+    return name(tuned.cls)
+
+
+def _entry_from_decision(tuned, decision: Decision, expected: dict) -> dict:
+    return {
+        "tilus": _C.__version__,
+        "script": f"{tuned.cls.__module__}.{tuned.cls.__qualname__}",
+        "key": expected["key"],
+        "gpu": expected["gpu"],
+        "config_index": decision.index,
+        "config": identity.stable_repr(tuned.configs[decision.index]),
+        "time_ms": decision.time_ms,
+        "timings_ms": {str(i): t for i, t in sorted(decision.timings.items())},
+        "skipped": {str(i): f"[{f.stage}] {_first_line(f.message)}"
+                    for i, f in sorted(decision.failures.items())},
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }
+
+
+def _decision_from_entry(tuned, entry: dict, expected: dict) -> Decision:
+    for name in ("key", "gpu"):
+        if json.dumps(entry.get(name), sort_keys=True) != json.dumps(expected[name],
+                                                                    sort_keys=True):
+            raise DamagedEntry(f"it belongs to another {name}")
+    index = entry.get("config_index")
+    if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(tuned.configs):
+        raise DamagedEntry(f"config_index {index!r} is out of range")
+    if entry.get("config") != identity.stable_repr(tuned.configs[index]):
+        raise DamagedEntry(f"config {entry.get('config')!r} does not match configuration "
+                           f"#{index}")
+    time_ms = entry.get("time_ms")
+    return Decision(index, "stored", time_ms if isinstance(time_ms, (int, float)) else None)
