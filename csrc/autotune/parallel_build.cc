@@ -1,5 +1,6 @@
 #include "autotune/parallel_build.h"
 
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <utility>
@@ -37,13 +38,20 @@ std::string misfit(const GeneratedKernel& kernel, const BuildOptions& options) {
   return "";
 }
 
+double milliseconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 BuildResult build_one(const Program& program, const BuildOptions& options,
                       runtime::CompileCache& cache) {
   BuildResult result;
+  auto start = std::chrono::steady_clock::now();
   try {
     CodegenOptions codegen;
     codegen.pointers_aligned = options.pointers_aligned;
     result.generated = generate_cuda(program, codegen);
+    result.codegen_ms = milliseconds_since(start);
   } catch (const ScriptError& e) {
     result.status = BuildStatus::CodegenError;
     result.error = describe_script_error(e);
@@ -58,6 +66,7 @@ BuildResult build_one(const Program& program, const BuildOptions& options,
     result.error = std::move(why);
     return result;
   }
+  start = std::chrono::steady_clock::now();
   try {
     // Exactly the request runtime/launcher.py makes, so the launch finds this binary.
     runtime::CompileRequest request{result.generated.source, result.generated.name,
@@ -67,6 +76,7 @@ BuildResult build_one(const Program& program, const BuildOptions& options,
     result.status = BuildStatus::CompileError;
     result.error = e.what();
   }
+  result.compile_ms = milliseconds_since(start);
   return result;
 }
 

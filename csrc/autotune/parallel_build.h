@@ -40,6 +40,8 @@ struct BuildResult {
   std::string cubin;          // when Ok
   std::string error;          // otherwise: why, in one message
   GeneratedKernel generated;  // filled unless codegen failed
+  double codegen_ms = 0;      // wall time of generate_cuda
+  double compile_ms = 0;      // wall time of the compile cache lookup / NVRTC
 };
 
 // Builds every program; results are in the order of `programs`. `on_progress(done)` is

@@ -27,6 +27,8 @@ py::tuple build_result_tuple(const BuildResult& r) {
   meta["source"] = r.generated.source;
   meta["threads"] = r.generated.threads;
   meta["dynamic_smem"] = r.generated.dynamic_smem;
+  meta["codegen_ms"] = r.codegen_ms;
+  meta["compile_ms"] = r.compile_ms;
   if (r.status == BuildStatus::Ok) return py::make_tuple(py::bytes(r.cubin), meta);
   return py::make_tuple(py::str(r.error), meta);
 }

@@ -52,7 +52,7 @@ void CudaEmitter::emit_mma(const Instruction& i, const DotPlan& plan) {
   bool f16_acc = d->dtype == dtypes::float16;
   int64_t c_regs = f16_acc ? 2 : 4;
   std::string fn = mma_function(plan.kind, a->dtype, d->dtype);
-  std::string cast_c = f16_acc ? "reinterpret_cast<uint32_t*>(" + acc + ")" : acc;
+  std::string cast_c = f16_acc ? "reinterpret_cast<unsigned int*>(" + acc + ")" : acc;
   std::string im = fresh("im"), in = fresh("in"), ik = fresh("ik");
   auto loop = [&](const std::string& v, int64_t n) {
     line("#pragma unroll");
@@ -65,9 +65,9 @@ void CudaEmitter::emit_mma(const Instruction& i, const DotPlan& plan) {
   loop(im, bl.rep_m);
   loop(in, bl.rep_n);
   std::string c_at = cast_c + " + (" + im + " * " + std::to_string(bl.rep_n) + " + " + in + ") * " + std::to_string(c_regs);
-  line(fn + "(" + c_at + ", reinterpret_cast<const uint32_t*>(" + ra + ") + (" + im + " * " +
+  line(fn + "(" + c_at + ", reinterpret_cast<const unsigned int*>(" + ra + ") + (" + im + " * " +
        std::to_string(bl.rep_k) + " + " + ik + ") * " + std::to_string(a_regs) +
-       ", reinterpret_cast<const uint32_t*>(" + rb + ") + (" + ik + " * " + std::to_string(bl.rep_n) +
+       ", reinterpret_cast<const unsigned int*>(" + rb + ") + (" + ik + " * " + std::to_string(bl.rep_n) +
        " + " + in + ") * " + std::to_string(b_regs) + ", " + c_at + ");");
   close();
   close();

@@ -96,8 +96,8 @@ std::string in_bounds(CudaEmitter& e, const std::vector<Expr>& gi,
   std::string cond;
   for (size_t d = 0; d < gi.size(); ++d) {
     if (static_cast<int>(d) == skip_dim) continue;
-    cond += std::string(cond.empty() ? "" : " && ") + "(uint32_t)(" + e.expr(gi[d]) +
-            ") < (uint32_t)(" + g.shape_c[d] + ")";
+    cond += std::string(cond.empty() ? "" : " && ") + "(unsigned)(" + e.expr(gi[d]) +
+            ") < (unsigned)(" + g.shape_c[d] + ")";
   }
   return cond.empty() ? "true" : cond;
 }
@@ -190,7 +190,7 @@ void CudaEmitter::emit_slice_shared(const Instruction& i) {
       continue;
     }
     std::string n = fresh(i.output->name + "_index" + (i.args.size() > 1 ? std::to_string(d) : ""));
-    line("const int32_t " + n + " = " + expr(e) + ";  // " + i.output->name + " = " +
+    line("const int " + n + " = " + expr(e) + ";  // " + i.output->name + " = " +
          i.inputs[0]->name + "[...]");
     s.lead.push_back(internal_var(n));
   }
@@ -199,9 +199,32 @@ void CudaEmitter::emit_slice_shared(const Instruction& i) {
 }
 
 Expr CudaEmitter::shared_offset(const SharedInfo& s, const std::vector<Expr>& coords) {
+  const SharedLayout& layout = plan_.shared.at(s.root);
+  // When a view's leading indices only move whole swizzle periods (a pipeline stage of
+  // 128 rows, say), offset(lead, coords) = lead . strides + offset(0, coords). Keeping the
+  // runtime stage out of the swizzle lets the compiler hoist each lane's address out of
+  // the main loop: one add per access instead of a dozen integer ops.
+  bool linear_lead = true;
+  if (layout.is_swizzled()) {
+    int64_t period = layout.rows_per_phase * layout.swizzle_chunks;
+    for (size_t d = 0; d < s.lead.size(); ++d) {
+      int64_t rows = layout.strides[d] / layout.shape.back();
+      if (rows % period != 0) linear_lead = false;
+    }
+  }
   std::vector<Expr> full = s.lead;
+  if (!linear_lead || s.lead.empty()) {
+    full.insert(full.end(), coords.begin(), coords.end());
+    return layout.offset_expr(full);
+  }
+  Expr lead_offset = make_int(0);
+  for (size_t d = 0; d < s.lead.size(); ++d) {
+    lead_offset = make_binary(BinaryOp::Add, lead_offset,
+                              make_binary(BinaryOp::Mul, s.lead[d], make_int(layout.strides[d])));
+    full[d] = make_int(0);
+  }
   full.insert(full.end(), coords.begin(), coords.end());
-  return plan_.shared.at(s.root).offset_expr(full);
+  return make_binary(BinaryOp::Add, lead_offset, layout.offset_expr(full));
 }
 
 bool CudaEmitter::shared_contiguous(const SharedInfo& s, int64_t vec) const {
@@ -264,7 +287,7 @@ bool CudaEmitter::emit_ldmatrix(const Instruction& i) {
   if (!chunks_ok) return false;
   std::string r = declare_reg(t, layout);
   std::string regs = fresh(r + "_u32");
-  line("uint32_t* " + regs + " = reinterpret_cast<uint32_t*>(" + r + ");");
+  line("unsigned int* " + regs + " = reinterpret_cast<unsigned int*>(" + r + ");");
   std::string lane = "(tl_tid % 32)", warp = "(tl_tid / 32)";
   // opaque C++ expressions, printed verbatim inside the shared-offset arithmetic
   auto var = [&](const std::string& n) { return internal_var(n); };
@@ -333,6 +356,7 @@ void CudaEmitter::emit_copy_async(const Instruction& i) {
                                               : "as plain loads and stores (alignment unknown)"));
   if (!leader.empty()) open("if (" + leader + ")");
   int last = static_cast<int>(g.shape.size()) - 1;
+  bool full_chunks = div_.is_multiple(g.shape[last], vec);
   for_each_local(layout, vec, [&](const Element& el) {
     auto gi = global_index(i.args, i.dims, el.coords);
     std::string soff = expr(shared_offset(s, el.coords));
@@ -342,13 +366,19 @@ void CudaEmitter::emit_copy_async(const Instruction& i) {
            "] : " + zero(dst->dtype) + ";");
       return;
     }
-    // src-size < cp-size zero-fills the rest; 0 reads nothing (the base is passed).
+    // src-size < cp-size zero-fills the rest; with 0 nothing is read, so the address may
+    // point past the tensor. When the last dimension is a multiple of the vector, a
+    // chunk is entirely in or out and a predicate suffices.
     std::string n = fresh("tl_bytes");
-    line("const int " + n + " = (" + in_bounds(*this, gi, g, last) + ") ? tilus::max_(0, tilus::min_(" +
-         std::to_string(bytes) + ", (" + g.shape_c[last] + " - (" + expr(gi[last]) + ")) * " +
-         std::to_string(bytes_per) + ")) : 0;");
+    if (full_chunks) {
+      line("const int " + n + " = (" + in_bounds(*this, gi, g) + ") ? " + std::to_string(bytes) + " : 0;");
+    } else {
+      line("const int " + n + " = (" + in_bounds(*this, gi, g, last) + ") ? tilus::max_(0, tilus::min_(" +
+           std::to_string(bytes) + ", (" + g.shape_c[last] + " - (" + expr(gi[last]) + ")) * " +
+           std::to_string(bytes_per) + ")) : 0;");
+    }
     line("tilus::cp_async_" + std::to_string(bytes) + "(tilus::smem_u32(" + s.ptr + " + " + soff + "), " +
-         n + " > 0 ? (const void*)(" + g.ptr + " + " + goff + ") : (const void*)" + g.ptr + ", " + n + ");");
+         g.ptr + " + " + goff + ", " + n + ");");
   });
   if (!leader.empty()) close();
 }

@@ -68,11 +68,10 @@ def autotune(arg_names: str, arg_values: Sequence):
         raise ValueError(f"autotune({arg_names!r}): the list of values is empty")
     rows = []
     for v in values:
-        row = tuple(v) if len(names) > 1 else (v,)
         if len(names) > 1 and (not isinstance(v, (tuple, list)) or len(v) != len(names)):
             raise ValueError(f"autotune({arg_names!r}): each value must be a tuple of "
                              f"{len(names)} items, got {v!r}")
-        rows.append(row)
+        rows.append(tuple(v) if len(names) > 1 else (v,))
 
     def decorate(cls):
         from tilus.script import Script
@@ -99,6 +98,11 @@ def autotune(arg_names: str, arg_values: Sequence):
         return cls
 
     return decorate
+
+
+# `tilus.autotune` names this function (the package re-exports it), so the counters are
+# reachable as `tilus.autotune.STATS` through a function attribute.
+autotune.STATS = STATS
 
 
 def autotune_key(fn: Callable):

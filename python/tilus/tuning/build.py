@@ -5,6 +5,7 @@ GIL released). Programs that cannot run on the GPU are dropped before compiling.
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
@@ -83,6 +84,8 @@ def build_candidates(candidates: List[Candidate], target: GpuTarget, aligned: bo
                                         smem_limit=target.smem_limit,
                                         max_threads=target.max_threads,
                                         progress=bar.advance_to)
+    for message in _C.runtime.compile_cache().take_warnings():  # as runtime/launcher.py does
+        warnings.warn(f"tilus cache: {message}", RuntimeWarning, stacklevel=2)
     built, failures = [], {}
     for candidate, (payload, meta) in zip(candidates, results):
         candidate.meta = meta

@@ -62,7 +62,7 @@ class TuningStore:
         try:
             with open(path, encoding="utf-8") as f:
                 text = f.read()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as e:
             if report:

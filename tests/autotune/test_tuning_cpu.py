@@ -1,0 +1,259 @@
+"""The whole tuning pipeline on a fake GPU (tests/autotune/fakes.py): real transpiling,
+real parallel NVRTC builds for sm_80, the real disk store and its lock; only the timing
+is faked and winners run in the CPU interpreter. Needs NVRTC, not a GPU."""
+
+import json
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import tilus
+from tilus import _C
+from tilus.autotune import NoValidConfigError
+from tilus.tuning import tuner
+
+from . import fakes
+from .kernels import Copy, Scale
+
+pytestmark = pytest.mark.skipif(not _C.runtime.nvrtc_available(), reason="needs NVRTC")
+
+
+def _x(n=100):
+    return np.arange(n, dtype=np.float32)
+
+
+def _entries(cache_dir):
+    found = []
+    for parent, _, names in os.walk(cache_dir / "tuning"):
+        found += [os.path.join(parent, n) for n in names]
+    return sorted(found)
+
+
+def test_picks_the_fastest_and_drops_configs_that_do_not_fit(fake_gpu, cache_dir):
+    bench = fake_gpu()
+    kernel = Scale(3.0)
+    x = _x()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # not fitting the GPU is expected: no warning
+        kernel(100, x)
+    np.testing.assert_array_equal(x, _x() * 3)  # exactly one run, of the winner
+    assert kernel.chosen_config(100, x) == {"warps": 2, "block": 64}
+    # Product order; block=65536 needs 256 KiB of shared memory: dropped before timing.
+    assert bench.measured == [{"warps": 1, "block": 32}, {"warps": 1, "block": 64},
+                              {"warps": 2, "block": 32}, {"warps": 2, "block": 64}]
+    [row] = kernel.tuning_table()
+    assert row["how"] == "tuned" and row["skipped"] == 2 and row["runtime"] == {"n": 128}
+    assert tilus.autotune.STATS["tunings"] == 1
+    assert _C.runtime.compile_cache().stats()["compiles"] == 4  # the unfit ones never compile
+    [entry, lock] = _entries(cache_dir)
+    assert lock == entry + ".lock"
+    stored = json.load(open(entry))
+    assert stored["config_index"] == 4 and "needs 262144 bytes" in stored["skipped"]["2"]
+
+
+def test_failing_configs_are_skipped_with_one_summary_warning(fake_gpu):
+    fake_gpu()
+    kernel = Copy()
+    x, y = _x(64), np.zeros(64, np.float32)
+    with pytest.warns(RuntimeWarning) as caught:
+        kernel(64, x, y)
+    messages = [str(w.message) for w in caught if "skipped" in str(w.message)]
+    assert len(messages) == 1
+    assert "skipped 2 of 6 configurations (2 could not be generated)" in messages[0]
+    assert "print_tensor of shared tensors" in messages[0]
+    np.testing.assert_array_equal(y, x)
+    assert kernel.chosen_config(64, x, y) == {"warps": 2, "debug": False}
+
+
+def test_configs_that_fail_to_launch_are_skipped(fake_gpu):
+    fake_gpu(fail_launch=lambda config: config["warps"] == 2)
+    kernel = Scale(2.0)
+    with pytest.warns(RuntimeWarning, match=r"2 failed to launch"):
+        kernel(100, _x())
+    assert kernel.chosen_config(100, _x()) == {"warps": 1, "block": 64}
+
+
+def test_when_nothing_works_the_error_lists_every_config(fake_gpu):
+    fake_gpu(target=fakes.GpuTarget(-1, "Tiny GPU", "sm_80", smem_limit=64, max_threads=1024))
+    with pytest.raises(NoValidConfigError) as error:
+        Scale(1.0)(100, _x())
+    text = str(error.value)
+    assert isinstance(error.value, ValueError)
+    assert "no configuration of Scale can run for these arguments on Tiny GPU" in text
+    for warps in (1, 2):
+        for block in (32, 64, 65536):
+            assert f"{{'warps': {warps}, 'block': {block}}}: [unfit] needs {block * 4} bytes" in text
+
+
+def test_buckets_tune_separately_and_share(fake_gpu):
+    bench = fake_gpu()
+    kernel = Scale(1.0)
+    for n in (1, 4096, 3000):
+        kernel(n, _x(n))
+    assert tilus.autotune.STATS["tunings"] == 2  # 3000 reuses the winner of 4096
+    assert sorted(row["runtime"]["n"] for row in kernel.tuning_table()) == [1, 4096]
+    assert len(bench.measured) == 8
+
+
+def test_custom_key(monkeypatch, fake_gpu):
+    fake_gpu()
+    monkeypatch.setattr(Scale, "_tilus_tune_key", staticmethod(lambda n, x: n > 1000),
+                        raising=False)
+    kernel = Scale(1.0)
+    for n in (1, 50, 999, 4096):
+        kernel(n, _x(n))
+    assert tilus.autotune.STATS["tunings"] == 2
+    assert sorted(r["runtime"]["custom"] for r in kernel.tuning_table()) == ["False", "True"]
+
+
+def test_autotune_key_decorator(fake_gpu):
+    fake_gpu()
+
+    @tilus.autotune_key(lambda n, x: n // 1000)
+    class Keyed(Scale):
+        pass
+
+    kernel = Keyed(1.0)
+    for n in (1, 999, 1000):
+        kernel(n, _x(n))
+    assert tilus.autotune.STATS["tunings"] == 2
+    with pytest.raises(TypeError, match="expected a function"):
+        tilus.autotune_key(3)
+    with pytest.raises(TypeError, match="decorates a tilus.Script subclass"):
+        tilus.autotune_key(len)(int)
+
+
+def test_later_calls_only_look_the_winner_up(monkeypatch, fake_gpu):
+    fake_gpu()
+    kernel = Scale(2.0)
+    kernel(100, _x())
+
+    def no_more_tuning(*args):
+        raise AssertionError("tuned twice")
+
+    monkeypatch.setattr(tuner, "choose", no_more_tuning)
+    x = _x()
+    kernel(100, x)
+    np.testing.assert_array_equal(x, _x() * 2)
+
+
+def test_chosen_config_and_compiled_do_not_run_the_kernel(fake_gpu):
+    fake_gpu()
+    kernel = Scale(5.0)
+    x = _x()
+    assert kernel.chosen_config(100, x) == {"warps": 2, "block": 64}
+    handle = kernel.compiled(100, x)
+    np.testing.assert_array_equal(x, _x())
+    handle(100, x)
+    np.testing.assert_array_equal(x, _x() * 5)
+
+
+def test_second_process_compiles_and_tunes_nothing(cache_dir, tmp_path):
+    first = fakes.finish_child(fakes.start_child("child.py", cache_dir, tmp_path / "1.json"),
+                               tmp_path / "1.json")
+    second = fakes.finish_child(fakes.start_child("child.py", cache_dir, tmp_path / "2.json"),
+                                tmp_path / "2.json")
+    assert first["correct"] and second["correct"]
+    assert first["tilus"]["tunings"] == 1 and first["cache"]["compiles"] == 4
+    assert second["tilus"]["tunings"] == 0 and second["tilus"]["store_hits"] == 1
+    assert second["tilus"]["configs_built"] == 0
+    assert second["cache"]["compiles"] == 0
+    assert second["config"] == first["config"]
+    assert second["table"][0]["how"] == "stored"
+
+
+def test_two_processes_tuning_at_once_tune_once(cache_dir, tmp_path):
+    children = [fakes.start_child("child.py", cache_dir, tmp_path / f"{i}.json", 0.2)
+                for i in range(2)]
+    reports = [fakes.finish_child(c, tmp_path / f"{i}.json") for i, c in enumerate(children)]
+    assert sorted(r["tilus"]["tunings"] for r in reports) == [0, 1]
+    assert sorted(r["tilus"]["store_hits"] for r in reports) == [0, 1]
+    assert reports[0]["config"] == reports[1]["config"]
+    assert all(r["correct"] for r in reports)
+    entries = [e for e in _entries(cache_dir) if not e.endswith(".lock")]
+    assert len(entries) == 1 and ".tmp." not in entries[0]
+    json.load(open(entries[0]))
+
+
+def test_a_corrupt_entry_is_rebuilt_with_a_warning(fake_gpu, cache_dir):
+    fake_gpu()
+    Scale(1.0)(100, _x())
+    [entry] = [e for e in _entries(cache_dir) if e.endswith(".json")]
+    good = json.load(open(entry))
+    for damage in ("{not json", json.dumps(dict(good, config_index=99)),
+                   json.dumps(dict(good, config="{'warps': 3}")), ""):
+        with open(entry, "w") as f:
+            f.write(damage)
+        tunings = tilus.autotune.STATS["tunings"]
+        with pytest.warns(RuntimeWarning, match="is damaged"):
+            Scale(1.0)(100, _x())
+        assert tilus.autotune.STATS["tunings"] == tunings + 1
+        assert json.load(open(entry))["config_index"] == good["config_index"]
+
+
+def test_an_unreadable_entry_is_reported_and_tuning_still_works(fake_gpu, cache_dir):
+    fake_gpu()
+    Scale(1.0)(100, _x())
+    [entry] = [e for e in _entries(cache_dir) if e.endswith(".json")]
+    os.remove(entry)
+    os.mkdir(entry)  # reading and replacing it both fail
+    x = _x()
+    with pytest.warns(RuntimeWarning, match="is damaged") as caught:
+        Scale(1.0)(100, x)  # same script, same key: the entry is that directory
+    np.testing.assert_array_equal(x, _x())
+    assert any("cannot read it" in str(w.message) for w in caught)
+    assert any("it is a directory" in str(w.message) for w in caught)
+
+
+def test_a_read_only_cache_dir_falls_back_to_memory(fake_gpu, tmp_path, monkeypatch):
+    fake_gpu()
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    tilus.option.cache_dir(str(blocker / "cache"))
+    try:
+        x = _x()
+        with pytest.warns(RuntimeWarning, match="not writable"):
+            Scale(4.0)(100, x)
+        np.testing.assert_array_equal(x, _x() * 4)
+    finally:
+        tilus.option.cache_dir(None)
+
+
+def test_the_store_is_keyed_by_script_gpu_and_key(fake_gpu, cache_dir):
+    fake_gpu()
+    Scale(1.0)(100, _x())
+    Scale(2.0)(100, _x())  # other constructor arguments: another script identity
+    fake_gpu(target=fakes.GpuTarget(-1, "Other GPU", "sm_90a", 8 * 1024, 1024))
+    Scale(1.0)(100, _x())
+    entries = [os.path.relpath(e, cache_dir / "tuning") for e in _entries(cache_dir)
+               if e.endswith(".json")]
+    assert len(entries) == 3
+    assert len({e.split(os.sep)[0] for e in entries}) == 2
+    assert {e.split(os.sep)[1] for e in entries} == {"Fake_GPU-sm_80", "Other_GPU-sm_90a"}
+    assert all(os.path.basename(e).startswith("scale-n128-") for e in entries)
+
+
+def test_dump_writes_ir_and_source_of_every_config(fake_gpu, tmp_path):
+    fake_gpu()
+    tilus.option.dump(str(tmp_path / "dump"))
+    try:
+        Scale(1.0)(100, _x())
+    finally:
+        tilus.option.dump(None)
+    folder = tmp_path / "dump" / "scale"
+    names = sorted(os.listdir(folder))
+    assert "0000.ir" in names and "0000.cu" in names and "configs.txt" in names
+    assert "extern \"C\" __global__" in (folder / "0001.cu").read_text()
+    assert "unfit: needs 262144 bytes" in (folder / "configs.txt").read_text()
+
+
+def test_cpu_without_fake_gpu_runs_the_first_config_that_compiles(cache_dir):
+    kernel = Copy()
+    x, y = _x(64), np.zeros(64, np.float32)
+    kernel(64, x, y)
+    np.testing.assert_array_equal(y, x)
+    assert kernel.chosen_config(64, x, y) == {"warps": 1, "debug": True}
+    assert kernel.tuning_table()[0]["how"] == "first-that-compiles"
+    assert tilus.autotune.STATS["tunings"] == 0 and not _entries(cache_dir)
