@@ -33,6 +33,8 @@ def _programs(example):
         yield (f"matmul_v5_splitk[{split_k}]", v5.MatmulV5(num_warps=4, block_m=32, block_n=256, block_k=32,
                                                         num_stages=5, split_k_factor=split_k),
                (37, 100, 72, *_mats(37, 100, 72)))
+    yield ("matmul_decode_splitk", example("matmul_decode_splitk").MatmulDecode(
+        num_warps=4, block_n=128, block_k=64, split_k=8, num_stages=4), (1, 4096, 4096, *_mats(1, 8, 8)))
     yield ("matmul_relu_fp32_simt", example("matmul_relu_fp32_simt").MatmulReluSimt(),
            (37, 100, 72, *_mats(37, 100, 72, torch.float32)))
 

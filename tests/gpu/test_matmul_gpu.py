@@ -122,3 +122,15 @@ def test_fp32_simt_matmul_relu(example):
         c = _poison((m, n), torch.float32)
         kernel(m, n, k, a, b, c)
         torch.testing.assert_close(c, (a.double() @ b.double()).relu().float(), atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("split_k", [1, 4, 16, 32])
+@pytest.mark.parametrize("m,n,k", [(1, 4096, 4096), (16, 1000, 4104), (37, 130, 500)])
+def test_decode_split_k(example, split_k, m, n, k):
+    kernel = example("matmul_decode_splitk").MatmulDecode(num_warps=4, block_n=128, block_k=64,
+                                                          split_k=split_k, num_stages=4)
+    for _ in range(2):
+        a, b = _rand((m, k), torch.float16), _rand((k, n), torch.float16)
+        c = _poison((m, n), torch.float16)
+        kernel(m, n, k, a, b, c)
+        torch.testing.assert_close(c, _ref(a, b, torch.float16), rtol=1e-2, atol=1e-2)

@@ -122,3 +122,16 @@ def test_fp32_simt_matmul_relu(example):
     c = torch.full((m, n), float("nan"))
     kernel(m, n, k, a, b, c)
     torch.testing.assert_close(c, (a.double() @ b.double()).relu().float(), atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("split_k", [1, 4, 16])
+@pytest.mark.parametrize("m,n,k", [(1, 200, 700), (37, 130, 500)])
+def test_decode_split_k(example, split_k, m, n, k):
+    kernel = example("matmul_decode_splitk").MatmulDecode(num_warps=4, block_n=64, block_k=64,
+                                                          split_k=split_k, num_stages=3)
+    a, b, c = _inputs(m, n, k)
+    kernel(m, n, k, a, b, c)
+    torch.testing.assert_close(c, _reference(a, b), rtol=1e-2, atol=1e-2)
+    a2, b2, c2 = _inputs(m, n, k)  # the flags were lowered again: a second call works
+    kernel(m, n, k, a2, b2, c2)
+    torch.testing.assert_close(c2, _reference(a2, b2), rtol=1e-2, atol=1e-2)
