@@ -1,5 +1,6 @@
 #include "autotune/parallel_build.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -105,6 +106,9 @@ std::vector<BuildResult> build_all(const std::vector<std::shared_ptr<Program>>& 
   std::mutex mutex;
   std::condition_variable finished_one;
   size_t finished = 0;
+  // Set when the progress callback throws (Ctrl-C in Python): queued builds are then
+  // skipped, so leaving only waits for the compilations already running.
+  std::atomic<bool> cancelled{false};
   {
     // No more workers than programs; <= 0 lets the pool use every hardware thread.
     int threads = options.threads;
@@ -112,7 +116,13 @@ std::vector<BuildResult> build_all(const std::vector<std::shared_ptr<Program>>& 
     ThreadPool pool(threads);
     for (size_t i = 0; i < programs.size(); ++i) {
       pool.submit([&, i] {
-        BuildResult built = build_one(*programs[i], options, cache);
+        BuildResult built;
+        if (cancelled) {
+          built.status = BuildStatus::CompileError;
+          built.error = "cancelled";
+        } else {
+          built = build_one(*programs[i], options, cache);
+        }
         std::lock_guard<std::mutex> lock(mutex);
         results[i] = std::move(built);
         ++finished;
@@ -129,7 +139,13 @@ std::vector<BuildResult> build_all(const std::vector<std::shared_ptr<Program>>& 
         now = finished;
       }
       reported = now;
-      if (on_progress) on_progress(reported);
+      if (!on_progress) continue;
+      try {
+        on_progress(reported);
+      } catch (...) {
+        cancelled = true;
+        throw;  // the pool joins its workers as this leaves the block
+      }
     }
   }  // joins the workers
   return results;

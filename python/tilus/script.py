@@ -57,7 +57,12 @@ class CompiledScript:
         if self.gpu is None:
             self.gpu = launcher.build(self)
         device = tensors[0].device if tensors else "cuda:0"
-        self.gpu.launch(args, int(device.split(":")[1]) if ":" in device else 0)
+        index = int(device.split(":")[1]) if ":" in device else 0
+        self.gpu.launch(args, index)
+        # Later calls with these compile-time values launch natively (launch.cc).
+        fast = self.script._tilus_fast
+        if self.jit_key not in fast and tensors:
+            fast[self.jit_key] = self.gpu.fast_launcher(type(self.script)._signature(), index)
 
     def build_gpu(self, device_index: int, pointers_aligned: bool):
         """Compile and load the GPU kernel variant a launch with such pointers will use,
@@ -100,6 +105,7 @@ class Script(InstructionMixin):
     def __init__(self):
         self.attrs = Attrs()
         self._tilus_compiled: Dict[tuple, CompiledScript] = {}
+        self._tilus_fast: Dict[tuple, object] = {}  # JIT values -> native launcher (or None)
         self._tilus_lock = threading.Lock()
 
     # ------------------------------------------------------------------ compilation
@@ -171,6 +177,16 @@ class Script(InstructionMixin):
 
     # ------------------------------------------------------------------ launch
     def __call__(self, *args, **kwargs):
+        fast = self.__dict__.get("_tilus_fast")
+        if fast and not kwargs:
+            sig = type(self)._tilus_signature
+            if len(args) == len(sig.params):
+                launcher = fast.get(tuple([args[i] for i in sig.jit_indices]))
+                if launcher is not None and launcher(*args):
+                    return
+        self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
         sig = self._signature()
         values = sig.bind(args, kwargs)
         return self._launch(sig, values, sig.jit_key(values))

@@ -49,6 +49,22 @@ class GpuVariant:
         self.smem = generated["dynamic_smem"]
 
 
+_INT_RANGES = {
+    "boolean": (0, 1), "int8": (-2**7, 2**7 - 1), "int16": (-2**15, 2**15 - 1),
+    "int32": (-2**31, 2**31 - 1), "int64": (-2**63, 2**63 - 1), "uint8": (0, 2**8 - 1),
+    "uint16": (0, 2**16 - 1), "uint32": (0, 2**32 - 1), "uint64": (0, 2**63 - 1),
+}
+
+
+def _torch_stream_function():
+    try:
+        import torch
+
+        return torch._C._cuda_getCurrentRawStream
+    except (ImportError, AttributeError):
+        return None
+
+
 class GpuKernel:
     """The GPU side of one CompiledScript."""
 
@@ -70,6 +86,36 @@ class GpuKernel:
         # zeroed by the kernels that use them (the requires_clean contract).
         self.workspace_keys = [f"{id(self)}:{w}" for w in range(self.program.num_workspaces)]
         self.workspace_clean = list(self.program.workspace_requires_clean)
+        self._launchers = []
+
+    def fast_launcher(self, signature, device_index: int):
+        """A native launcher for later calls with the same compile-time arguments, or
+        None when this kernel's parameters need the Python path (16-bit float scalars)."""
+        stream_fn = _torch_stream_function()
+        if stream_fn is None or any(k.startswith("half:") for k in self.kinds):
+            return None
+        import torch
+
+        from tilus.lang.types import from_foreign  # noqa: F401  (dtype names below)
+
+        params = []
+        for position, index in enumerate(signature.runtime_indices):
+            dtype = self.param_dtypes[position]
+            kind = self.kinds[position]
+            if kind == "ptr":
+                name = dtype.pointee.name
+                torch_dtype = getattr(torch, "bool" if name == "boolean" else name)
+                params.append((index, kind, torch_dtype, 0, 0))
+            else:
+                lo, hi = _INT_RANGES.get(dtype.name, (0, 0))
+                params.append((index, kind, None, lo, hi))
+        jit = [(i, signature.params[i].type) for i in signature.jit_indices]
+        launcher = _C.FastLauncher(self.program, torch.Tensor, stream_fn, device_index, params, jit,
+                                   self.workspace_keys, self.workspace_clean, self.program.warps * 32)
+        for aligned, v in self.variants.items():
+            launcher.set_kernel(aligned, v.kernel, v.smem)
+        self._launchers.append(launcher)
+        return launcher
 
     def variant(self, aligned: bool) -> GpuVariant:
         v = self.variants.get(aligned)
@@ -81,6 +127,8 @@ class GpuKernel:
             for message in cache.take_warnings():
                 warnings.warn(f"tilus cache: {message}", RuntimeWarning, stacklevel=3)
             kernel = _rt.LoadedKernel(cubin, generated["name"])
+            for launcher in self._launchers:
+                launcher.set_kernel(aligned, kernel, generated["dynamic_smem"])
             v = self.variants[aligned] = GpuVariant(generated, kernel)
         return v
 

@@ -1,0 +1,206 @@
+// The fast launch path: a call whose arguments are all as expected (CUDA torch tensors
+// of the right dtype, contiguous, on the plan's device; scalars of the right Python
+// type) is checked and launched here without going back to Python. Anything unusual
+// returns false and the Python slow path handles it, raising the proper error, so this
+// file never has to phrase one.
+#include <pybind11/stl.h>
+
+#include <cstring>
+
+#include "bindings/bindings.h"
+#include "ir/host_eval.h"
+#include "runtime/kernel.h"
+#include "runtime/workspace.h"
+
+namespace py = pybind11;
+
+namespace tilus::bindings {
+
+namespace {
+
+enum class ArgKind { Pointer, I32, I64, U32, U64, F32, F64, Bits16 };
+
+ArgKind kind_from(const std::string& s) {
+  if (s == "ptr") return ArgKind::Pointer;
+  if (s == "i32") return ArgKind::I32;
+  if (s == "i64") return ArgKind::I64;
+  if (s == "u32") return ArgKind::U32;
+  if (s == "u64") return ArgKind::U64;
+  if (s == "f32") return ArgKind::F32;
+  if (s == "f64") return ArgKind::F64;
+  throw py::value_error("unknown argument kind " + s);
+}
+
+struct RuntimeParam {
+  int arg_index;
+  ArgKind kind;
+  py::object dtype;  // expected torch dtype for pointers
+  int64_t lo = 0, hi = 0;  // range of integer scalars
+};
+
+struct JitParam {
+  int arg_index;
+  PyTypeObject* type;  // int, float or bool: the exact type the slow path accepted
+};
+
+class FastLauncher {
+ public:
+  FastLauncher(std::shared_ptr<Program> program, py::object tensor_type, py::object stream_fn,
+               int device, const std::vector<py::tuple>& params, const std::vector<py::tuple>& jit,
+               std::vector<std::string> workspace_keys, std::vector<bool> workspace_clean, int threads)
+      : program_(std::move(program)), evaluator_(*program_), stream_fn_(std::move(stream_fn)),
+        device_(device), workspace_keys_(std::move(workspace_keys)),
+        workspace_clean_(std::move(workspace_clean)), threads_(threads) {
+    tensor_type_ = reinterpret_cast<PyTypeObject*>(tensor_type.ptr());
+    tensor_type_ref_ = tensor_type;
+    for (auto& p : params) {
+      RuntimeParam rp{p[0].cast<int>(), kind_from(p[1].cast<std::string>()), p[2]};
+      rp.lo = p[3].cast<int64_t>();
+      rp.hi = p[4].cast<int64_t>();
+      params_.push_back(rp);
+    }
+    for (auto& j : jit) jit_.push_back({j[0].cast<int>(), reinterpret_cast<PyTypeObject*>(j[1].ptr())});
+    device_obj_ = py::int_(device);
+    values_.resize(params_.size());
+    slots_.resize(params_.size() + workspace_keys_.size());
+    host_args_.resize(params_.size());
+  }
+
+  void set_kernel(bool aligned, py::object kernel, int64_t smem) {
+    Variant& v = aligned ? aligned_ : unaligned_;
+    v.owner = kernel;
+    v.kernel = kernel.cast<runtime::LoadedKernel*>();
+    v.smem = smem;
+  }
+
+  bool call(py::args args) {
+    PyObject* tuple = args.ptr();
+    const Py_ssize_t n = PyTuple_GET_SIZE(tuple);
+    for (auto& j : jit_)
+      if (j.arg_index >= n || Py_TYPE(PyTuple_GET_ITEM(tuple, j.arg_index)) != j.type) return false;
+    bool aligned = true;
+    for (size_t i = 0; i < params_.size(); ++i) {
+      const RuntimeParam& p = params_[i];
+      if (p.arg_index >= n) return false;
+      PyObject* obj = PyTuple_GET_ITEM(tuple, p.arg_index);
+      HostArg& h = host_args_[i];
+      if (p.kind == ArgKind::Pointer) {
+        uintptr_t address;
+        if (!tensor_address(obj, p.dtype.ptr(), address)) return false;
+        aligned = aligned && address % 16 == 0;
+        h.ptr = address;
+        values_[i] = static_cast<uint64_t>(address);
+      } else if (p.kind == ArgKind::F32 || p.kind == ArgKind::F64) {
+        if (!PyFloat_CheckExact(obj) && !PyLong_CheckExact(obj)) return false;
+        double v = PyFloat_AsDouble(obj);
+        if (v == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return false; }
+        h.f = v;
+        if (p.kind == ArgKind::F32) {
+          float f = static_cast<float>(v);
+          uint32_t bits;
+          std::memcpy(&bits, &f, 4);
+          values_[i] = bits;
+        } else {
+          std::memcpy(&values_[i], &v, 8);
+        }
+      } else {
+        if (!PyLong_CheckExact(obj)) return false;  // bools and numpy ints take the slow path
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+        if (overflow || (v == -1 && PyErr_Occurred()) || v < p.lo || v > p.hi) {
+          PyErr_Clear();
+          return false;
+        }
+        h.i = v;
+        values_[i] = static_cast<uint64_t>(v);
+      }
+    }
+    Variant& v = aligned ? aligned_ : unaligned_;
+    if (!v.kernel) return false;  // the Python side builds this variant first
+    LaunchShape shape;
+    if (!evaluator_.launch_shape(host_args_, shape)) return false;
+    uintptr_t stream = current_stream();
+    if (stream == UINTPTR_MAX) return false;
+    std::vector<void*>& slots = slots_;
+    for (size_t i = 0; i < params_.size(); ++i) slots[i] = &values_[i];
+    workspace_values_.resize(workspace_keys_.size());
+    for (size_t w = 0; w < workspace_keys_.size(); ++w) {
+      // one allocation per (kernel, index, size), as the Python launcher keys it
+      const std::string key = workspace_keys_[w] + ":" + std::to_string(shape.workspace_bytes[w]);
+      workspace_values_[w] = runtime::get_workspace(key, static_cast<size_t>(shape.workspace_bytes[w]),
+                                                    workspace_clean_[w], stream);
+      slots[params_.size() + w] = &workspace_values_[w];
+    }
+    runtime::LaunchDims dims;
+    for (int d = 0; d < 3; ++d) dims.grid[d] = shape.grid[d];
+    dims.block_threads = threads_;
+    dims.dynamic_smem_bytes = v.smem;
+    v.kernel->launch(dims, stream, slots.data());
+    return true;
+  }
+
+ private:
+  struct Variant {
+    py::object owner;
+    runtime::LoadedKernel* kernel = nullptr;
+    int64_t smem = 0;
+  };
+
+  // A CUDA torch tensor of `dtype`, contiguous, on our device: its address.
+  bool tensor_address(PyObject* obj, PyObject* dtype, uintptr_t& address) {
+    if (!PyObject_TypeCheck(obj, tensor_type_)) return false;
+    py::handle t(obj);
+    PyObject* d = PyObject_GetAttrString(obj, "dtype");
+    if (!d) { PyErr_Clear(); return false; }
+    bool same = d == dtype;
+    Py_DECREF(d);
+    if (!same) return false;
+    try {
+      if (!t.attr("is_cuda").cast<bool>()) return false;
+      if (t.attr("get_device")().cast<int>() != device_) return false;
+      if (!t.attr("is_contiguous")().cast<bool>()) return false;
+      address = t.attr("data_ptr")().cast<uintptr_t>();
+    } catch (py::error_already_set&) {
+      return false;
+    }
+    return true;
+  }
+
+  uintptr_t current_stream() {
+    PyObject* r = PyObject_CallOneArg(stream_fn_.ptr(), device_obj_.ptr());
+    if (!r) { PyErr_Clear(); return UINTPTR_MAX; }
+    uintptr_t s = PyLong_AsUnsignedLongLong(r);
+    Py_DECREF(r);
+    if (PyErr_Occurred()) { PyErr_Clear(); return UINTPTR_MAX; }
+    return s;
+  }
+
+  std::shared_ptr<Program> program_;
+  HostEvaluator evaluator_;
+  PyTypeObject* tensor_type_ = nullptr;
+  py::object tensor_type_ref_, stream_fn_, device_obj_;
+  int device_;
+  std::vector<RuntimeParam> params_;
+  std::vector<JitParam> jit_;
+  std::vector<std::string> workspace_keys_;
+  std::vector<bool> workspace_clean_;
+  int threads_;
+  Variant aligned_, unaligned_;
+  // reused per call (the GIL serialises calls on one launcher)
+  std::vector<uint64_t> values_;
+  std::vector<uintptr_t> workspace_values_;
+  std::vector<void*> slots_;
+  std::vector<HostArg> host_args_;
+};
+
+}  // namespace
+
+void init_launch(py::module_& m) {
+  py::class_<FastLauncher>(m, "FastLauncher")
+      .def(py::init<std::shared_ptr<Program>, py::object, py::object, int, const std::vector<py::tuple>&,
+                    const std::vector<py::tuple>&, std::vector<std::string>, std::vector<bool>, int>())
+      .def("set_kernel", &FastLauncher::set_kernel)
+      .def("__call__", &FastLauncher::call);
+}
+
+}  // namespace tilus::bindings

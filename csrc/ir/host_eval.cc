@@ -1,0 +1,117 @@
+#include "ir/host_eval.h"
+
+#include <unordered_set>
+
+namespace tilus {
+
+namespace {
+void collect_assigned(const Stmt& s, std::unordered_set<int>& assigned) {
+  if (!s) return;
+  switch (s->kind) {
+    case StmtKind::Seq:
+      for (auto& c : s->seq) collect_assigned(c, assigned);
+      break;
+    case StmtKind::Assign: assigned.insert(s->var->var_id); break;
+    case StmtKind::For:
+    case StmtKind::While: collect_assigned(s->body, assigned); break;
+    case StmtKind::If:
+      collect_assigned(s->then_body, assigned);
+      collect_assigned(s->else_body, assigned);
+      break;
+    default: break;
+  }
+}
+}  // namespace
+
+HostEvaluator::HostEvaluator(const Program& program) : program_(program) {
+  for (size_t i = 0; i < program.params.size(); ++i) param_index_[program.params[i]->var_id] = static_cast<int>(i);
+  // Variables declared at the top level and never reassigned (m_blocks = cdiv(m, 64))
+  // may size a workspace: substitute their values.
+  std::unordered_set<int> assigned;
+  collect_assigned(program.body, assigned);
+  const std::vector<Stmt> single = {program.body};
+  const std::vector<Stmt>& top = program.body && program.body->kind == StmtKind::Seq ? program.body->seq : single;
+  for (auto& s : top)
+    if (s && s->kind == StmtKind::Declare && s->value && !assigned.count(s->var->var_id))
+      top_declares_[s->var->var_id] = s->value;
+}
+
+bool HostEvaluator::eval(const Expr& e, const std::vector<HostArg>& args, int64_t& out) const {
+  int64_t a, b;
+  switch (e->kind) {
+    case ExprKind::Const:
+      if (e->dtype.is_float()) return false;
+      out = e->int_value;
+      return true;
+    case ExprKind::Var: {
+      auto p = param_index_.find(e->var_id);
+      if (p != param_index_.end()) {
+        if (e->dtype.is_float() || e->dtype.is_pointer) return false;
+        out = args[p->second].i;
+        return true;
+      }
+      auto d = top_declares_.find(e->var_id);
+      return d != top_declares_.end() && eval(d->second, args, out);
+    }
+    case ExprKind::Cast:
+      if (!eval(e->a, args, a)) return false;
+      switch (e->dtype.kind) {
+        case ScalarKind::Int32: out = static_cast<int32_t>(a); break;
+        case ScalarKind::UInt32: out = static_cast<uint32_t>(a); break;
+        case ScalarKind::Bool: out = a != 0; break;
+        default: out = a;
+      }
+      return true;
+    case ExprKind::Select:
+      if (!eval(e->c, args, a)) return false;
+      return eval(a ? e->a : e->b, args, out);
+    case ExprKind::Binary:
+      if (!eval(e->a, args, a) || !eval(e->b, args, b)) return false;
+      switch (e->binary_op) {
+        case BinaryOp::Add: out = a + b; break;
+        case BinaryOp::Sub: out = a - b; break;
+        case BinaryOp::Mul: out = a * b; break;
+        case BinaryOp::Div:
+          if (b == 0) return false;
+          out = a / b;
+          break;
+        case BinaryOp::Mod:
+          if (b == 0) return false;
+          out = a % b;
+          break;
+        case BinaryOp::Min: out = a < b ? a : b; break;
+        case BinaryOp::Max: out = a > b ? a : b; break;
+        case BinaryOp::Lt: out = a < b; break;
+        case BinaryOp::Le: out = a <= b; break;
+        case BinaryOp::Gt: out = a > b; break;
+        case BinaryOp::Ge: out = a >= b; break;
+        case BinaryOp::Eq: out = a == b; break;
+        case BinaryOp::Ne: out = a != b; break;
+        case BinaryOp::And: out = a && b; break;
+        case BinaryOp::Or: out = a || b; break;
+        case BinaryOp::BitAnd: out = a & b; break;
+        case BinaryOp::BitXor: out = a ^ b; break;
+      }
+      if (e->dtype == dtypes::int32) out = static_cast<int32_t>(out);
+      return true;
+    default: return false;
+  }
+}
+
+bool HostEvaluator::launch_shape(const std::vector<HostArg>& args, LaunchShape& shape) const {
+  for (int d = 0; d < 3; ++d)
+    if (!eval(program_.grid[d], args, shape.grid[d])) return false;
+  shape.workspace_bytes.resize(program_.workspaces.size());
+  for (size_t w = 0; w < program_.workspaces.size(); ++w) {
+    const Tensor& t = program_.workspaces[w].tensor;
+    int64_t n = t->dtype.bytes(), v;
+    for (auto& s : t->global_shape) {
+      if (!eval(s, args, v) || v < 0) return false;
+      n *= v;
+    }
+    shape.workspace_bytes[w] = n;
+  }
+  return true;
+}
+
+}  // namespace tilus

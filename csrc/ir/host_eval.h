@@ -1,0 +1,27 @@
+// Evaluates a Program's launch shape (grid, workspace sizes) from argument values on
+// the host, cheaply enough for every launch: the expressions involved are analysed
+// once, then each evaluation is a walk over a few nodes.
+#pragma once
+#include <unordered_map>
+#include <vector>
+
+#include "interp/interpreter.h"
+
+namespace tilus {
+
+class HostEvaluator {
+ public:
+  explicit HostEvaluator(const Program& program);
+  // Fills shape from args (one per Program::params). False if an expression needs
+  // something only the device knows; the caller then uses evaluate_launch_shape.
+  bool launch_shape(const std::vector<HostArg>& args, LaunchShape& shape) const;
+
+ private:
+  bool eval(const Expr& e, const std::vector<HostArg>& args, int64_t& out) const;
+  const Program& program_;
+  std::unordered_map<int, int> param_index_;   // var id -> parameter position
+  std::unordered_map<int, Expr> top_declares_;  // var id -> value, assigned once at top level
+  std::vector<int64_t> workspace_elem_bytes_;
+};
+
+}  // namespace tilus
