@@ -196,7 +196,8 @@ def print_table(r: dict, m: int, n: int, k: int):
     if r["nvrtc_median_ms"] is not None:
         row("NVRTC per config, median (ms)", f"{r['nvrtc_median_ms']:.0f}")
     if "warm_first_call_ms" in r:
-        row("first call: tune with built binaries (s)", f"{r['first_call_with_built_binaries_s']:.3f}")
+        row("first call: tune with built binaries (s)",
+            f"{r['first_call_with_built_binaries_s']:.3f}")
         row("winner", str(r["winner"]))
         row("new process: import tilus+torch (ms)", f"{r['warm_import_ms']:.0f}")
         warm = r["warm_first_call_ms"]

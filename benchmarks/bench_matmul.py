@@ -29,10 +29,19 @@ def _load(name):
     return module
 
 
+_KERNELS = {}
+
+
 def tilus_kernel(m, n, k):
-    """The seed MatmulV5 script, autotuned by tilus over its 192 configs."""
-    module = _load("matmul_v5_splitk")
-    return module.MatmulV5()
+    """The seed MatmulV5 script autotuned over its 192 configs; for decode shapes (m <= 16)
+    the decode script (examples/matmul_decode_splitk.py), autotuned over its 80."""
+    name = "decode" if m <= 16 else "v5"
+    if name not in _KERNELS:
+        if name == "decode":
+            _KERNELS[name] = _load("matmul_decode_splitk").MatmulDecode()
+        else:
+            _KERNELS[name] = _load("matmul_v5_splitk").MatmulV5()
+    return _KERNELS[name]
 
 
 def run_workload(m, n, k, tilus_fn_factory, triton_fn):
@@ -53,6 +62,7 @@ def run_workload(m, n, k, tilus_fn_factory, triton_fn):
     torch.testing.assert_close(c, expected, rtol=1e-2, atol=1e-2)
     row["tilus_ms"] = median_ms(lambda: kernel(m, n, k, a, b, c))
     if hasattr(kernel, "chosen_config"):
+        row["tilus_script"] = type(kernel).__name__ if not hasattr(kernel, "cls") else kernel.cls.__name__
         row["tilus_config"] = kernel.chosen_config(m, n, k, a, b, c)
 
     if triton_fn is not None:

@@ -4,29 +4,17 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import sys
 from typing import Callable, Dict, List
 
 import torch
 
+from tilus.utils import benchmark_func
+
 
 def median_ms(fn: Callable[[], object], warmup: int = 10, repeat: int = 50, flush_l2: bool = True) -> float:
     """Median of CUDA-event timings in milliseconds, L2 flushed before each run."""
-    for _ in range(warmup):
-        fn()
-    flush = torch.empty(64 * 1024 * 1024, dtype=torch.int32, device="cuda") if flush_l2 else None
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeat)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeat)]
-    torch.cuda.synchronize()
-    for i in range(repeat):
-        if flush is not None:
-            flush.zero_()
-        starts[i].record()
-        fn()
-        ends[i].record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+    return benchmark_func(fn, warmup=warmup, repeat=repeat, flush_l2=flush_l2)
 
 
 def print_table(title: str, headers: List[str], rows: List[List[object]]):

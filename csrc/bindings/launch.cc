@@ -146,25 +146,43 @@ class FastLauncher {
     int64_t smem = 0;
   };
 
-  // A CUDA torch tensor of `dtype`, contiguous, on our device: its address.
+  // A CUDA torch tensor of `dtype`, contiguous, on our device: its address. Attribute
+  // names are interned once; each check is one C-API call.
   bool tensor_address(PyObject* obj, PyObject* dtype, uintptr_t& address) {
     if (!PyObject_TypeCheck(obj, tensor_type_)) return false;
-    py::handle t(obj);
-    PyObject* d = PyObject_GetAttrString(obj, "dtype");
+    PyObject* d = PyObject_GetAttr(obj, names_.dtype.ptr());
     if (!d) { PyErr_Clear(); return false; }
-    bool same = d == dtype;
+    bool ok = d == dtype;
     Py_DECREF(d);
-    if (!same) return false;
-    try {
-      if (!t.attr("is_cuda").cast<bool>()) return false;
-      if (t.attr("get_device")().cast<int>() != device_) return false;
-      if (!t.attr("is_contiguous")().cast<bool>()) return false;
-      address = t.attr("data_ptr")().cast<uintptr_t>();
-    } catch (py::error_already_set&) {
-      return false;
-    }
+    ok = ok && call_is(obj, names_.is_contiguous.ptr(), Py_True);
+    if (!ok) return false;
+    PyObject* device = PyObject_CallMethodNoArgs(obj, names_.get_device.ptr());
+    if (!device) { PyErr_Clear(); return false; }
+    long index = PyLong_AsLong(device);
+    Py_DECREF(device);
+    if (index != device_) { PyErr_Clear(); return false; }  // -1: a CPU tensor
+    PyObject* ptr = PyObject_CallMethodNoArgs(obj, names_.data_ptr.ptr());
+    if (!ptr) { PyErr_Clear(); return false; }
+    address = static_cast<uintptr_t>(PyLong_AsUnsignedLongLong(ptr));
+    Py_DECREF(ptr);
+    if (PyErr_Occurred()) { PyErr_Clear(); return false; }
     return true;
   }
+
+  static bool call_is(PyObject* obj, PyObject* method, PyObject* expected) {
+    PyObject* r = PyObject_CallMethodNoArgs(obj, method);
+    if (!r) { PyErr_Clear(); return false; }
+    bool same = r == expected;
+    Py_DECREF(r);
+    return same;
+  }
+
+  struct Names {
+    py::object dtype = py::reinterpret_steal<py::object>(PyUnicode_InternFromString("dtype"));
+    py::object is_contiguous = py::reinterpret_steal<py::object>(PyUnicode_InternFromString("is_contiguous"));
+    py::object get_device = py::reinterpret_steal<py::object>(PyUnicode_InternFromString("get_device"));
+    py::object data_ptr = py::reinterpret_steal<py::object>(PyUnicode_InternFromString("data_ptr"));
+  } names_;
 
   uintptr_t current_stream() {
     PyObject* r = PyObject_CallOneArg(stream_fn_.ptr(), device_obj_.ptr());

@@ -20,14 +20,37 @@ std::string mma_function(MmaKind kind, DataType in, DataType acc) {
 }
 }  // namespace
 
-// The result array to accumulate into: the output tensor when it already holds c (out=c
-// or in place), otherwise a fresh array initialised from c.
-namespace {
-struct Accumulator {
-  std::string array;
-  bool written_back = false;
-};
-}  // namespace
+// The array a dot accumulates into: c's own array when the dot updates c in place in
+// the layout the dot needs; otherwise a fresh array (the new output's, when the dot
+// defines one in that layout) initialised from c. `in_place` tells which.
+std::string CudaEmitter::dot_accumulator(const Instruction& i, const std::string& rc,
+                                         const RegisterLayout& c_layout, bool& in_place) {
+  const Tensor &c = i.inputs[2], &d = i.output;
+  in_place = !i.defines_output && d == c && plan_.layout_of(d) == c_layout;
+  if (in_place) return rc;
+  std::string acc;
+  if (i.defines_output && plan_.layout_of(d) == c_layout) {
+    acc = declare_reg(d, c_layout);
+  } else {
+    acc = fresh("tl_acc");
+    line("__align__(16) " + ctype(d->dtype) + " " + acc + "[" + std::to_string(c_layout.local_size()) + "];");
+  }
+  line("#pragma unroll");
+  open("for (int i = 0; i < " + std::to_string(c_layout.local_size()) + "; ++i)");
+  line(acc + "[i] = " + rc + "[i];");
+  close();
+  return acc;
+}
+
+// Hands the accumulated result to the dot's output tensor.
+void CudaEmitter::finish_dot(const Instruction& i, const std::string& acc, const RegisterLayout& c_layout,
+                             bool in_place) {
+  const Tensor& d = i.output;
+  if (in_place) return;
+  if (i.defines_output && plan_.layout_of(d) == c_layout) return;  // acc is d's own array
+  if (i.defines_output) declare_reg(d, plan_.layout_of(d));
+  write_back(d, acc, c_layout);
+}
 
 void CudaEmitter::emit_mma(const Instruction& i, const DotPlan& plan) {
   const BlockLayouts& bl = plan.layouts;
@@ -35,19 +58,9 @@ void CudaEmitter::emit_mma(const Instruction& i, const DotPlan& plan) {
   std::string ra = reg_operand(a, bl.a);
   std::string rb = reg_operand(b, bl.b);
   std::string rc = reg_operand(c, bl.c);
-  std::string acc;
-  bool in_place = !i.defines_output && d == c && plan_.layout_of(d) == bl.c;
-  if (in_place) {
-    acc = rc;
-  } else {
-    acc = i.defines_output ? declare_reg(d, bl.c) : fresh("tl_acc");
-    if (!i.defines_output) line("__align__(16) " + ctype(d->dtype) + " " + acc + "[" + std::to_string(bl.c.local_size()) + "];");
-    line("#pragma unroll");
-    open("for (int i = 0; i < " + std::to_string(bl.c.local_size()) + "; ++i)");
-    line(acc + "[i] = " + rc + "[i];");
-    close();
-  }
-  int64_t a_regs = plan.kind == MmaKind::M16N8K32 ? 4 : 4;  // 32-bit registers per A atom
+  bool in_place;
+  std::string acc = dot_accumulator(i, rc, bl.c, in_place);
+  const int64_t a_regs = 4;  // 32-bit registers per A atom (m16n8k16 and m16n8k32 alike)
   int64_t b_regs = 2;
   bool f16_acc = d->dtype == dtypes::float16;
   int64_t c_regs = f16_acc ? 2 : 4;
@@ -72,8 +85,7 @@ void CudaEmitter::emit_mma(const Instruction& i, const DotPlan& plan) {
   close();
   close();
   close();
-  if (!in_place) write_back(d, acc, bl.c);
-  else if (!i.defines_output && d != c) write_back(d, acc, bl.c);
+  finish_dot(i, acc, bl.c, in_place);
 }
 
 void CudaEmitter::emit_simt_dot(const Instruction& i, const DotPlan& plan) {
@@ -82,18 +94,8 @@ void CudaEmitter::emit_simt_dot(const Instruction& i, const DotPlan& plan) {
   std::string ra = reg_operand(a, bl.a);
   std::string rb = reg_operand(b, bl.b);
   std::string rc = reg_operand(c, bl.c);
-  std::string acc;
-  bool in_place = !i.defines_output && d == c && plan_.layout_of(d) == bl.c;
-  if (in_place) {
-    acc = rc;
-  } else {
-    acc = fresh("tl_acc");
-    line("__align__(16) " + ctype(d->dtype) + " " + acc + "[" + std::to_string(bl.c.local_size()) + "];");
-    line("#pragma unroll");
-    open("for (int i = 0; i < " + std::to_string(bl.c.local_size()) + "; ++i)");
-    line(acc + "[i] = " + rc + "[i];");
-    close();
-  }
+  bool in_place;
+  std::string acc = dot_accumulator(i, rc, bl.c, in_place);
   const int64_t k = a->shape[1];
   DataType acc_t = d->dtype;
   // Accumulate in float for 16-bit types, in the accumulator type otherwise.
@@ -117,18 +119,7 @@ void CudaEmitter::emit_simt_dot(const Instruction& i, const DotPlan& plan) {
     line(acc + "[" + std::to_string(l) + "] = " +
          (math_t == acc_t ? sum : "tilus::cast<" + ctype(acc_t) + ">(" + sum + ")") + ";");
   }
-  if (in_place) return;
-  if (i.defines_output) {
-    reg_names_[d->id] = acc;
-    // the new tensor lives in `acc`; if its planned layout differs, convert
-    if (plan_.layout_of(d) != bl.c) {
-      reg_names_.erase(d->id);
-      declare_reg(d, plan_.layout_of(d));
-      write_back(d, acc, bl.c);
-    }
-  } else {
-    write_back(d, acc, bl.c);
-  }
+  finish_dot(i, acc, bl.c, in_place);
 }
 
 }  // namespace tilus

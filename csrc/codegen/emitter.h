@@ -106,6 +106,10 @@ class CudaEmitter {
   void emit_dot(const Instruction& i);
   void emit_mma(const Instruction& i, const DotPlan& plan);
   void emit_simt_dot(const Instruction& i, const DotPlan& plan);
+  std::string dot_accumulator(const Instruction& i, const std::string& rc,
+                              const RegisterLayout& c_layout, bool& in_place);
+  void finish_dot(const Instruction& i, const std::string& acc, const RegisterLayout& c_layout,
+                  bool in_place);
   void emit_cast(const Instruction& i);
   void emit_elementwise(const Instruction& i);
   void emit_unary(const Instruction& i);
