@@ -2,7 +2,10 @@
 # One call on a GPU machine: build tilus, run the GPU tests, the seed programs (from
 # .seed_examples/ when carried), the examples, compute-sanitizer, and the benchmarks.
 # Logs go to $OUT (or /tmp/tilus_gpu); a short table is printed last.
-#   usage: scripts/gpu_check.sh [quick]     quick: skip sanitizers and benchmarks
+#   usage: scripts/gpu_check.sh [full|tests|sanitize|bench]
+#     full (default): everything; tests: build, GPU tests, seeds, examples;
+#     sanitize: build, compute-sanitizer memcheck + racecheck; bench: build, benchmarks.
+# Each part fits one device call of 10 minutes; full is for machines without that limit.
 set -u
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1
@@ -28,24 +31,25 @@ if [ -x /usr/bin/g++ ]; then export CXX=/usr/bin/g++ CC=/usr/bin/gcc; fi
 rm -rf build/
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$LOGS/gpu.txt" 2>&1
 step build python3 -m pip install --no-build-isolation --no-deps -q .
-step pytest_gpu python3 -m pytest -m gpu -q --maxfail=15 tests -p no:cacheprovider
-step pytest_cpu python3 -m pytest -m "not gpu" -q tests -p no:cacheprovider
-if [ -d .seed_examples ]; then
-  for f in .seed_examples/*.py; do
-    step "seed_$(basename "$f" .py)" python3 "$f"
-  done
-fi
-for f in examples/*.py; do
-  step "example_$(basename "$f" .py)" python3 "$f" --cuda
-done
-if [ "$MODE" != quick ]; then
-  step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 python3 scripts/sanitize_examples.py
-  step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 python3 scripts/sanitize_examples.py
-  if [ -d benchmarks ] && ls benchmarks/bench_*.py > /dev/null 2>&1; then
-    for f in benchmarks/bench_*.py; do
-      step "bench_$(basename "$f" .py)" python3 "$f" --out "$LOGS"
+if [ "$MODE" = full ] || [ "$MODE" = tests ]; then
+  step pytest_gpu python3 -m pytest -m gpu -q --maxfail=15 tests -p no:cacheprovider
+  if [ -d .seed_examples ]; then
+    for f in .seed_examples/*.py; do
+      step "seed_$(basename "$f" .py)" python3 "$f"
     done
   fi
+  for f in examples/*.py; do
+    step "example_$(basename "$f" .py)" python3 "$f" --cuda
+  done
+fi
+if [ "$MODE" = full ] || [ "$MODE" = sanitize ]; then
+  step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 python3 scripts/sanitize_examples.py
+  step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 python3 scripts/sanitize_examples.py
+fi
+if [ "$MODE" = full ] || [ "$MODE" = bench ]; then
+  for f in benchmarks/bench_*.py; do
+    step "bench_$(basename "$f" .py)" python3 "$f" --out "$LOGS"
+  done
 fi
 echo "==== $(cat "$LOGS/gpu.txt")"
 cat "$SUMMARY"

@@ -153,8 +153,8 @@ def tuned_instance_or_none(cls, args: tuple, kwargs: dict):
 class TunedScript:
     """An auto-tuned kernel: a script class, its non-tuned arguments and the configs.
 
-    Calling it computes the tuning key (tilus/tuning/key.py) and runs the key's winner;
-    only the first call with a key chooses one."""
+    Calling it computes the tuning key (tilus/tuning/key.py), looks the key's winner up
+    and calls it like any script; only the first call with a key chooses one."""
 
     def __init__(self, cls, given: dict, fixed: dict, configs: List[dict]):
         self.cls = cls
@@ -162,10 +162,11 @@ class TunedScript:
         self.fixed = fixed
         self.configs = configs
         self._sig = cls._signature()
+        self._count = len(self._sig.params)
         self._key_maker = KeyMaker(self._sig, getattr(cls, "_tilus_tune_key", None))
         self._instances: Dict[int, object] = {}
         self._winners: Dict[tuple, object] = {}   # tuning key -> Script instance
-        self._decisions: Dict[tuple, tuner.Decision] = {}
+        self._chosen: Dict[tuple, Tuple[tuner.Decision, dict]] = {}  # key -> (decision, key_desc)
         self._lock = threading.RLock()
         self._space_id = None
 
@@ -174,36 +175,44 @@ class TunedScript:
 
     # ------------------------------------------------------------------ the hot path
     def __call__(self, *args, **kwargs):
-        sig = self._sig
-        values = sig.bind(args, kwargs)
-        jit_key = sig.jit_key(values)
-        key = self._key_maker(values, jit_key)
-        winner = self._winners.get(key)
+        if kwargs or len(args) != self._count:
+            args = tuple(self._sig.bind(args, kwargs))
+        try:
+            winner = self._winners.get(self._key_maker(args))
+        except TypeError:  # an unhashable argument; _decide names the culprit
+            winner = None
         if winner is None:
-            winner = self._decide(key, values, jit_key)
-        return winner._launch(sig, values, jit_key)
+            winner = self._decide(args)
+        return winner(*args)
 
     # ------------------------------------------------------------------ choosing
-    def _decide(self, key: tuple, values: list, jit_key: tuple):
+    def _decide(self, args: tuple):
+        """The winner for these (positional) arguments, choosing it if needed."""
+        from tilus.arguments import prepare_runtime_args
+
+        sig = self._sig
+        values = list(args)
+        jit_key = sig.jit_key(values)  # argument errors first, naming the parameter
+        prepare_runtime_args(sig, values, self.cls.__name__)
+        key = self._key_maker(args)
+        try:
+            hash(key)
+        except TypeError:
+            raise TypeError(f"{self.cls.__name__}: the tuning key {key[1]!r} is not hashable "
+                            "(what @tilus.autotune_key's function returns must be)") from None
         with self._lock:
             winner = self._winners.get(key)
             if winner is None:
-                decision = tuner.choose(self, self._sig, values, jit_key, key,
+                key_desc = self._key_maker.describe(key, jit_key)
+                decision = tuner.choose(self, sig, values, jit_key, key_desc,
                                         KeyMaker.device(key))
                 winner = self.instance(decision.index)
-                self._decisions[key] = decision
+                self._chosen[key] = (decision, key_desc)
                 self._winners[key] = winner
         return winner
 
-    def _winner_for(self, args, kwargs):
-        sig = self._sig
-        values = sig.bind(args, kwargs)
-        jit_key = sig.jit_key(values)
-        key = self._key_maker(values, jit_key)
-        winner = self._winners.get(key)
-        if winner is None:
-            winner = self._decide(key, values, jit_key)
-        return winner, key
+    def _positional(self, args, kwargs) -> tuple:
+        return tuple(self._sig.bind(args, kwargs))
 
     def instance(self, index: int):
         """The Script instance of configuration `index` (created once)."""
@@ -238,23 +247,23 @@ class TunedScript:
     def chosen_config(self, *args, **kwargs) -> dict:
         """The configuration used for these arguments (choosing it if needed; choosing
         never writes the arguments)."""
-        winner, key = self._winner_for(args, kwargs)
-        return dict(self.configs[self._decisions[key].index])
+        args = self._positional(args, kwargs)
+        self._decide(args)
+        return dict(self.configs[self._chosen[self._key_maker(args)][0].index])
 
     def compiled(self, *args, **kwargs):
         """Choose the configuration for these arguments and build it without running it;
         returns the winner's :class:`tilus.compiled.CompiledKernel`."""
-        winner, _ = self._winner_for(args, kwargs)
-        return winner.compiled(*args, **kwargs)
+        args = self._positional(args, kwargs)
+        return self._decide(args).compiled(*args)
 
     def tuning_table(self) -> List[dict]:
         """One row per tuning key chosen in this process: the key, the configuration,
         its median time and how it was chosen ("tuned", "stored" = read from the disk
         store, "first-that-compiles" = the CPU rule)."""
         rows = []
-        for key, decision in list(self._decisions.items()):
-            desc = self._key_maker.describe(key)
-            rows.append({"jit": desc["jit"], "runtime": desc["runtime"],
+        for key, (decision, key_desc) in list(self._chosen.items()):
+            rows.append({"jit": key_desc["jit"], "runtime": key_desc["runtime"],
                          "device": KeyMaker.device(key),
                          "config": dict(self.configs[decision.index]),
                          "time_ms": decision.time_ms, "how": decision.how,

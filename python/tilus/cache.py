@@ -66,7 +66,7 @@ def clear_cache(root: Optional[str] = None, cubins: bool = True, tuning: bool = 
 
 def format_info(info: dict) -> str:
     def mib(n):
-        return f"{n / (1 << 20):.1f} MiB"
+        return f"{n / (1 << 20):.1f} MiB" if n >= 1 << 20 else f"{n / 1024:.1f} KiB"
 
     if not info["dir"]:
         return "tilus cache: memory only (TILUS_CACHE_DIR is empty)"

@@ -3,9 +3,11 @@
 ``handle = kernel.compiled(*args)`` transpiles and, for GPU arguments, compiles and
 loads the kernel now, without running it. ``handle(*args)`` then launches with the
 least host work tilus can do: arguments are positional, the compile-time (JIT)
-arguments are only compared with the ones the handle was built for, and there is no
-specialisation or tuning lookup. The handle stays valid for other tensors and runtime
-values (a different pointer alignment compiles the other variant on first use).
+arguments are only compared with the ones the handle was built for, there is no
+specialisation or tuning lookup, and from the second call on the script's native launch
+path (runtime/launcher.py ``fast_launcher``) does the rest. The handle stays valid for
+other tensors and runtime values (a different pointer alignment compiles the other
+variant on first use).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ class CompiledKernel:
         self._owner = type(script).__name__
         self._count = len(sig.params)
         self._jit = [(i, values[i]) for i in sig.jit_indices]
+        self._fast = getattr(script, "_tilus_fast", {})
         runtime_args, tensors = prepare_runtime_args(sig, values, self._owner)
         from tilus.script import _on_cpu
 
@@ -47,6 +50,11 @@ class CompiledKernel:
                 raise ValueError(f"{self._owner} (compiled): compile-time argument "
                                  f"'{self.sig.params[i].name}' is {args[i]!r}, but this "
                                  f"handle was compiled for {value!r}; call .compiled() again")
+        # The script's native launcher for these JIT values (made by its first GPU launch)
+        # checks everything else and launches without Python; False: take the slow path.
+        fast = self._fast.get(self.compiled.jit_key)
+        if fast is not None and fast(*args):
+            return
         runtime_args, tensors = prepare_runtime_args(self.sig, args, self._owner)
         if tensors and tensors[0].device == "cpu":
             self.compiled.run_interpreter(runtime_args, tensors)

@@ -25,15 +25,16 @@ def test_matmul_keys_bucket_m_and_keep_jit_values(example):
     a = np.zeros(1, np.float16)
 
     def key(m, n, k):
-        values = [m, n, k, a, a, a]
-        return maker(values, sig.jit_key(values))
+        return maker((m, n, k, a, a, a))
 
     assert key(3000, 4096, 4096) == key(4096, 4096, 4096)
     assert key(1, 4096, 4096) != key(4096, 4096, 4096)
     assert key(4096, 4096, 4096) != key(4096, 4096, 14336)  # k is a JIT value
     assert key(4096, 4096, 14336) == ((4096, 14336), (4096,), -1)
-    assert maker.describe(key(3000, 4096, 14336)) == {"jit": {"n_size": 4096, "k_size": 14336},
-                                                      "runtime": {"m_size": 4096}}
+    assert key(np.int64(3000), 4096, np.int32(14336)) == key(4096, 4096, 14336)
+    values = [3000, 4096, np.int64(14336), a, a, a]
+    assert maker.describe(maker(values), sig.jit_key(values)) == \
+        {"jit": {"n_size": 4096, "k_size": 14336}, "runtime": {"m_size": 4096}}
     assert label("matmul_v5", (4096, 14336)) == "matmul_v5-4096-14336"
 
 
@@ -55,8 +56,8 @@ def test_custom_key_replaces_the_runtime_part():
     tuned = Scale(1.0)
     maker = KeyMaker(tuned._sig, lambda n, x: ("small" if n < 64 else "big"))
     x = np.zeros(4, np.float32)
-    assert maker([10, x], ()) == ((), "small", -1)
-    assert maker.describe(maker([100, x], ())) == {"jit": {}, "runtime": {"custom": "'big'"}}
+    assert maker((10, x)) == ((), "small", -1)
+    assert maker.describe(maker((100, x)), ()) == {"jit": {}, "runtime": {"custom": "'big'"}}
 
 
 def test_script_identity_depends_on_what_changes_the_winner(example):

@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 import tilus
-from tilus import _C
-from tilus.autotune import NoValidConfigError
+from tilus import NoValidConfigError, _C
 from tilus.tuning import tuner
 
 from . import fakes
@@ -84,7 +83,8 @@ def test_when_nothing_works_the_error_lists_every_config(fake_gpu):
     assert "no configuration of Scale can run for these arguments on Tiny GPU" in text
     for warps in (1, 2):
         for block in (32, 64, 65536):
-            assert f"{{'warps': {warps}, 'block': {block}}}: [unfit] needs {block * 4} bytes" in text
+            config = f"{{'warps': {warps}, 'block': {block}}}"
+            assert f"{config}: [unfit] needs {block * 4} bytes" in text
 
 
 def test_buckets_tune_separately_and_share(fake_gpu):
@@ -257,3 +257,25 @@ def test_cpu_without_fake_gpu_runs_the_first_config_that_compiles(cache_dir):
     assert kernel.chosen_config(64, x, y) == {"warps": 1, "debug": True}
     assert kernel.tuning_table()[0]["how"] == "first-that-compiles"
     assert tilus.autotune.STATS["tunings"] == 0 and not _entries(cache_dir)
+
+
+def test_argument_errors_name_the_parameter(fake_gpu):
+    fake_gpu()
+    kernel = Scale(2.0)
+    x = _x()
+    kernel(n=100, x_ptr=x)  # keywords work like positional arguments
+    np.testing.assert_array_equal(x, _x() * 2)
+    with pytest.raises(TypeError, match=r"takes 2 arguments \(n, x_ptr\) but 1 were given"):
+        kernel(100)
+    with pytest.raises(TypeError, match="argument 'n' is int32, got list"):
+        kernel([100], x)
+    with pytest.raises(TypeError, match="argument 'x_ptr' has dtype float64"):
+        kernel(100, np.zeros(100))
+    assert tilus.autotune.STATS["tunings"] == 1
+
+
+def test_an_unhashable_custom_key_is_reported(monkeypatch, fake_gpu):
+    fake_gpu()
+    monkeypatch.setattr(Scale, "_tilus_tune_key", staticmethod(lambda n, x: [n]), raising=False)
+    with pytest.raises(TypeError, match=r"the tuning key \[100\] is not hashable"):
+        Scale(1.0)(100, _x())

@@ -7,9 +7,8 @@ import warnings
 import pytest
 
 import tilus
-from tilus import _C
+from tilus import NoValidConfigError, _C
 from tilus.arguments import prepare_runtime_args
-from tilus.autotune import NoValidConfigError
 from tilus.tuning import build as tuning_build
 
 from . import fakes

@@ -7,7 +7,8 @@ are passed as they are. Candidates therefore read the real inputs and write only
 scratch memory, and after tuning the user's tensors hold exactly one run: the
 winner's, on the real arguments. Each candidate is timed by
 ``_C.autotune.time_runs``: warm-up runs, then CUDA-event-timed runs on the launch
-stream, each after flushing L2; its time is the median.
+stream, each after flushing L2 (csrc/autotune/timing.h says why that also hides the
+host's launch overhead); its time is the median.
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ from tilus import _C
 from tilus.arguments import prepare_runtime_args
 from tilus.option import TuningOptions
 
-_FLUSH_MIN_BYTES = 16 << 20
+# The flush must also outlast the host's work to launch one candidate (a Python launch
+# is tens of microseconds), or the GPU idles inside the timed region: 256 MiB takes
+# ~0.1 ms to overwrite on an H100 (as Triton's do_bench).
+_FLUSH_MIN_BYTES = 256 << 20
 
 
 def launch_stream(device: int) -> int:
@@ -30,6 +34,27 @@ def launch_stream(device: int) -> int:
         return torch.cuda.current_stream(device).cuda_stream
     except Exception:
         return 0
+
+
+def _scratch(device: int, nbytes: int, like_address: int = 0):
+    """A ScratchBuffer; when the GPU is full, torch's cached free blocks are released and
+    the allocation tried once more."""
+    try:
+        return _C.autotune.ScratchBuffer(device, nbytes, like_address)
+    except RuntimeError:
+        if not _release_torch_cache():
+            raise
+        return _C.autotune.ScratchBuffer(device, nbytes, like_address)
+
+
+def _release_torch_cache() -> bool:
+    try:
+        import torch
+
+        torch.cuda.empty_cache()
+        return True
+    except Exception:
+        return False
 
 
 class GpuBench:
@@ -53,7 +78,7 @@ class GpuBench:
                 continue
             tensor = next(tensors)
             if written[j]:
-                copy = _C.autotune.ScratchBuffer(device, tensor.nbytes, tensor.address)
+                copy = _scratch(device, tensor.nbytes, tensor.address)
                 copy.copy_from(tensor.address, self.stream)
                 self._buffers.append(copy)
                 self.args[j] = copy.address
@@ -61,7 +86,7 @@ class GpuBench:
         self._flush = None
         if options.flush_l2:
             l2 = _C.runtime.device_info(device)["l2_cache_bytes"]
-            self._flush = _C.autotune.ScratchBuffer(device, max(2 * l2, _FLUSH_MIN_BYTES))
+            self._flush = _scratch(device, max(2 * l2, _FLUSH_MIN_BYTES))
 
     def measure(self, candidate, prune_ms: float = 0.0) -> float:
         """Median milliseconds of one candidate; raises whatever its launch raises."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import warnings
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 from tilus import _C, option
 from tilus.tuning.progress import Progress
@@ -33,8 +33,9 @@ class Candidate:
     config: dict
     instance: object             # the Script instance of this configuration
     compiled: object             # its CompiledScript for the tuning's JIT values
-    cubin: Optional[bytes] = None
-    meta: Dict = field(default_factory=dict)  # the generated kernel: name, threads, smem
+    # The generated kernel (name, threads, dynamic_smem, source, build times); the binary
+    # itself stays in the compile cache, where the launch finds it.
+    meta: Dict = field(default_factory=dict)
 
 
 @dataclass
@@ -90,7 +91,6 @@ def build_candidates(candidates: List[Candidate], target: GpuTarget, aligned: bo
     for candidate, (payload, meta) in zip(candidates, results):
         candidate.meta = meta
         if meta["status"] == "ok":
-            candidate.cubin = payload
             built.append(candidate)
         else:
             failures[candidate.index] = Failure(meta["status"], payload)

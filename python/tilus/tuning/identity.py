@@ -1,7 +1,8 @@
 """What a stored tuning result depends on, as names for the disk store.
 
 A tuned script is identified by a hash of everything that can change which
-configuration wins or what a configuration means: the tilus version, the text of the
+configuration wins or what a configuration means: the tilus build (version, and the
+size and time of the native module, so a rebuild counts as a change), the text of the
 file that defines the script class (its ``__call__``, ``__init__`` and helper methods,
 and module-level helpers in the same file), the values captured by closures of
 ``__call__`` and ``__init__`` (``make_matmul(float16)`` style factories), the parameter
@@ -13,9 +14,11 @@ tuning key name the entry inside that directory.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
+import os
 import re
 
 from tilus import _C
@@ -32,7 +35,8 @@ def stable_repr(value) -> str:
         inner = ", ".join(stable_repr(v) for v in value)
         return f"({inner})" if isinstance(value, tuple) else f"[{inner}]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{stable_repr(k)}: {stable_repr(v)}" for k, v in value.items()) + "}"
+        items = (f"{stable_repr(k)}: {stable_repr(v)}" for k, v in value.items())
+        return "{" + ", ".join(items) + "}"
     if isinstance(value, _C.DataType):
         return value.name
     if isinstance(value, type):
@@ -66,12 +70,23 @@ def _closure_values(fn) -> list:
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def tilus_build() -> str:
+    """The tilus version plus the size and time of the native module: development builds
+    keep their version number, but every rebuild must invalidate stored results."""
+    try:
+        stat = os.stat(_C.__file__)
+        return f"{_C.__version__}:{stat.st_size}:{stat.st_mtime_ns}"
+    except (OSError, AttributeError):
+        return _C.__version__
+
+
 def script_identity(cls, sig, given: dict, fixed: dict, configs: list) -> str:
     """``<kernel name>-<16 hex digits>``: the directory of this script's tuning results."""
     from tilus.script import _kernel_name
 
     parts = {
-        "tilus": _C.__version__,
+        "tilus": tilus_build(),
         "class": f"{cls.__module__}.{cls.__qualname__}",
         "source": _source_text(cls),
         "closures": _closure_values(cls._tilus_kernel_fn) + _closure_values(cls.__init__),

@@ -51,36 +51,41 @@ def _default_device() -> int:
 
 
 class KeyMaker:
-    """Builds the in-memory tuning key of a call from its bound argument values."""
+    """Builds the in-memory tuning key of a call from its positional arguments."""
 
     def __init__(self, sig, custom: Optional[Callable] = None):
         self.sig = sig
         self.custom = custom
+        self.jit_indices = list(sig.jit_indices)
         self.int_indices = [i for i in sig.runtime_indices
                             if sig.params[i].type.is_integer and not sig.params[i].type.is_bool]
         pointers = [i for i in sig.runtime_indices if sig.params[i].type.is_pointer]
         self.first_pointer = pointers[0] if pointers else None
 
-    def __call__(self, values: list, jit_key: tuple) -> tuple:
+    def __call__(self, args) -> tuple:
+        """`args` holds every argument, positionally. JIT values enter as given (the
+        launch that follows checks their types)."""
+        jit = tuple([args[i] for i in self.jit_indices])
         if self.custom is not None:
-            runtime = self.custom(*values)
+            runtime = self.custom(*args)
         else:
-            runtime = tuple([bucket(values[i]) for i in self.int_indices])
+            runtime = tuple([bucket(args[i]) for i in self.int_indices])
         if self.first_pointer is not None:
-            device = device_of(values[self.first_pointer])
+            device = device_of(args[self.first_pointer])
         else:
             device = _default_device()
-        return (jit_key, runtime, device)
+        return (jit, runtime, device)
 
-    def describe(self, key: tuple) -> dict:
-        """The key without its device, as JSON-able data (what the disk store keeps)."""
-        jit_key, runtime, _ = key
+    def describe(self, key: tuple, jit_key: tuple) -> dict:
+        """The key without its device, as JSON-able data (what the disk store keeps);
+        `jit_key` is the JIT values as the signature converted them."""
+        _, runtime, _ = key
         sig = self.sig
-        jit = {sig.params[i].name: v for i, v in zip(sig.jit_indices, jit_key)}
+        jit = {sig.params[i].name: v for i, v in zip(self.jit_indices, jit_key)}
         if self.custom is not None:
             part = {"custom": repr(runtime)}
         else:
-            part = {sig.params[i].name: v for i, v in zip(self.int_indices, runtime)}
+            part = {sig.params[i].name: int(v) for i, v in zip(self.int_indices, runtime)}
         return {"jit": jit, "runtime": part}
 
     @staticmethod

@@ -60,7 +60,8 @@ class Decision:
 test_backend = None
 
 
-def choose(tuned, sig, values: list, jit_key: tuple, key: tuple, device: int) -> Decision:
+def choose(tuned, sig, values: list, jit_key: tuple, key_desc: dict, device: int) -> Decision:
+    """The configuration for one tuning key (`key_desc`: KeyMaker.describe)."""
     if test_backend is None and device < 0:
         return first_that_compiles(tuned, sig, jit_key)
     if test_backend is not None:
@@ -70,7 +71,6 @@ def choose(tuned, sig, values: list, jit_key: tuple, key: tuple, device: int) ->
 
         target, make_bench = GpuTarget.of_device(device), GpuBench
     gpu = {"name": target.name, "arch": target.arch}
-    key_desc = tuned._key_maker.describe(key)
     store = TuningStore(_store_root(tuned))
     label = make_label(_kernel_name(tuned), jit_key)
     path = store.path(identity.gpu_dir_name(gpu), identity.entry_name(label, key_desc))
