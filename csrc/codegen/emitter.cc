@@ -318,10 +318,21 @@ void CudaEmitter::inst(const Instruction& i) {
       auto it = smem_offset_.find(i.inputs[0]->id);
       if (it != smem_offset_.end()) smem_.release(it->second);
       line("// free_shared(" + i.inputs[0]->name + ")");
+      // Copies still in flight into freed memory (a pipeline's prologue may copy tiles
+      // its loop never waits for) would land on whatever is allocated there next.
+      if (async_targets_.count(i.inputs[0]->id) && copies_in_flight_) {
+        line("tilus::cp_async_wait_all();  // let copies into freed memory land before reuse");
+        line("__syncthreads();");
+        copies_in_flight_ = false;
+      }
       break;
     }
     case Op::Sync: line("__syncthreads();"); break;
-    case Op::CopyAsync: emit_copy_async(i); break;
+    case Op::CopyAsync:
+      async_targets_.insert(plan_.root_of(i.inputs[1]));
+      copies_in_flight_ = true;
+      emit_copy_async(i);
+      break;
     case Op::CopyAsyncCommitGroup: line("tilus::cp_async_commit_group();"); break;
     case Op::CopyAsyncWaitGroup:
       line("tilus::cp_async_wait_group<" + std::to_string(i.int_attr) + ">();");

@@ -136,6 +136,8 @@ class CudaEmitter {
   std::unordered_set<int> internal_vars_;
   // global tensors whose memory (same pointer parameter) the kernel also stores to
   std::unordered_set<int> written_globals_;
+  std::unordered_set<int> async_targets_;  // shared allocations cp.async writes into
+  bool copies_in_flight_ = false;          // cp.async issued since the last wait_all
   std::ostringstream out_;
   int indent_ = 1;
   SourceLoc loc_;
