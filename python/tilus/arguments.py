@@ -172,9 +172,16 @@ def describe_tensor(param: str, value, expected: DataType) -> TensorArg:
             raise ValueError(f"argument '{param}' is not contiguous; tilus pointer parameters "
                              "need contiguous arrays (numpy.ascontiguousarray)")
         return TensorArg(param, int(ai["data"][0]), int(value.nbytes), dtype, "cpu")
-    if hasattr(value, "__dlpack__"):
-        raise TypeError(f"argument '{param}': DLPack objects of type {type(value).__name__} are "
-                        "not supported yet; pass a torch tensor, a numpy array or a CuPy array")
+    if hasattr(value, "__dlpack__"):  # JAX and other DLPack producers
+        from tilus import dlpack
+
+        address, nbytes, name, device, contiguous = dlpack.describe(value)
+        dtype = from_foreign(name) if name else None
+        _check_dtype(param, dtype, name, expected)
+        if not contiguous:
+            raise ValueError(f"argument '{param}' is not contiguous; tilus pointer parameters "
+                             "need contiguous tensors")
+        return TensorArg(param, address, nbytes, dtype, device)
     raise TypeError(f"argument '{param}' expects a tensor of {expected.pointee.name} (pointer "
                     f"parameter {expected.name}), got {type(value).__name__}")
 

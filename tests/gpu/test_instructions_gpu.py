@@ -103,3 +103,31 @@ def test_too_much_shared_memory_is_refused_before_launch(example):
     with pytest.raises(RuntimeError, match="shared memory"):
         kernel(256, 256, 256, a, a, c)
     assert torch.isnan(c).all()
+
+
+def test_layout_conversion_through_shared_memory():
+    a = (torch.randn(32, 32, device="cuda") / 4).half()
+    c = torch.full((32, 32), float("nan"), device="cuda")
+    kernel = sem.SelfProduct()
+    assert "layout conversion through shared memory" in kernel.source(a, c)
+    kernel(a, c)
+    torch.testing.assert_close(c, a.float() @ a.float(), rtol=1e-3, atol=1e-3)
+
+
+def test_dlpack_objects_launch():
+    x = torch.randn(13, 9, device="cuda")
+    y = torch.full((13, 9), float("nan"), device="cuda")
+
+    class Only:
+        def __init__(self, t):
+            self.t = t
+
+        def __dlpack__(self, stream=None):
+            return self.t.__dlpack__()
+
+        def __dlpack_device__(self):
+            return self.t.__dlpack_device__()
+
+    sem.Copy2D(8, 4)(13, 9, Only(x), Only(y))
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, x * 2)

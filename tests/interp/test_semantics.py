@@ -189,3 +189,46 @@ def test_elementwise_operations():
     torch.testing.assert_close(out[1], torch.where(x > y, x, y))
     torch.testing.assert_close(out[2], 1.0 - torch.maximum(x, y))
     torch.testing.assert_close(out[3], -(x * 10.0).to(torch.int32).float())
+
+
+class _DLPackOnly:
+    """Exposes only the DLPack protocol of a numpy array (as JAX arrays do)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, stream=None):
+        return self.array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def test_dlpack_objects_are_accepted():
+    src = np.random.randn(5, 7).astype(np.float32)
+    dst = np.full((5, 7), np.nan, dtype=np.float32)
+    Copy2D(4, 4)(5, 7, _DLPackOnly(src), _DLPackOnly(dst))
+    np.testing.assert_allclose(dst, src * 2)
+    with pytest.raises(TypeError, match="'dst' has dtype float64"):
+        Copy2D(4, 4)(5, 7, _DLPackOnly(src), _DLPackOnly(np.zeros((5, 7))))
+
+
+class SelfProduct(tilus.Script):
+    """C = A @ A: one tensor is both operands, so it needs the mma A and B layouts at
+    once; the CUDA backend converts it through shared memory for one of them."""
+
+    def __call__(self, a_ptr: ~float16, c_ptr: ~float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 4
+        ga = self.global_view(a_ptr, dtype=float16, shape=[32, 32])
+        gc = self.global_view(c_ptr, dtype=float32, shape=[32, 32])
+        a = self.load_global(ga, offsets=[0, 0], shape=[32, 32])
+        c = self.dot(a, a, self.register_tensor(dtype=float32, shape=[32, 32], init=0.0))
+        self.store_global(gc, c, offsets=[0, 0])
+
+
+def test_one_tensor_as_both_dot_operands():
+    a = (torch.randn(32, 32) / 4).half()
+    c = torch.full((32, 32), float("nan"))
+    SelfProduct()(a, c)
+    torch.testing.assert_close(c, a.float() @ a.float(), rtol=1e-3, atol=1e-3)
