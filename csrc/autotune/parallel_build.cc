@@ -1,6 +1,5 @@
 #include "autotune/parallel_build.h"
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -82,37 +81,6 @@ BuildResult build_one(const Program& program, const BuildOptions& options,
   return result;
 }
 
-// A rough measure of how long NVRTC will take on a program: the unrolled work of its
-// tile instructions (elements per thread of the tiles they touch, times the unroll
-// factors of the loops around them). Building the most expensive programs first keeps
-// all threads busy to the end instead of leaving one slow compile for last.
-double estimated_compile_cost(const Stmt& s, double unroll, int threads) {
-  if (!s) return 0;
-  switch (s->kind) {
-    case StmtKind::Seq: {
-      double total = 0;
-      for (auto& c : s->seq) total += estimated_compile_cost(c, unroll, threads);
-      return total;
-    }
-    case StmtKind::For:
-      return estimated_compile_cost(s->body, unroll * (s->unroll > 1 ? s->unroll : 1), threads);
-    case StmtKind::While: return estimated_compile_cost(s->body, unroll, threads);
-    case StmtKind::If:
-      return estimated_compile_cost(s->then_body, unroll, threads) +
-             estimated_compile_cost(s->else_body, unroll, threads);
-    case StmtKind::Inst: {
-      double elems = 1;
-      auto consider = [&](const Tensor& t) {
-        if (t && t->scope != Scope::Global) elems = std::max(elems, double(t->numel()) / threads);
-      };
-      consider(s->inst->output);
-      for (auto& t : s->inst->inputs) consider(t);
-      return unroll * elems;
-    }
-    default: return 0;
-  }
-}
-
 }  // namespace
 
 const char* build_status_name(BuildStatus status) {
@@ -146,12 +114,8 @@ std::vector<BuildResult> build_all(const std::vector<std::shared_ptr<Program>>& 
     int threads = options.threads;
     if (threads > 0 && size_t(threads) > programs.size()) threads = int(programs.size());
     ThreadPool pool(threads);
-    std::vector<std::pair<double, size_t>> order;
-    for (size_t i = 0; i < programs.size(); ++i)
-      order.push_back({-estimated_compile_cost(programs[i]->body, 1, programs[i]->warps * 32), i});
-    std::stable_sort(order.begin(), order.end());  // most expensive first
-    for (auto [cost, i] : order) {
-      pool.submit([&, i = i] {
+    for (size_t i = 0; i < programs.size(); ++i) {
+      pool.submit([&, i] {
         BuildResult built;
         if (cancelled) {
           built.status = BuildStatus::CompileError;
