@@ -75,13 +75,6 @@ void CudaEmitter::emit_mma(const Instruction& i, const DotPlan& plan) {
        std::to_string(bl.rep_m) + "x" + std::to_string(bl.rep_n) + "x" + std::to_string(bl.rep_k) +
        " " + mma_kind_name(plan.kind) + " atoms per warp");
   loop(ik, bl.rep_k);
-  for (const Tensor* operand : {&a, &b}) {  // deferred ldmatrix: this k-slice only
-    auto deferred = deferred_ldmatrix_.find((*operand)->id);
-    if (deferred == deferred_ldmatrix_.end()) continue;
-    const DeferredLoad& d = deferred->second;
-    emit_ldmatrix_slice(d.regs, d.operand, *d.layouts, d.shared, ik);
-    deferred_ldmatrix_.erase(deferred);
-  }
   loop(im, bl.rep_m);
   loop(in, bl.rep_n);
   std::string c_at = cast_c + " + (" + im + " * " + std::to_string(bl.rep_n) + " + " + in + ") * " + std::to_string(c_regs);

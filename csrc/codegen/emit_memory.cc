@@ -271,9 +271,7 @@ void CudaEmitter::emit_store_shared(const Instruction& i) {
   if (!leader.empty()) close();
 }
 
-// ldmatrix for the operands of an mma dot read straight from shared memory. A load
-// whose only use is the dot right after it is deferred into the dot's k loop, one
-// k-slice at a time, so each slice's fragments live only while they are multiplied.
+// ldmatrix for the operands of an mma dot read straight from shared memory.
 bool CudaEmitter::emit_ldmatrix(const Instruction& i) {
   const Tensor& t = i.output;
   auto it = mma_operands_.find(t->id);
@@ -290,58 +288,52 @@ bool CudaEmitter::emit_ldmatrix(const Instruction& i) {
   std::string r = declare_reg(t, layout);
   std::string regs = fresh(r + "_u32");
   line("unsigned int* " + regs + " = reinterpret_cast<unsigned int*>(" + r + ");");
-  if (fused_loads_.count(&i)) {
-    deferred_ldmatrix_[t->id] = {regs, operand, &bl, s};
-    line("// " + t->name + " is loaded k-slice by k-slice inside the dot below");
-    return true;
-  }
-  std::string ik = fresh("ik");
-  line("#pragma unroll");
-  open("for (int " + ik + " = 0; " + ik + " < " + std::to_string(bl.rep_k) + "; ++" + ik + ")");
-  emit_ldmatrix_slice(regs, operand, bl, s, ik);
-  close();
-  return true;
-}
-
-void CudaEmitter::emit_ldmatrix_slice(const std::string& regs, int operand, const BlockLayouts& bl,
-                                      const SharedInfo& s, const std::string& ik) {
   std::string lane = "(tl_tid % 32)", warp = "(tl_tid / 32)";
   // opaque C++ expressions, printed verbatim inside the shared-offset arithmetic
   auto var = [&](const std::string& n) { return internal_var(n); };
   if (operand == 0) {
     // A [m, k]: lanes 0-15 address rows 0-15 at k, lanes 16-31 the same rows at k + 8;
     // the four 8x8 matrices come back as a0a1, a2a3, a4a5, a6a7.
-    std::string im = fresh("im");
+    std::string im = fresh("im"), ik = fresh("ik");
     line("#pragma unroll");
     open("for (int " + im + " = 0; " + im + " < " + std::to_string(bl.rep_m) + "; ++" + im + ")");
+    line("#pragma unroll");
+    open("for (int " + ik + " = 0; " + ik + " < " + std::to_string(bl.rep_k) + "; ++" + ik + ")");
     Expr row = var("(" + warp + " / " + std::to_string(bl.warps_n) + " * " +
                    std::to_string(bl.rep_m * 16) + " + " + im + " * 16 + " + lane + " % 16)");
     Expr col = var("(" + ik + " * 16 + " + lane + " / 16 * 8)");
     line("tilus::ldmatrix_x4(" + regs + " + (" + im + " * " + std::to_string(bl.rep_k) + " + " + ik +
          ") * 4, tilus::smem_u32(" + s.ptr + " + " + expr(shared_offset(s, {row, col})) + "));");
     close();
-    return;
-  }
-  // B [k, n], transposed on load: lanes 0-7 / 8-15 address k rows 0-7 / 8-15 of an
-  // 8-column block, lanes 16-31 the same for the next block; registers b0b1, b2b3 of
-  // two neighbouring n atoms.
-  std::string in = fresh("in");
-  std::string krow = "(" + ik + " * 16 + " + lane + " % 8 + " + lane + " / 8 % 2 * 8)";
-  std::string wcol = warp + " % " + std::to_string(bl.warps_n) + " * " + std::to_string(bl.rep_n * 8);
-  if (bl.rep_n / 2 > 0) {
+    close();
+  } else {
+    // B [k, n], transposed on load: lanes 0-7 / 8-15 address k rows 0-7 / 8-15 of an
+    // 8-column block, lanes 16-31 the same for the next block; registers b0b1, b2b3 of
+    // two neighbouring n atoms.
+    std::string ik = fresh("ik"), in = fresh("in");
+    int64_t pairs = bl.rep_n / 2;
+    std::string krow = "(" + ik + " * 16 + " + lane + " % 8 + " + lane + " / 8 % 2 * 8)";
+    std::string wcol = warp + " % " + std::to_string(bl.warps_n) + " * " + std::to_string(bl.rep_n * 8);
     line("#pragma unroll");
-    open("for (int " + in + " = 0; " + in + " < " + std::to_string(bl.rep_n) + " - 1; " + in + " += 2)");
-    Expr col = var("(" + wcol + " + " + in + " * 8 + " + lane + " / 16 * 8)");
-    line("tilus::ldmatrix_x4_trans(" + regs + " + (" + ik + " * " + std::to_string(bl.rep_n) + " + " + in +
-         ") * 2, tilus::smem_u32(" + s.ptr + " + " + expr(shared_offset(s, {var(krow), col})) + "));");
+    open("for (int " + ik + " = 0; " + ik + " < " + std::to_string(bl.rep_k) + "; ++" + ik + ")");
+    if (pairs > 0) {
+      line("#pragma unroll");
+      open("for (int " + in + " = 0; " + in + " < " + std::to_string(bl.rep_n) + " - 1; " + in + " += 2)");
+      Expr col = var("(" + wcol + " + " + in + " * 8 + " + lane + " / 16 * 8)");
+      line("tilus::ldmatrix_x4_trans(" + regs + " + (" + ik + " * " + std::to_string(bl.rep_n) +
+           " + " + in + ") * 2, tilus::smem_u32(" + s.ptr + " + " +
+           expr(shared_offset(s, {var(krow), col})) + "));");
+      close();
+    }
+    if (bl.rep_n % 2 == 1) {
+      Expr col = var("(" + wcol + " + " + std::to_string((bl.rep_n - 1) * 8) + ")");
+      line("tilus::ldmatrix_x2_trans(" + regs + " + (" + ik + " * " + std::to_string(bl.rep_n) +
+           " + " + std::to_string(bl.rep_n - 1) + ") * 2, tilus::smem_u32(" + s.ptr + " + " +
+           expr(shared_offset(s, {var(krow), col})) + "));");
+    }
     close();
   }
-  if (bl.rep_n % 2 == 1) {
-    Expr col = var("(" + wcol + " + " + std::to_string((bl.rep_n - 1) * 8) + ")");
-    line("tilus::ldmatrix_x2_trans(" + regs + " + (" + ik + " * " + std::to_string(bl.rep_n) + " + " +
-         std::to_string(bl.rep_n - 1) + ") * 2, tilus::smem_u32(" + s.ptr + " + " +
-         expr(shared_offset(s, {var(krow), col})) + "));");
-  }
+  return true;
 }
 
 // ------------------------------------------------------------------ cp.async

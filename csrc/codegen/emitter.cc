@@ -1,7 +1,6 @@
 #include "codegen/emitter.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cmath>
 #include <iomanip>
 
@@ -359,50 +358,11 @@ CudaEmitter::CudaEmitter(const Program& program, const CodegenOptions& options)
   used_names_ = {"tl_tid", "tl_smem"};
   for (auto& p : program.params) used_names_.insert(sanitize(p->name));
   find_written_globals();
-  std::unordered_map<int, int> uses;  // tensor id -> instructions reading it
-  std::function<void(const Stmt&)> count = [&](const Stmt& st) {
-    if (!st) return;
-    if (st->kind == StmtKind::Inst)
-      for (auto& t : st->inst->inputs) ++uses[t->id];
-    for (auto& c : st->seq) count(c);
-    count(st->body);
-    count(st->then_body);
-    count(st->else_body);
-  };
-  count(program.body);
-  // TILUS_FUSE_LDMATRIX=0 keeps every load_shared whole (for performance comparisons).
-  const char* fuse = std::getenv("TILUS_FUSE_LDMATRIX");
-  if (!fuse || std::string(fuse) != "0") find_fused_loads(program.body, uses);
   // Tensors read by an mma dot straight from load_shared are loaded with ldmatrix.
   for (auto& [inst, dp] : plan_.dots) {
     if (!dp.mma || inst->inputs[0]->dtype.bytes() != 2) continue;
     mma_operands_[inst->inputs[0]->id] = {&dp, 0};
     mma_operands_[inst->inputs[1]->id] = {&dp, 1};
-  }
-}
-
-// A load_shared feeding an mma dot can be deferred into the dot when nothing between
-// them touches memory (only other load_shared / slices) and the dot is its only reader.
-void CudaEmitter::find_fused_loads(const Stmt& s, const std::unordered_map<int, int>& uses) {
-  if (!s) return;
-  for (auto* child : {&s->body, &s->then_body, &s->else_body}) find_fused_loads(*child, uses);
-  for (size_t k = 0; k < s->seq.size(); ++k) {
-    const Stmt& st = s->seq[k];
-    find_fused_loads(st, uses);
-    if (st->kind != StmtKind::Inst || st->inst->op != Op::Dot) continue;
-    auto plan = plan_.dots.find(st->inst.get());
-    if (plan == plan_.dots.end() || !plan->second.mma) continue;
-    for (size_t j = k; j-- > 0;) {
-      const Stmt& prev = s->seq[j];
-      if (prev->kind != StmtKind::Inst) break;
-      Op op = prev->inst->op;
-      if (op == Op::SliceShared) continue;
-      if (op != Op::LoadShared) break;
-      const Tensor& loaded = prev->inst->output;
-      bool operand = loaded == st->inst->inputs[0] || loaded == st->inst->inputs[1];
-      auto u = uses.find(loaded->id);
-      if (operand && u != uses.end() && u->second == 1) fused_loads_.insert(prev->inst.get());
-    }
   }
 }
 

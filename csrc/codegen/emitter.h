@@ -118,9 +118,6 @@ class CudaEmitter {
   void emit_semaphore(const Instruction& i);
   void emit_print(const Instruction& i);
   bool emit_ldmatrix(const Instruction& i);
-  void emit_ldmatrix_slice(const std::string& regs, int operand, const BlockLayouts& bl,
-                           const SharedInfo& s, const std::string& ik);
-  void find_fused_loads(const Stmt& s, const std::unordered_map<int, int>& uses);
 
   const Program& program_;
   CodegenOptions options_;
@@ -141,15 +138,6 @@ class CudaEmitter {
   std::unordered_set<int> written_globals_;
   std::unordered_set<int> async_targets_;  // shared allocations cp.async writes into
   bool copies_in_flight_ = false;          // cp.async issued since the last wait_all
-  // load_shared instructions whose ldmatrix moves into the dot that consumes them
-  std::unordered_set<const Instruction*> fused_loads_;
-  struct DeferredLoad {
-    std::string regs;
-    int operand;
-    const BlockLayouts* layouts;
-    SharedInfo shared;
-  };
-  std::unordered_map<int, DeferredLoad> deferred_ldmatrix_;  // register tensor id -> load
   std::ostringstream out_;
   int indent_ = 1;
   SourceLoc loc_;
