@@ -1,6 +1,7 @@
 #include "codegen/emitter.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <iomanip>
 
@@ -269,7 +270,8 @@ void CudaEmitter::stmt(const Stmt& s) {
       case StmtKind::For: {
         std::string v = sanitize(s->var->name);
         std::string end = fresh(v + "_end");
-        if (s->unroll > 0) line("#pragma unroll " + std::to_string(s->unroll));
+        int unroll = s->unroll > 0 ? std::min(s->unroll, max_unroll_) : s->unroll;
+        if (unroll > 0) line("#pragma unroll " + std::to_string(unroll));
         if (s->unroll < 0) line("#pragma unroll");
         open("for (" + ctype(s->var->dtype) + " " + v + " = " + expr(s->start) + ", " + end +
              " = " + expr(s->end) + "; " + v + " < " + end + "; " + v + " += " + expr(s->step) + ")");
@@ -355,6 +357,7 @@ CudaEmitter::CudaEmitter(const Program& program, const CodegenOptions& options)
     : program_(program), options_(options), plan_(infer_layouts(program)), div_(program),
       threads_(program.warps * 32) {
   tid_ = internal_var("tl_tid");
+  if (const char* cap = std::getenv("TILUS_MAX_UNROLL")) max_unroll_ = std::max(1, std::atoi(cap));
   used_names_ = {"tl_tid", "tl_smem"};
   for (auto& p : program.params) used_names_.insert(sanitize(p->name));
   find_written_globals();

@@ -138,6 +138,7 @@ class CudaEmitter {
   std::unordered_set<int> written_globals_;
   std::unordered_set<int> async_targets_;  // shared allocations cp.async writes into
   bool copies_in_flight_ = false;          // cp.async issued since the last wait_all
+  int max_unroll_ = 1 << 30;               // cap on a loop's unroll hint
   std::ostringstream out_;
   int indent_ = 1;
   SourceLoc loc_;

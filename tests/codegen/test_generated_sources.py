@@ -65,3 +65,13 @@ def test_compile_error_shows_the_offending_line():
         rt.compile_to_cubin('extern "C" __global__ void k() {\n  int x = undefined_name;\n}\n', "k",
                             "sm_80", [], None)
     assert "undefined_name" in str(err.value)
+
+
+def test_unroll_hint_is_honoured_and_can_be_capped(example, monkeypatch):
+    v5 = example("matmul_v5_splitk")
+    kernel = v5.MatmulV5(num_warps=4, block_m=128, block_n=128, block_k=32, num_stages=5, split_k_factor=1)
+    args = (4096, 4096, 4096, *_mats(4, 4, 4))
+    assert "#pragma unroll 5\n" in kernel.source(*args)
+    monkeypatch.setenv("TILUS_MAX_UNROLL", "2")
+    assert "#pragma unroll 2\n" in kernel.source(*args)
+    assert "#pragma unroll 5\n" not in kernel.source(*args)
