@@ -9,6 +9,7 @@
 
 #include "bindings/bindings.h"
 #include "ir/host_eval.h"
+#include "runtime/cuda_driver.h"
 #include "runtime/kernel.h"
 #include "runtime/workspace.h"
 
@@ -117,6 +118,12 @@ class FastLauncher {
     }
     Variant& v = aligned ? aligned_ : unaligned_;
     if (!v.kernel) return false;  // the Python side builds this variant first
+    // The tensors' device must be the current one (the slow path switches to it).
+    try {
+      if (cuda::current_device() != device_) return false;
+    } catch (const std::exception&) {
+      return false;
+    }
     LaunchShape shape;
     if (!evaluator_.launch_shape(host_args_, shape)) return false;
     uintptr_t stream = current_stream();
