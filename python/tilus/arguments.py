@@ -208,6 +208,16 @@ def _c_contiguous(shape, strides, itemsize) -> bool:
     return True
 
 
+def int_range(t: DataType):
+    """The values an integer (or boolean) tilus type holds, as (lowest, highest)."""
+    if t.is_bool:
+        return 0, 1
+    bits = t.bits
+    if t.name.startswith("int"):
+        return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    return 0, (1 << bits) - 1
+
+
 def check_scalar(param: Param, value, owner: str):
     """A runtime scalar argument, checked against its tilus type."""
     t = param.type
@@ -221,9 +231,7 @@ def check_scalar(param: Param, value, owner: str):
             raise TypeError(f"{owner}(): argument '{param.name}' is {t.name}, got "
                             f"{type(value).__name__}")
         value = int(value)
-        bits = t.bits
-        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if t.name.startswith("int") else \
-            (0, (1 << bits) - 1)
+        lo, hi = int_range(t)
         if not lo <= value <= hi:
             raise ValueError(f"{owner}(): argument '{param.name}' = {value} does not fit in "
                              f"{t.name}")

@@ -49,13 +49,6 @@ class GpuVariant:
         self.smem = generated["dynamic_smem"]
 
 
-_INT_RANGES = {
-    "boolean": (0, 1), "int8": (-2**7, 2**7 - 1), "int16": (-2**15, 2**15 - 1),
-    "int32": (-2**31, 2**31 - 1), "int64": (-2**63, 2**63 - 1), "uint8": (0, 2**8 - 1),
-    "uint16": (0, 2**16 - 1), "uint32": (0, 2**32 - 1), "uint64": (0, 2**63 - 1),
-}
-
-
 def _torch_stream_function():
     try:
         import torch
@@ -96,7 +89,7 @@ class GpuKernel:
             return None
         import torch
 
-        from tilus.lang.types import from_foreign  # noqa: F401  (dtype names below)
+        from tilus.arguments import int_range
 
         params = []
         for position, index in enumerate(signature.runtime_indices):
@@ -107,7 +100,9 @@ class GpuKernel:
                 torch_dtype = getattr(torch, "bool" if name == "boolean" else name)
                 params.append((index, kind, torch_dtype, 0, 0))
             else:
-                lo, hi = _INT_RANGES.get(dtype.name, (0, 0))
+                # the native path packs at most 64 bits: uint64 above 2**63 takes the slow path
+                lo, hi = int_range(dtype) if (dtype.is_integer or dtype.is_bool) else (0, 0)
+                hi = min(hi, 2**63 - 1)
                 params.append((index, kind, None, lo, hi))
         jit = [(i, signature.params[i].type) for i in signature.jit_indices]
         launcher = _C.FastLauncher(self.program, torch.Tensor, stream_fn, device_index, params, jit,
