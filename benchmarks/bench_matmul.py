@@ -9,7 +9,6 @@ checked against torch before timing; inputs are fresh random data.
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import pathlib
 import sys
@@ -17,16 +16,7 @@ import sys
 import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from common import median_ms, print_table, write_results  # noqa: E402
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-
-def _load(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from common import load_example as _load, median_ms, print_table, write_results  # noqa: E402
 
 
 _KERNELS = {}

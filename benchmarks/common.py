@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import pathlib
 import os
 import sys
 from typing import Callable, Dict, List
@@ -10,6 +12,17 @@ from typing import Callable, Dict, List
 import torch
 
 from tilus.utils import benchmark_func
+
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def load_example(name: str):
+    """Import examples/<name>.py as a module (its main() does not run)."""
+    spec = importlib.util.spec_from_file_location(f"tilus_example_{name}", ROOT / "examples" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def median_ms(fn: Callable[[], object], warmup: int = 10, repeat: int = 50, flush_l2: bool = True) -> float:

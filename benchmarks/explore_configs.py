@@ -4,7 +4,6 @@
     python benchmarks/explore_configs.py M N K [--out DIR]
 """
 
-import importlib.util
 import math
 import pathlib
 import sys
@@ -12,12 +11,9 @@ import sys
 import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from common import median_ms, print_table  # noqa: E402
+from common import load_example, median_ms, print_table  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("v5", ROOT / "examples" / "matmul_v5_splitk.py")
-v5 = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(v5)
+v5 = load_example("matmul_v5_splitk")
 
 CONFIGS = [
     # warps, bm, bn, bk, stages, split

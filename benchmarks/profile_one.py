@@ -4,17 +4,16 @@
         python3 benchmarks/profile_one.py 4096 4096 4096 4 128 128 32 4 1
 """
 
-import importlib.util
 import math
 import pathlib
 import sys
 
 import torch
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("v5", ROOT / "examples" / "matmul_v5_splitk.py")
-v5 = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(v5)
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from common import load_example  # noqa: E402
+
+v5 = load_example("matmul_v5_splitk")
 
 m, n, k, warps, bm, bn, bk, stages, split = (int(x) for x in sys.argv[1:10])
 kernel = v5.MatmulV5(num_warps=warps, block_m=bm, block_n=bn, block_k=bk, num_stages=stages,

@@ -38,9 +38,9 @@ _get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 def describe(obj) -> Tuple[int, int, Optional[str], str, bool]:
     """(address, nbytes, dtype name or None, device "cpu"/"cuda:N", contiguous)."""
     try:
-        device_type, device_id = obj.__dlpack_device__()
+        device_type = obj.__dlpack_device__()[0]
     except AttributeError:
-        device_type, device_id = None, 0
+        device_type = None
     capsule = obj.__dlpack__(stream=None) if device_type == _KDL_CUDA else obj.__dlpack__()
     t = _DLTensor.from_address(_get_pointer(capsule, b"dltensor"))
     shape = [t.shape[i] for i in range(t.ndim)]

@@ -10,7 +10,7 @@ interpreter when the tensors live on the CPU, on the GPU when they live there.
 from __future__ import annotations
 
 import threading
-from typing import Any, Dict, Optional
+from typing import Dict, Optional
 
 from tilus import _C, option
 from tilus.arguments import Signature, prepare_runtime_args

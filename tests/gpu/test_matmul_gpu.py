@@ -7,7 +7,6 @@ import math
 import pytest
 import torch
 
-import tilus
 from tilus import bfloat16, float16, float32, int8, int32
 
 from .kernels import make_matmul
