@@ -221,6 +221,17 @@ class FastLauncher {
 }  // namespace
 
 void init_launch(py::module_& m) {
+  // The launch shape as the native launcher computes it (None when it would defer to
+  // the interpreter's evaluator); tests compare it with evaluate_launch_shape.
+  m.def("host_launch_shape", [](const std::shared_ptr<Program>& program, const std::vector<int64_t>& ints)
+                                 -> py::object {
+    std::vector<HostArg> args(ints.size());
+    for (size_t i = 0; i < ints.size(); ++i) args[i].i = ints[i];
+    LaunchShape shape;
+    if (!HostEvaluator(*program).launch_shape(args, shape)) return py::none();
+    return py::make_tuple(py::make_tuple(shape.grid[0], shape.grid[1], shape.grid[2]),
+                          shape.workspace_bytes);
+  });
   py::class_<FastLauncher>(m, "FastLauncher")
       .def(py::init<std::shared_ptr<Program>, py::object, py::object, int, const std::vector<py::tuple>&,
                     const std::vector<py::tuple>&, std::vector<std::string>, std::vector<bool>, int>())
