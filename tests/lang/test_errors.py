@@ -198,3 +198,38 @@ def test_assigning_a_runtime_loop_variable():
     with pytest.raises(SyntaxError) as err:
         AssignLoopVariable().compile(4)
     assert_located(err, "MARK-loopvar")
+
+
+class NoSuperInit(tilus.Script):
+    def __init__(self):
+        self.block = 8  # forgot super().__init__()
+
+    def __call__(self, n: int32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+
+
+def test_missing_super_init_is_named():
+    with pytest.raises(TypeError, match=r"NoSuperInit.__init__ must call super\(\).__init__\(\)"):
+        NoSuperInit()(4)
+
+
+class JitSize(tilus.Script):
+    def __call__(self, n: int, a_ptr: ~float16, b_ptr: ~float16):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        ga = self.global_view(a_ptr, dtype=float16, shape=[n])
+        gb = self.global_view(b_ptr, dtype=float16, shape=[n])
+        self.store_global(gb, self.load_global(ga, offsets=[0], shape=[8]), offsets=[0])
+
+
+def test_keyword_arguments_and_jit_types():
+    a, b = _tensors()
+    JitSize()(8, b_ptr=b, a_ptr=a)
+    assert torch.equal(a, b)
+    with pytest.raises(TypeError, match=r"'n' is a compile-time int, got float"):
+        JitSize()(8.0, a, b)
+    with pytest.raises(TypeError, match=r"got multiple values for argument 'a_ptr'"):
+        JitSize()(8, a, b, a_ptr=a)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'c_ptr'"):
+        JitSize()(8, a, c_ptr=b)
