@@ -5,10 +5,16 @@ namespace tilus {
 
 void CudaEmitter::emit_dot(const Instruction& i) {
   const DotPlan& plan = plan_.dots.at(&i);
+  const BlockLayouts& bl = plan.layouts;
+  DotOperands ops;
+  ops.a = reg_operand(i.inputs[0], bl.a);
+  ops.b = reg_operand(i.inputs[1], bl.b);
+  ops.acc = dot_accumulator(i, reg_operand(i.inputs[2], bl.c), bl.c, ops.in_place);
   if (plan.mma)
-    emit_mma(i, plan);
+    emit_mma(i, plan, ops);
   else
-    emit_simt_dot(i, plan);
+    emit_simt_dot(i, plan, ops);
+  finish_dot(i, ops.acc, bl.c, ops.in_place);
 }
 
 namespace {
@@ -52,14 +58,10 @@ void CudaEmitter::finish_dot(const Instruction& i, const std::string& acc, const
   write_back(d, acc, c_layout);
 }
 
-void CudaEmitter::emit_mma(const Instruction& i, const DotPlan& plan) {
+void CudaEmitter::emit_mma(const Instruction& i, const DotPlan& plan, const DotOperands& ops) {
   const BlockLayouts& bl = plan.layouts;
-  const Tensor &a = i.inputs[0], &b = i.inputs[1], &c = i.inputs[2], &d = i.output;
-  std::string ra = reg_operand(a, bl.a);
-  std::string rb = reg_operand(b, bl.b);
-  std::string rc = reg_operand(c, bl.c);
-  bool in_place;
-  std::string acc = dot_accumulator(i, rc, bl.c, in_place);
+  const Tensor &a = i.inputs[0], &d = i.output;
+  const std::string &ra = ops.a, &rb = ops.b, &acc = ops.acc;
   const int64_t a_regs = 4;  // 32-bit registers per A atom (m16n8k16 and m16n8k32 alike)
   int64_t b_regs = 2;
   bool f16_acc = d->dtype == dtypes::float16;
@@ -85,17 +87,12 @@ void CudaEmitter::emit_mma(const Instruction& i, const DotPlan& plan) {
   close();
   close();
   close();
-  finish_dot(i, acc, bl.c, in_place);
 }
 
-void CudaEmitter::emit_simt_dot(const Instruction& i, const DotPlan& plan) {
+void CudaEmitter::emit_simt_dot(const Instruction& i, const DotPlan& plan, const DotOperands& ops) {
   const BlockLayouts& bl = plan.layouts;
-  const Tensor &a = i.inputs[0], &b = i.inputs[1], &c = i.inputs[2], &d = i.output;
-  std::string ra = reg_operand(a, bl.a);
-  std::string rb = reg_operand(b, bl.b);
-  std::string rc = reg_operand(c, bl.c);
-  bool in_place;
-  std::string acc = dot_accumulator(i, rc, bl.c, in_place);
+  const Tensor &a = i.inputs[0], &b = i.inputs[1], &d = i.output;
+  const std::string &ra = ops.a, &rb = ops.b, &acc = ops.acc;
   const int64_t k = a->shape[1];
   DataType acc_t = d->dtype;
   // Accumulate in float for 16-bit types, in the accumulator type otherwise.
@@ -119,7 +116,6 @@ void CudaEmitter::emit_simt_dot(const Instruction& i, const DotPlan& plan) {
     line(acc + "[" + std::to_string(l) + "] = " +
          (math_t == acc_t ? sum : "tilus::cast<" + ctype(acc_t) + ">(" + sum + ")") + ";");
   }
-  finish_dot(i, acc, bl.c, in_place);
 }
 
 }  // namespace tilus

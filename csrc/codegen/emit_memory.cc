@@ -29,12 +29,20 @@ std::vector<Expr> global_index(const std::vector<Expr>& offsets, const std::vect
 // ------------------------------------------------------------------ global tensors
 
 void CudaEmitter::emit_global_view(const Instruction& i) {
-  const Tensor& t = i.output;
+  bind_global(i.output, expr(i.args[0]), "");
+}
+
+void CudaEmitter::emit_global_tensor(const Instruction& i) {
+  bind_global(i.output, "tl_workspace" + std::to_string(i.workspace),
+              i.requires_clean ? ", kept zeroed between launches" : "");
+}
+
+void CudaEmitter::bind_global(const Tensor& t, const std::string& pointer, const std::string& note) {
   GlobalInfo g;
   g.ptr = fresh(t->name);
   g.shape = t->global_shape;
   g.strides = t->global_strides;
-  line(ctype(t->dtype.pointer_to()) + " " + g.ptr + " = " + expr(i.args[0]) + ";  // " + t->type_str());
+  line(ctype(t->dtype.pointer_to()) + " " + g.ptr + " = " + pointer + ";  // " + t->type_str() + note);
   // Shapes and strides are frozen at the view: later assignments to the variables they
   // use do not change the view (as in the interpreter).
   auto freeze = [&](const Expr& e, const std::string& what, std::vector<std::string>& names,
@@ -51,25 +59,6 @@ void CudaEmitter::emit_global_view(const Instruction& i) {
   };
   for (size_t d = 0; d < g.shape.size(); ++d) freeze(g.shape[d], "shape" + std::to_string(d), g.shape_c, g.shape_v);
   for (size_t d = 0; d < g.strides.size(); ++d) freeze(g.strides[d], "stride" + std::to_string(d), g.stride_c, g.stride_v);
-  globals_[t->id] = g;
-}
-
-void CudaEmitter::emit_global_tensor(const Instruction& i) {
-  const Tensor& t = i.output;
-  GlobalInfo g;
-  g.ptr = fresh(t->name);
-  g.shape = t->global_shape;
-  g.strides = t->global_strides;
-  line(ctype(t->dtype.pointer_to()) + " " + g.ptr + " = tl_workspace" + std::to_string(i.workspace) +
-       ";  // " + t->type_str() + (i.requires_clean ? ", kept zeroed between launches" : ""));
-  for (auto& e : g.shape) {
-    g.shape_c.push_back(expr(e));
-    g.shape_v.push_back(e);
-  }
-  for (auto& e : g.strides) {
-    g.stride_c.push_back(expr(e));
-    g.stride_v.push_back(e);
-  }
   globals_[t->id] = g;
 }
 

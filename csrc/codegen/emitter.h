@@ -95,6 +95,8 @@ class CudaEmitter {
   void inst(const Instruction& i);
   void emit_global_view(const Instruction& i);
   void emit_global_tensor(const Instruction& i);
+  // Declares the pointer of a global tensor and freezes its shape and strides.
+  void bind_global(const Tensor& t, const std::string& pointer, const std::string& note);
   void emit_shared_tensor(const Instruction& i);
   void emit_slice_shared(const Instruction& i);
   void emit_register_tensor(const Instruction& i);
@@ -104,8 +106,13 @@ class CudaEmitter {
   void emit_store_shared(const Instruction& i);
   void emit_copy_async(const Instruction& i);
   void emit_dot(const Instruction& i);
-  void emit_mma(const Instruction& i, const DotPlan& plan);
-  void emit_simt_dot(const Instruction& i, const DotPlan& plan);
+  // A dot's operand arrays (converted to the layouts the plan needs) and accumulator.
+  struct DotOperands {
+    std::string a, b, acc;
+    bool in_place = false;
+  };
+  void emit_mma(const Instruction& i, const DotPlan& plan, const DotOperands& ops);
+  void emit_simt_dot(const Instruction& i, const DotPlan& plan, const DotOperands& ops);
   std::string dot_accumulator(const Instruction& i, const std::string& rc,
                               const RegisterLayout& c_layout, bool& in_place);
   void finish_dot(const Instruction& i, const std::string& acc, const RegisterLayout& c_layout,
