@@ -152,7 +152,7 @@ class Script(InstructionMixin):
             params.append((p.name, "jit", next(jit_iter)) if p.jit else (p.name, "runtime", p.type))
         _count("transpiles")
         transpiler = Transpiler(self, type(self)._tilus_kernel_fn, _kernel_name(type(self)))
-        return transpiler.transpile(params, dict(zip([sig.params[i].name for i in sig.jit_indices], key)))
+        return transpiler.transpile(params)
 
     def ir(self, *args, **kwargs) -> str:
         """The IR of the specialisation these arguments select, as text."""

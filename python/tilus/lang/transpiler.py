@@ -124,21 +124,19 @@ class Transpiler:
         self.loop_vars: List[Expr] = []  # variables of the runtime loops being walked
 
     # ------------------------------------------------------------------ entry
-    def transpile(self, params: List[tuple], jit_values: Dict[str, Any]):
+    def transpile(self, params: List[tuple]):
         """params: (name, kind, value) with kind 'jit' (value = Python value) or
         'runtime' (value = tilus DataType). Returns the finished Program."""
         node = self.func.node
         with building(self.builder):
             try:
                 self.set_loc(node)
-                args = node.args.args[1:]
                 self.env[node.args.args[0].arg] = self.script
                 for name, kind, value in params:
                     if kind == "jit":
                         self.env[name] = value
                     else:
                         self.env[name] = self.builder.add_param(name, value)
-                del args
                 self.visit_body(node.body)
                 self.set_loc(node)
                 return self.builder.finish()
