@@ -144,6 +144,28 @@ void bind_nvrtc(py::module_& m) {
       py::arg("source"), py::arg("name"), py::arg("arch"),
       py::arg("options") = std::vector<std::string>{}, py::arg("headers") = py::none(),
       "Compile CUDA C++ to a cubin (bytes). headers=None uses the tilus device headers.");
+  m.def(
+      "compile_report",
+      [](std::string source, std::string name, std::string arch, std::vector<std::string> options,
+         std::optional<HeaderList> headers) {
+        HeaderList all_headers = headers_or_default(headers);
+        nvrtc::CompileResult r;
+        {
+          py::gil_scoped_release release;
+          r = nvrtc::compile(source, name, arch, options, all_headers);
+        }
+        py::dict out;
+        out["cubin"] = py::bytes(r.cubin);
+        out["log"] = r.log;
+        out["spill_bytes"] = r.spill_bytes;
+        out["registers"] = r.registers;
+        out["min_blocks_retry"] = r.min_blocks_retry;
+        return out;
+      },
+      py::arg("source"), py::arg("name"), py::arg("arch"),
+      py::arg("options") = std::vector<std::string>{}, py::arg("headers") = py::none(),
+      "compile_to_cubin with ptxas's statistics: a dict of cubin, log, spill_bytes, registers "
+      "(-1 when not reported) and min_blocks_retry (the spill policy's second compile won).");
 }
 
 void bind_compile_cache(py::module_& m) {

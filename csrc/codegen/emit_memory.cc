@@ -368,7 +368,8 @@ void CudaEmitter::emit_copy_async(const Instruction& i) {
     }
     line("tilus::cp_async_" + std::to_string(bytes) + "(tilus::smem_u32(" + s.ptr + " + " + soff + "), " +
          g.ptr + " + " + goff + ", " + n + ");");
-  });
+  }, /*keep_outer_loop=*/!async);  // element copies: a full unroll puts every load in flight
+                                   // at once, which spills beside a matmul's accumulators
   if (!leader.empty()) close();
 }
 

@@ -62,8 +62,9 @@ class CudaEmitter {
     std::vector<Expr> coords;  // of the first element, per dimension
     Expr local;                // its local index
   };
+  // keep_outer_loop: the outermost loop stays a loop (fewer values in flight at once).
   void for_each_local(const RegisterLayout& layout, int64_t vec,
-                      const std::function<void(const Element&)>& body);
+                      const std::function<void(const Element&)>& body, bool keep_outer_loop = false);
   // Largest vector (elements) the innermost local mode of `layout` allows along the
   // last dimension, at most max_elems.
   static int64_t innermost_run(const RegisterLayout& layout);
@@ -145,7 +146,7 @@ class CudaEmitter {
   std::unordered_set<int> written_globals_;
   std::unordered_set<int> async_targets_;  // shared allocations cp.async writes into
   bool copies_in_flight_ = false;          // cp.async issued since the last wait_all
-  int max_unroll_ = 1 << 30;               // cap on a loop's unroll hint
+  int64_t unroll_budget_ = 0;              // codegen/unroll_budget.h
   std::ostringstream out_;
   int indent_ = 1;
   SourceLoc loc_;

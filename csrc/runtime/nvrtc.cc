@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 namespace tilus::nvrtc {
 namespace {
@@ -228,9 +230,13 @@ std::string format_compile_error(const std::string& log, const std::string& sour
   return message.str();
 }
 
-std::string compile_to_cubin(const std::string& source, const std::string& name,
-                             const std::string& arch, const std::vector<std::string>& options,
-                             const HeaderList& headers) {
+namespace {
+
+constexpr const char* kPtxasVerbose = "--ptxas-options=-v";
+constexpr const char* kMinBlocksDefine = "-DTILUS_MIN_BLOCKS_PER_SM=1";
+
+CompileResult compile_once(const std::string& source, const std::string& name, const std::string& arch,
+                           const std::vector<std::string>& options, const HeaderList& headers) {
   const NvrtcApi& nvrtc = api();
   std::vector<const char*> header_texts, header_names;
   for (const auto& [header_name, header_text] : headers) {
@@ -275,9 +281,60 @@ std::string compile_to_cubin(const std::string& source, const std::string& name,
     throw std::runtime_error("NVRTC produced no cubin for '" + name + "' (arch " + arch +
                              " must be a real sm_XY architecture, not compute_XY)");
   }
-  std::string cubin(cubin_size, '\0');
-  check(nvrtc.nvrtcGetCUBIN(guard.program, cubin.data()), "nvrtcGetCUBIN");
-  return cubin;
+  CompileResult result;
+  result.cubin.assign(cubin_size, '\0');
+  check(nvrtc.nvrtcGetCUBIN(guard.program, result.cubin.data()), "nvrtcGetCUBIN");
+  std::tie(result.spill_bytes, result.registers) = parse_ptxas_statistics(log);
+  result.log = std::move(log);
+  return result;
 }
+
+}  // namespace
+
+std::pair<int64_t, int> parse_ptxas_statistics(const std::string& log) {
+  // "... 0 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads" and
+  // "ptxas info    : Used 96 registers, ..."
+  auto number_before = [&](const std::string& marker) -> int64_t {
+    size_t at = log.find(marker);
+    if (at == std::string::npos) return -1;
+    size_t begin = at;
+    while (begin > 0 && std::isdigit(static_cast<unsigned char>(log[begin - 1]))) --begin;
+    return begin == at ? -1 : std::stoll(log.substr(begin, at - begin));
+  };
+  int64_t stores = number_before(" bytes spill stores");
+  int64_t loads = number_before(" bytes spill loads");
+  int64_t spills = stores < 0 || loads < 0 ? -1 : stores + loads;
+  int registers = -1;
+  size_t used = log.find("Used ");
+  if (used != std::string::npos) {
+    size_t end = used + 5;
+    while (end < log.size() && std::isdigit(static_cast<unsigned char>(log[end]))) ++end;
+    if (end > used + 5 && log.compare(end, 10, " registers") == 0)
+      registers = std::stoi(log.substr(used + 5, end - used - 5));
+  }
+  return {spills, registers};
+}
+
+CompileResult compile(const std::string& source, const std::string& name, const std::string& arch,
+                      const std::vector<std::string>& options, const HeaderList& headers) {
+  std::vector<std::string> verbose = options;
+  verbose.push_back(kPtxasVerbose);
+  CompileResult first = compile_once(source, name, arch, verbose, headers);
+  const bool retry = first.spill_bytes > 0 && source.find("TILUS_LAUNCH_BOUNDS(") != std::string::npos &&
+                     std::find(options.begin(), options.end(), kMinBlocksDefine) == options.end();
+  if (!retry) return first;
+  verbose.push_back(kMinBlocksDefine);
+  CompileResult second = compile_once(source, name, arch, verbose, headers);
+  if (second.spill_bytes < 0 || second.spill_bytes >= first.spill_bytes) return first;
+  second.min_blocks_retry = true;
+  return second;
+}
+
+std::string compile_to_cubin(const std::string& source, const std::string& name,
+                             const std::string& arch, const std::vector<std::string>& options,
+                             const HeaderList& headers) {
+  return compile(source, name, arch, options, headers).cubin;
+}
+
 
 }  // namespace tilus::nvrtc

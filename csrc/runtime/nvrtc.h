@@ -45,14 +45,37 @@ std::string nvrtc_library_path();
 // NVRTC's (major, minor), e.g. (13, 0).
 std::pair<int, int> nvrtc_version();
 
+// What one compilation produced, with ptxas's statistics of the (single) kernel when
+// NVRTC reported them (-1 otherwise).
+struct CompileResult {
+  std::string cubin;
+  std::string log;
+  int64_t spill_bytes = -1;  // spill stores + spill loads
+  int registers = -1;
+  bool min_blocks_retry = false;  // the kept cubin came from the retry below
+};
+
 // Compiles `source` (program name `name`, which is what NVRTC's log calls it) for `arch`
-// ("sm_80", "sm_90a", ...) and returns the cubin bytes. Always passes -arch=<arch>,
-// --std=c++17 (unless `options` names a standard) and -default-device; `options` adds
+// ("sm_80", "sm_90a", ...). Always passes -arch=<arch>, --std=c++17 (unless `options`
+// names a standard), -default-device and ptxas's -v (for the statistics); `options` adds
 // anything else, e.g. --use_fast_math or -lineinfo. Thread-safe: each call owns its
 // nvrtcProgram. Throws CompileError on a compile error.
+//
+// Spill policy: generated kernels declare TILUS_LAUNCH_BOUNDS(threads), i.e.
+// __launch_bounds__(threads), and ptxas then plans registers for several resident blocks,
+// which for some kernels (and some ptxas versions) means spilling. A kernel that spills is
+// compiled again with -DTILUS_MIN_BLOCKS_PER_SM=1 (one resident block is enough, so ptxas
+// may use more registers) and the cubin that spills less is kept.
+CompileResult compile(const std::string& source, const std::string& name, const std::string& arch,
+                      const std::vector<std::string>& options, const HeaderList& headers = {});
+
+// compile(...).cubin
 std::string compile_to_cubin(const std::string& source, const std::string& name,
                              const std::string& arch, const std::vector<std::string>& options,
                              const HeaderList& headers = {});
+
+// The spill bytes (stores + loads) and register count in a ptxas -v log; -1 when absent.
+std::pair<int64_t, int> parse_ptxas_statistics(const std::string& log);
 
 // The message compile_to_cubin throws: the log, then for each "file(line): error" the
 // lines around it from `source` or the matching header. Exposed for tests.

@@ -202,3 +202,41 @@ def test_arch_string_for_capabilities():
 
 def test_cuda_available_never_raises():
     assert runtime.cuda_available() in (True, False)
+
+
+# 150 values live per thread: more than ptxas grants a 128-thread block it plans to
+# keep several of per SM.
+HEAVY_KERNEL = """#include "tilus/runtime.cuh"
+extern "C" __global__ void TILUS_LAUNCH_BOUNDS(128) heavy(const float* x, float* y) {
+  float v[150];
+  #pragma unroll
+  for (int i = 0; i < 150; ++i) v[i] = x[threadIdx.x + i * blockDim.x];
+  #pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    #pragma unroll
+    for (int i = 0; i < 150; ++i) v[i] = v[i] * v[(i + r + 1) % 150] + 1.0f;
+  }
+  #pragma unroll
+  for (int i = 0; i < 150; ++i) y[threadIdx.x + i * blockDim.x] = v[i];
+}
+"""
+
+
+def test_compile_report_gives_ptxas_statistics():
+    report = runtime.compile_report(GOOD_KERNEL, "add_one.cu", "sm_90a")
+    assert report["cubin"][:4] == ELF_MAGIC
+    assert 0 < report["registers"] <= 32
+    assert report["spill_bytes"] == 0 and not report["min_blocks_retry"]
+    assert "Used %d registers" % report["registers"] in report["log"]
+
+
+def test_a_spilling_kernel_is_recompiled_for_one_block_per_sm_and_the_better_cubin_kept():
+    plain = runtime.compile_report(HEAVY_KERNEL.replace("TILUS_LAUNCH_BOUNDS(128)", "__launch_bounds__(128)"),
+                                   "heavy.cu", "sm_90a")  # what the policy's first compile sees
+    forced = runtime.compile_report(HEAVY_KERNEL, "heavy.cu", "sm_90a", ["-DTILUS_MIN_BLOCKS_PER_SM=1"])
+    chosen = runtime.compile_report(HEAVY_KERNEL, "heavy.cu", "sm_90a")
+    assert plain["spill_bytes"] > 0 and not plain["min_blocks_retry"]  # no macro: no retry
+    assert not forced["min_blocks_retry"]  # the define is given: no second compile
+    retry_wins = 0 <= forced["spill_bytes"] < plain["spill_bytes"]
+    assert chosen["min_blocks_retry"] == retry_wins
+    assert chosen["spill_bytes"] == (forced if retry_wins else plain)["spill_bytes"]

@@ -14,4 +14,13 @@
 #include "tilus/mma.cuh"        // mma_m16n8k16_*, mma_m16n8k32_*
 #include "tilus/semaphore.cuh"  // lock_semaphore, release_semaphore
 
+// Every generated kernel is declared TILUS_LAUNCH_BOUNDS(threads per block). The
+// compiler recompiles a kernel that spilled with TILUS_MIN_BLOCKS_PER_SM=1 defined, which
+// lets ptxas spend registers on one resident block (csrc/runtime/nvrtc.cc).
+#ifdef TILUS_MIN_BLOCKS_PER_SM
+#define TILUS_LAUNCH_BOUNDS(threads) __launch_bounds__(threads, TILUS_MIN_BLOCKS_PER_SM)
+#else
+#define TILUS_LAUNCH_BOUNDS(threads) __launch_bounds__(threads)
+#endif
+
 #endif  // TILUS_DEVICE_RUNTIME_CUH
