@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: build tilus, run the GPU tests, the seed programs (from
 # .seed_examples/ when carried), the examples, compute-sanitizer, and the benchmarks.
-# Logs go to $OUT (or /tmp/tilus_gpu); a short table is printed last.
+# Logs go to /tmp/tilus_gpu (or $TILUS_GPU_LOGS), the benchmarks' JSON files to $OUT (or the
+# log folder), so that a device call brings back the results; a short table is printed last.
 #   usage: scripts/gpu_check.sh [full|tests|sanitize|bench]
 #     full (default): everything; tests: build, GPU tests, seeds, examples;
 #     sanitize: build, compute-sanitizer memcheck + racecheck; bench: build, benchmarks.
@@ -9,8 +10,9 @@
 set -u
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1
-LOGS=${OUT:-/tmp/tilus_gpu}
-mkdir -p "$LOGS"
+LOGS=${TILUS_GPU_LOGS:-/tmp/tilus_gpu}
+RESULTS=${OUT:-$LOGS}
+mkdir -p "$LOGS" "$RESULTS"
 MODE=${1:-full}
 SUMMARY="$LOGS/summary.txt"
 : > "$SUMMARY"
@@ -48,10 +50,11 @@ if [ "$MODE" = full ] || [ "$MODE" = sanitize ]; then
 fi
 if [ "$MODE" = full ] || [ "$MODE" = bench ]; then
   for f in benchmarks/bench_*.py; do
-    step "bench_$(basename "$f" .py)" python3 "$f" --out "$LOGS"
+    step "bench_$(basename "$f" .py)" python3 "$f" --out "$RESULTS"
   done
 fi
 echo "==== $(cat "$LOGS/gpu.txt")"
 cat "$SUMMARY"
 for f in "$LOGS"/bench_*.log; do [ -f "$f" ] && { echo "---- $(basename "$f")"; tail -n 30 "$f"; }; done
+cp "$SUMMARY" "$RESULTS/summary.txt" 2>/dev/null
 grep -q FAIL "$SUMMARY" && exit 1 || exit 0

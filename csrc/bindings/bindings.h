@@ -10,4 +10,9 @@ void init_runtime(pybind11::module_& m);  // runtime.cc
 void init_codegen(pybind11::module_& m);  // codegen.cc
 void init_launch(pybind11::module_& m);   // launch.cc
 void init_autotune(pybind11::module_& m);  // autotune.cc
+void init_script_base(pybind11::module_& m);  // script_base.cc
+
+// launch.cc: runs a FastLauncher on a call's positional arguments; false when `launcher`
+// is not one or the call needs the Python path.
+bool run_fast_launcher(PyObject* launcher, PyObject* args);
 }  // namespace tilus::bindings

@@ -220,6 +220,12 @@ class FastLauncher {
 
 }  // namespace
 
+bool run_fast_launcher(PyObject* launcher, PyObject* args) {
+  py::detail::make_caster<FastLauncher> caster;
+  if (!caster.load(launcher, /*convert=*/false)) return false;
+  return py::detail::cast_op<FastLauncher&>(caster).call(py::reinterpret_borrow<py::args>(args));
+}
+
 void init_launch(py::module_& m) {
   // The launch shape as the native launcher computes it (None when it would defer to
   // the interpreter's evaluator); tests compare it with evaluate_launch_shape.

@@ -9,5 +9,6 @@ PYBIND11_MODULE(_C, m) {
   tilus::bindings::init_runtime(m);
   tilus::bindings::init_codegen(m);
   tilus::bindings::init_launch(m);
+  tilus::bindings::init_script_base(m);
   tilus::bindings::init_autotune(m);
 }

@@ -18,6 +18,7 @@ import itertools
 import threading
 from typing import Callable, Dict, List, Sequence, Tuple
 
+from tilus import _C
 from tilus.tuning import tuner
 from tilus.tuning.key import KeyMaker
 from tilus.tuning.tuner import NoValidConfigError
@@ -222,7 +223,7 @@ class TunedScript:
                 inst = self._instances.get(index)
                 if inst is None:
                     # Skip Script.__new__: it would only find again that nothing is missing.
-                    inst = object.__new__(self.cls)
+                    inst = _C.ScriptBase.__new__(self.cls)
                     inst.__init__(**self.given, **self.fixed, **self.configs[index])
                     self._instances[index] = inst
         return inst

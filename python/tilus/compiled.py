@@ -23,7 +23,7 @@ class CompiledKernel:
         self._owner = type(script).__name__
         self._count = len(sig.params)
         self._jit = [(i, values[i]) for i in sig.jit_indices]
-        self._fast = getattr(script, "_tilus_fast", {})
+        self._fast = script._tilus_fast or {}
         runtime_args, tensors = prepare_runtime_args(sig, values, self._owner)
         from tilus.script import _on_cpu
 

@@ -62,7 +62,10 @@ class CompiledScript:
         # Later calls with these compile-time values launch natively (launch.cc).
         fast = self.script._tilus_fast
         if self.jit_key not in fast and tensors:
-            fast[self.jit_key] = self.gpu.fast_launcher(type(self.script)._signature(), index)
+            sig = type(self.script)._signature()
+            fast[self.jit_key] = self.gpu.fast_launcher(sig, index)
+            self.script._tilus_jit = tuple(sig.jit_indices)
+            self.script._tilus_nparams = len(sig.params)
 
     def build_gpu(self, device_index: int, pointers_aligned: bool):
         """Compile and load the GPU kernel variant a launch with such pointers will use,
@@ -77,7 +80,7 @@ class CompiledScript:
         self.gpu.variant(pointers_aligned)
 
 
-class Script(InstructionMixin):
+class Script(_C.ScriptBase, InstructionMixin):
     """Base class of tilus kernels; see the module docstring."""
 
     _tilus_kernel_fn = None
@@ -105,7 +108,8 @@ class Script(InstructionMixin):
     def __init__(self):
         self.attrs = Attrs()
         self._tilus_compiled: Dict[tuple, CompiledScript] = {}
-        self._tilus_fast: Dict[tuple, object] = {}  # JIT values -> native launcher (or None)
+        # JIT values -> native launcher (or None); read by _C.ScriptBase.__call__
+        self._tilus_fast: Dict[tuple, object] = {}
         self._tilus_lock = threading.Lock()
 
     # ------------------------------------------------------------------ compilation
@@ -176,16 +180,9 @@ class Script(InstructionMixin):
         return CompiledKernel(self, sig, self._compiled_for(sig, jit_key), values)
 
     # ------------------------------------------------------------------ launch
-    def __call__(self, *args, **kwargs):
-        fast = self.__dict__.get("_tilus_fast")
-        if fast and not kwargs:
-            sig = type(self)._tilus_signature
-            if len(args) == len(sig.params):
-                launcher = fast.get(tuple([args[i] for i in sig.jit_indices]))
-                if launcher is not None and launcher(*args):
-                    return
-        self._call(args, kwargs)
-
+    # Calling a script runs _C.ScriptBase's C __call__ (csrc/bindings/script_base.cc): a call
+    # whose compile-time values have a native launcher launches without a Python frame;
+    # everything else comes here.
     def _call(self, args, kwargs):
         sig = self._signature()
         values = sig.bind(args, kwargs)

@@ -1,0 +1,59 @@
+"""The native call path (_C.ScriptBase.__call__ + launch.cc): once a script has run on
+the GPU with some compile-time values, later calls with them launch without entering
+Python, and anything unusual still reaches the Python path and its errors."""
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.gpu
+
+
+def _counting_python_path(monkeypatch, cls):
+    calls = []
+    python_path = cls._call
+
+    def counted(self, args, kwargs):
+        calls.append(args)
+        return python_path(self, args, kwargs)
+
+    monkeypatch.setattr(cls, "_call", counted)
+    return calls
+
+
+def test_repeated_calls_launch_natively_and_stay_correct(example, monkeypatch):
+    kernel = example("add_one").AddOneKernel(block_n=128, warps=4)
+    calls = _counting_python_path(monkeypatch, type(kernel))
+    n = 1000
+    a = torch.randn(n, device="cuda")
+    b = torch.full((n,), float("nan"), device="cuda")
+    kernel(n, a, b)  # first call: Python path compiles, launches, registers the launcher
+    assert len(calls) == 1
+    for size in (1000, 777, 1):  # fresh data each time; other sizes are runtime values
+        a = torch.randn(size + 3, device="cuda")
+        b = torch.full((size + 3,), float("nan"), device="cuda")
+        kernel(size, a, b)
+        torch.testing.assert_close(b[:size], a[:size] + 1)
+        assert torch.isnan(b[size:]).all()
+    assert len(calls) == 1  # none of the later calls entered Python
+
+
+def test_unusual_calls_still_take_the_python_path(example, monkeypatch):
+    kernel = example("add_one").AddOneKernel(block_n=128, warps=4)
+    calls = _counting_python_path(monkeypatch, type(kernel))
+    a = torch.randn(100, device="cuda")
+    b = torch.full((100,), float("nan"), device="cuda")
+    kernel(100, a, b)  # registers the native launcher
+    b.fill_(float("nan"))
+    kernel(100, a_ptr=a, b_ptr=b)  # keywords: Python path, same result
+    torch.testing.assert_close(b, a + 1)
+    with pytest.raises(TypeError, match=r"'a_ptr' has dtype torch.float64"):
+        kernel(100, a.double(), b)
+    with pytest.raises(ValueError, match=r"'a_ptr' is not contiguous"):
+        kernel(50, a[::2], b)
+    with pytest.raises(TypeError):
+        kernel(100, a)  # a missing argument
+    a_cpu, b_cpu = a.cpu(), torch.zeros(100)
+    kernel(100, a_cpu, b_cpu)  # CPU tensors: the interpreter, not the launcher
+    torch.testing.assert_close(b_cpu, a_cpu + 1)
+    assert len(calls) == 6
+
