@@ -79,7 +79,7 @@ def main(argv):
     except Exception as e:  # noqa: BLE001
         print(f"triton unavailable: {e}")
     variant = next(iter(kernel._tilus_compiled.values())).gpu.variants[True]
-    slots = struct.pack("<iff4xQQQ", n, 2.0, 3.0, x.data_ptr(), y.data_ptr(), out.data_ptr())
+    slots = struct.pack("<i4xf4xf4xQQQ", n, 2.0, 3.0, x.data_ptr(), y.data_ptr(), out.data_ptr())  # 8-byte slots
     stream = torch.cuda.current_stream().cuda_stream
     grid, threads = (cdiv(n, 128), 1, 1), variant.threads
     out.fill_(float("nan"))

@@ -1,6 +1,7 @@
 """How NVRTC compilation of the 192 MatmulV5 configurations scales with parallelism:
-the autotuner's C++ thread pool at several thread counts, against the same sources
-compiled by as many worker processes. A tool for build-time work, not a benchmark.
+the autotuner's build (build_all) at several thread counts, compiling in its own threads
+("in process") and through its compile worker processes (the default), plus the same
+sources compiled by a Python multiprocessing pool. A tool for build-time work.
 
     python benchmarks/nvrtc_scaling.py [--threads 1,4,8,16] [--arch sm_90a]
 
@@ -33,7 +34,8 @@ def programs_of_all_configs(m=4096, n=4096, k=14336):
     return [c.compiled.program for c in candidates]
 
 
-def build_with_threads(programs, arch, threads):
+def build_with_threads(programs, arch, threads, worker):
+    _C.autotune.set_compile_worker(worker)
     tilus.option.cache_dir("")
     _C.runtime.compile_cache().clear_memory()
     start = time.perf_counter()
@@ -71,10 +73,15 @@ def main():
     sources = [_C.generate_cuda(p, True) for p in programs]
     print(f"{len(programs)} programs, {os.cpu_count()} CPUs, NVRTC {_C.runtime.nvrtc_version()}")
     print(f"{'how':<22}{'programs':>9}{'wall s':>9}{'median ms':>11}")
+    worker = _C.autotune.compile_worker()
     for t in (int(x) for x in args.threads.split(",")):
         subset = programs if t > 1 else programs[:: max(1, len(programs) // args.serial_count)]
-        wall, med, count = build_with_threads(subset, args.arch, t)
-        print(f"{f'threads={t}':<22}{count:>9}{wall:>9.2f}{med:>11.0f}")
+        for label, path in (("in process", ""), ("workers", worker)):
+            if t == 1 and path:
+                continue
+            wall, med, count = build_with_threads(subset, args.arch, t, path)
+            print(f"{f'threads={t} {label}':<22}{count:>9}{wall:>9.2f}{med:>11.0f}")
+        _C.autotune.set_compile_worker(worker)
         if t > 1:
             wall, med, count = build_with_processes(sources, args.arch, t)
             print(f"{f'processes={t}':<22}{count:>9}{wall:>9.2f}{med:>11.0f}")

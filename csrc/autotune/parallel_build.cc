@@ -6,6 +6,7 @@
 #include <mutex>
 #include <utility>
 
+#include "autotune/compile_workers.h"
 #include "support/error.h"
 #include "support/thread_pool.h"
 
@@ -72,7 +73,13 @@ BuildResult build_one(const Program& program, const BuildOptions& options,
     // Exactly the request runtime/launcher.py makes, so the launch finds this binary.
     runtime::CompileRequest request{result.generated.source, result.generated.name,
                                     options.arch, {}, embedded_device_headers()};
-    result.cubin = cache.get_or_compile(request);
+    if (cache.uses_default_compiler()) {
+      result.cubin = cache.get_or_compile(request, [](const runtime::CompileRequest& r) {
+        return CompileWorkers::instance().compile(r);
+      });
+    } else {
+      result.cubin = cache.get_or_compile(request);
+    }
   } catch (const std::exception& e) {
     result.status = BuildStatus::CompileError;
     result.error = e.what();

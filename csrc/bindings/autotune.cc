@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "autotune/compile_workers.h"
 #include "autotune/parallel_build.h"
 #include "autotune/scratch_buffer.h"
 #include "autotune/timing.h"
@@ -114,11 +115,24 @@ void bind_timing(py::module_& m) {
   m.def("median", &autotune::median, py::arg("times"));
 }
 
+void bind_compile_workers(py::module_& m) {
+  m.def(
+      "set_compile_worker",
+      [](std::string path) { autotune::CompileWorkers::instance().set_executable(std::move(path)); },
+      py::arg("path"),
+      "The compile worker executable build_all hands its compiles to (\"\": compile in its "
+      "own threads).");
+  m.def("compile_worker", []() { return autotune::CompileWorkers::instance().executable(); });
+  m.def("compile_workers_started", []() { return autotune::CompileWorkers::instance().workers_started(); },
+        "Worker processes started so far in this process.");
+}
+
 }  // namespace
 
 void init_autotune(pybind11::module_& m) {
   py::module_ sub = m.def_submodule("autotune", "autotuning: parallel builds and timing");
   bind_build(sub);
+  bind_compile_workers(sub);
   bind_analysis(sub);
   bind_scratch_buffer(sub);
   bind_timing(sub);

@@ -105,6 +105,7 @@ CompileCache::CompileCache(std::string cache_dir, Compiler compiler, std::string
       compiler_id_(std::move(compiler_id)),
       cache_dir_(std::move(cache_dir)) {
   if (!compiler_) {
+    default_compiler_ = true;
     compiler_ = [](const CompileRequest& r) {
       return nvrtc::compile_to_cubin(r.source, r.name, r.arch, r.options, r.headers);
     };
@@ -145,6 +146,10 @@ std::string CompileCache::entry_path(const std::string& key) const {
 }
 
 std::string CompileCache::get_or_compile(const CompileRequest& request) {
+  return get_or_compile(request, compiler_);
+}
+
+std::string CompileCache::get_or_compile(const CompileRequest& request, const Compiler& via) {
   std::string key = key_of(request);
   std::promise<Payload> promise;
   std::string dir;
@@ -165,7 +170,7 @@ std::string CompileCache::get_or_compile(const CompileRequest& request) {
   }
   // This thread builds; everyone else asking for `key` now waits on `promise`.
   try {
-    Payload cubin = build(request, key, dir);
+    Payload cubin = build(request, key, dir, via);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       memory_[key] = cubin;
@@ -184,7 +189,7 @@ std::string CompileCache::get_or_compile(const CompileRequest& request) {
 }
 
 CompileCache::Payload CompileCache::build(const CompileRequest& request, const std::string& key,
-                                          const std::string& dir) {
+                                          const std::string& dir, const Compiler& compiler) {
   std::string path;
   if (!dir.empty()) {
     path = (fs::path(dir) / "cubin" / key.substr(0, 2) / (key + ".cubin")).string();
@@ -194,7 +199,7 @@ CompileCache::Payload CompileCache::build(const CompileRequest& request, const s
       return cubin;
     }
   }
-  auto cubin = std::make_shared<const std::string>(compiler_(request));
+  auto cubin = std::make_shared<const std::string>(compiler(request));
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ++stats_.compiles;

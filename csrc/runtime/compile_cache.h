@@ -49,6 +49,10 @@ class CompileCache {
   // The cubin for `request`, compiled at most once per key even when many threads ask
   // at the same time (the others wait for the first). Compile errors propagate to all.
   std::string get_or_compile(const CompileRequest& request);
+  // The same, compiling a miss with `via` instead of this cache's compiler (the autotuner
+  // hands misses to worker processes). `via` must produce what the cache's compiler would.
+  std::string get_or_compile(const CompileRequest& request, const Compiler& via);
+  bool uses_default_compiler() const { return default_compiler_; }
 
   std::string key_of(const CompileRequest& request);
   std::string entry_path(const std::string& key) const;  // "" when memory only
@@ -69,13 +73,15 @@ class CompileCache {
   using Payload = std::shared_ptr<const std::string>;
 
   const std::string& compiler_id();
-  Payload build(const CompileRequest& request, const std::string& key, const std::string& dir);
+  Payload build(const CompileRequest& request, const std::string& key, const std::string& dir,
+                const Compiler& compiler);
   Payload read_disk_entry(const std::string& path);  // nullptr when absent or corrupt
   void write_disk_entry(const std::string& dir, const std::string& path,
                         const std::string& cubin);
   void warn(std::string message);  // requires mutex_
 
   Compiler compiler_;
+  bool default_compiler_ = false;  // compiler_ is NVRTC (none was given)
   std::string compiler_id_;
   std::mutex compiler_id_mutex_;
 

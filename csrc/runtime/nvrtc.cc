@@ -320,7 +320,10 @@ CompileResult compile(const std::string& source, const std::string& name, const 
   std::vector<std::string> verbose = options;
   verbose.push_back(kPtxasVerbose);
   CompileResult first = compile_once(source, name, arch, verbose, headers);
-  const bool retry = first.spill_bytes > 0 && source.find("TILUS_LAUNCH_BOUNDS(") != std::string::npos &&
+  // At 255 registers ptxas already had all a thread can get: one block per SM adds none.
+  constexpr int kMaxRegisters = 255;
+  const bool retry = first.spill_bytes > 0 && first.registers >= 0 && first.registers < kMaxRegisters &&
+                     source.find("TILUS_LAUNCH_BOUNDS(") != std::string::npos &&
                      std::find(options.begin(), options.end(), kMinBlocksDefine) == options.end();
   if (!retry) return first;
   verbose.push_back(kMinBlocksDefine);

@@ -123,3 +123,41 @@ def test_written_params_follows_variables_conservatively():
     program = ThroughAVariable().compile(32, x, x).program
     # p may hold y_ptr (its initial value) or x_ptr: both may be written.
     assert list(_C.autotune.written_params(program)) == [False, True, True]
+
+
+@needs_nvrtc
+def test_builds_compile_in_worker_processes_with_the_same_results(cache_dir, monkeypatch):
+    worker = _C.autotune.compile_worker()
+    assert worker.endswith("tilus-compile-worker")  # installed next to _C
+    programs = _programs(Scale(2.0), 100, np.zeros(100, np.float32))
+    via_workers = _C.autotune.build_all(programs, True, "sm_80", threads=2, smem_limit=8 * 1024)
+    assert _C.autotune.compile_workers_started() >= 1  # started now, or kept from an earlier build
+    # Same binaries as compiled in the building threads themselves (no workers).
+    _C.runtime.compile_cache().clear_memory()
+    tilus.option.cache_dir("")
+    try:
+        _C.autotune.set_compile_worker("")
+        in_threads = _C.autotune.build_all(programs, True, "sm_80", threads=2, smem_limit=8 * 1024)
+    finally:
+        _C.autotune.set_compile_worker(worker)
+    assert [r[0] for r in via_workers] == [r[0] for r in in_threads]
+    # A compile error crosses the process boundary with NVRTC's message.
+    copies = _programs(Copy(), 64, np.zeros(64, np.float32), np.zeros(64, np.float32))
+    [(message, meta)] = _C.autotune.build_all(copies[1:2], True, "sm_not_an_arch")
+    assert meta["status"] == "compile" and "sm_not_an_arch" in message
+
+
+@needs_nvrtc
+def test_an_unusable_worker_executable_falls_back_to_compiling_in_the_thread(cache_dir, tmp_path):
+    worker = _C.autotune.compile_worker()
+    broken = tmp_path / "tilus-compile-worker"
+    broken.write_text("#!/bin/sh\nexit 3\n")  # starts, then dies without answering
+    broken.chmod(0o755)
+    programs = _programs(Scale(2.0), 100, np.zeros(100, np.float32))
+    try:
+        _C.autotune.set_compile_worker(str(broken))
+        results = _C.autotune.build_all(programs, True, "sm_80", threads=2, smem_limit=8 * 1024)
+    finally:
+        _C.autotune.set_compile_worker(worker)
+    assert [m["status"] for _, m in results] == ["ok", "ok", "unfit", "ok", "ok", "unfit"]
+    assert all(p[:4] == b"\x7fELF" for p, m in results if m["status"] == "ok")
