@@ -17,7 +17,7 @@ import os
 import statistics
 import time
 
-from bench_autotune_build import load_v5
+from bench_autotune_build import cold_cuda_caches, load_v5
 
 import tilus
 from tilus import _C
@@ -68,6 +68,7 @@ def main():
     parser.add_argument("--arch", default="sm_90a")
     parser.add_argument("--serial-count", type=int, default=24)
     args = parser.parse_args()
+    cold_cuda_caches()
     tilus.option.progress(False)
     programs = programs_of_all_configs()
     sources = [_C.generate_cuda(p, True) for p in programs]
