@@ -233,6 +233,7 @@ std::string format_compile_error(const std::string& log, const std::string& sour
 namespace {
 
 constexpr const char* kPtxasVerbose = "--ptxas-options=-v";
+constexpr const char* kMinBlocksMacro = "-DTILUS_MIN_BLOCKS_PER_SM";
 constexpr const char* kMinBlocksDefine = "-DTILUS_MIN_BLOCKS_PER_SM=1";
 
 CompileResult compile_once(const std::string& source, const std::string& name, const std::string& arch,
@@ -324,7 +325,9 @@ CompileResult compile(const std::string& source, const std::string& name, const 
   constexpr int kMaxRegisters = 255;
   const bool retry = first.spill_bytes > 0 && first.registers >= 0 && first.registers < kMaxRegisters &&
                      source.find("TILUS_LAUNCH_BOUNDS(") != std::string::npos &&
-                     std::find(options.begin(), options.end(), kMinBlocksDefine) == options.end();
+                     std::none_of(options.begin(), options.end(), [](const std::string& o) {
+                       return o.rfind(kMinBlocksMacro, 0) == 0;  // the caller chose the value
+                     });
   if (!retry) return first;
   verbose.push_back(kMinBlocksDefine);
   CompileResult second = compile_once(source, name, arch, verbose, headers);

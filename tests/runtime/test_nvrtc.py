@@ -250,3 +250,9 @@ def test_a_retry_that_does_not_help_keeps_the_first_cubin():
     chosen = runtime.compile_report(full_block, "full.cu", "sm_90a")
     assert chosen["spill_bytes"] > 0 and chosen["registers"] <= 64 and not chosen["min_blocks_retry"]
     assert chosen["cubin"] == plain["cubin"]
+
+
+def test_a_min_blocks_value_given_by_the_caller_is_kept():
+    # (256, 2): at most 128 registers; the policy must not replace the caller's 2 by 1
+    given = runtime.compile_report(HEAVY_KERNEL, "heavy.cu", "sm_90a", ["-DTILUS_MIN_BLOCKS_PER_SM=2"])
+    assert given["registers"] <= 128 and not given["min_blocks_retry"]
