@@ -93,6 +93,13 @@ std::string CompileWorkers::compile(const runtime::CompileRequest& request) {
   bool enabled;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (owner_ != getpid()) {
+      // A fork of the process that started these workers: their sockets are shared with
+      // the parent, so this process leaves them to it and starts its own.
+      for (Worker& w : idle_) close(w.socket);
+      idle_.clear();
+      owner_ = getpid();
+    }
     enabled = !executable_.empty();
     if (enabled && !idle_.empty()) {
       worker = idle_.back();
@@ -107,7 +114,7 @@ std::string CompileWorkers::compile(const runtime::CompileRequest& request) {
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    idle_.push_back(worker);
+    if (owner_ == getpid()) idle_.push_back(worker);
   }
   switch (response.status) {
     case wire::Status::Ok: return std::move(response.payload);

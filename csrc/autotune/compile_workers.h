@@ -39,6 +39,7 @@ class CompileWorkers {
   mutable std::mutex mutex_;
   std::string executable_;
   std::vector<Worker> idle_;
+  int owner_ = 0;  // the pid whose workers idle_ holds (a forked child starts its own)
   int started_ = 0;
 };
 

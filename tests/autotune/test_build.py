@@ -161,3 +161,34 @@ def test_an_unusable_worker_executable_falls_back_to_compiling_in_the_thread(cac
         _C.autotune.set_compile_worker(worker)
     assert [m["status"] for _, m in results] == ["ok", "ok", "unfit", "ok", "ok", "unfit"]
     assert all(p[:4] == b"\x7fELF" for p, m in results if m["status"] == "ok")
+
+
+@needs_nvrtc
+def test_a_forked_child_builds_with_its_own_workers(cache_dir):
+    import multiprocessing
+
+    programs = _programs(Scale(2.0), 100, np.zeros(100, np.float32))
+    parent = _C.autotune.build_all(programs, True, "sm_80", threads=2, smem_limit=8 * 1024)
+    started_before_fork = _C.autotune.compile_workers_started()
+    assert started_before_fork >= 1
+
+    def child(queue):
+        _C.runtime.compile_cache().clear_memory()
+        tilus.option.cache_dir("")
+        results = _C.autotune.build_all(programs, True, "sm_80", threads=2, smem_limit=8 * 1024)
+        queue.put(([r[0] for r in results], _C.autotune.compile_workers_started()))
+
+    queue = multiprocessing.get_context("fork").Queue()
+    process = multiprocessing.get_context("fork").Process(target=child, args=(queue,))
+    process.start()
+    cubins, started_in_child = queue.get(timeout=120)
+    process.join(timeout=60)
+    assert process.exitcode == 0
+    assert cubins == [r[0] for r in parent]
+    assert started_in_child > started_before_fork  # it did not talk to the parent's workers
+    # and the parent's own workers still answer (a compile, not a cache hit)
+    _C.runtime.compile_cache().clear_memory()
+    tilus.option.cache_dir("")
+    again = _C.autotune.build_all(programs[:1], True, "sm_80", threads=1)
+    assert again[0][0] == parent[0][0]
+    assert _C.autotune.compile_workers_started() == started_before_fork
