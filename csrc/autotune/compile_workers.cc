@@ -85,10 +85,7 @@ void CompileWorkers::retire(Worker& worker) {
 }
 
 std::string CompileWorkers::compile(const runtime::CompileRequest& request) {
-  auto in_this_thread = [&] {
-    return nvrtc::compile_to_cubin(request.source, request.name, request.arch, request.options,
-                                   request.headers);
-  };
+  auto in_this_thread = [&] { return runtime::compile_with_nvrtc(request); };
   Worker worker;
   bool enabled;
   {

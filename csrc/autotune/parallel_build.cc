@@ -7,13 +7,9 @@
 #include <utility>
 
 #include "autotune/compile_workers.h"
+#include "codegen/device_headers.h"
 #include "support/error.h"
 #include "support/thread_pool.h"
-
-namespace tilus {
-// The csrc/codegen/device/*.cuh helpers, embedded at build time (cmake/embed_headers.cmake).
-const std::vector<std::pair<std::string, std::string>>& embedded_device_headers();
-}  // namespace tilus
 
 namespace tilus::autotune {
 namespace {

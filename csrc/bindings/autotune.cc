@@ -13,11 +13,6 @@
 #include "autotune/written_params.h"
 #include "bindings/bindings.h"
 
-namespace tilus {
-// The csrc/codegen/device/*.cuh helpers, embedded at build time (cmake/embed_headers.cmake).
-const std::vector<std::pair<std::string, std::string>>& embedded_device_headers();
-}  // namespace tilus
-
 namespace tilus::bindings {
 namespace {
 
@@ -128,21 +123,6 @@ void bind_compile_workers(py::module_& m) {
       "The compile worker executable build_all hands its compiles to (\"\": compile in its "
       "own threads).");
   m.def("compile_worker", []() { return autotune::CompileWorkers::instance().executable(); });
-  m.def(
-      "compile_in_worker",
-      [](std::string source, std::string name, std::string arch, std::vector<std::string> options) {
-        runtime::CompileRequest request{std::move(source), std::move(name), std::move(arch),
-                                        std::move(options), embedded_device_headers()};
-        std::string cubin;
-        {
-          py::gil_scoped_release release;
-          cubin = autotune::CompileWorkers::instance().compile(request);
-        }
-        return py::bytes(cubin);
-      },
-      py::arg("source"), py::arg("name"), py::arg("arch"), py::arg("options") = std::vector<std::string>{},
-      "Compile with the tilus device headers through a compile worker process (or in this "
-      "thread when workers are off), as build_all does; no cache.");
   m.def("compile_workers_started", []() { return autotune::CompileWorkers::instance().workers_started(); },
         "Worker processes started so far in this process.");
 }

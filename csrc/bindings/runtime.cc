@@ -8,17 +8,13 @@
 #include <optional>
 
 #include "bindings/bindings.h"
+#include "codegen/device_headers.h"
 #include "runtime/compile_cache.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/device.h"
 #include "runtime/kernel.h"
 #include "runtime/nvrtc.h"
 #include "runtime/workspace.h"
-
-namespace tilus {
-// The csrc/codegen/device/*.cuh helpers, embedded at build time (cmake/embed_headers.cmake).
-const std::vector<std::pair<std::string, std::string>>& embedded_device_headers();
-}  // namespace tilus
 
 namespace tilus::bindings {
 namespace {

@@ -95,6 +95,10 @@ std::string default_cache_dir() {
   return "";
 }
 
+std::string compile_with_nvrtc(const CompileRequest& r) {
+  return nvrtc::compile_to_cubin(r.source, r.name, r.arch, r.options, r.headers);
+}
+
 CompileCache& global_compile_cache() {
   static CompileCache* cache = new CompileCache(default_cache_dir());
   return *cache;
@@ -106,9 +110,7 @@ CompileCache::CompileCache(std::string cache_dir, Compiler compiler, std::string
       cache_dir_(std::move(cache_dir)) {
   if (!compiler_) {
     default_compiler_ = true;
-    compiler_ = [](const CompileRequest& r) {
-      return nvrtc::compile_to_cubin(r.source, r.name, r.arch, r.options, r.headers);
-    };
+    compiler_ = compile_with_nvrtc;
   }
 }
 

@@ -28,6 +28,9 @@ struct CompileRequest {
   std::vector<std::pair<std::string, std::string>> headers;  // (include name, text)
 };
 
+// nvrtc::compile_to_cubin on a request: what a cache without its own compiler runs.
+std::string compile_with_nvrtc(const CompileRequest& request);
+
 struct CompileCacheStats {
   uint64_t memory_hits = 0;
   uint64_t disk_hits = 0;

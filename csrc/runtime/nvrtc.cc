@@ -342,5 +342,4 @@ std::string compile_to_cubin(const std::string& source, const std::string& name,
   return compile(source, name, arch, options, headers).cubin;
 }
 
-
 }  // namespace tilus::nvrtc

@@ -64,8 +64,9 @@ struct CompileResult {
 // Spill policy: generated kernels declare TILUS_LAUNCH_BOUNDS(threads), i.e.
 // __launch_bounds__(threads), and ptxas then plans registers for several resident blocks,
 // which for some kernels (and some ptxas versions) means spilling. A kernel that spills
-// with fewer than 255 registers is compiled again with -DTILUS_MIN_BLOCKS_PER_SM=1 (one resident block is enough, so ptxas
-// may use more registers) and the cubin that spills less is kept.
+// with fewer than 255 registers is compiled again with -DTILUS_MIN_BLOCKS_PER_SM=1 (one
+// resident block is enough, so ptxas may use more registers) and the cubin that spills
+// less is kept; a TILUS_MIN_BLOCKS_PER_SM given in `options` is left alone.
 CompileResult compile(const std::string& source, const std::string& name, const std::string& arch,
                       const std::vector<std::string>& options, const HeaderList& headers = {});
 

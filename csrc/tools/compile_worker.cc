@@ -15,8 +15,7 @@ int main() {
   while (autotune::wire::read_request(0, request)) {
     autotune::wire::Response response;
     try {
-      response.payload = nvrtc::compile_to_cubin(request.source, request.name, request.arch,
-                                                 request.options, request.headers);
+      response.payload = runtime::compile_with_nvrtc(request);
     } catch (const nvrtc::CompileError& e) {
       response.status = autotune::wire::Status::CompileFailed;
       response.payload = e.what();

@@ -126,7 +126,7 @@ def test_written_params_follows_variables_conservatively():
 
 
 @needs_nvrtc
-def test_builds_compile_in_worker_processes_with_the_same_results(cache_dir, monkeypatch):
+def test_builds_compile_in_worker_processes_with_the_same_results(cache_dir):
     worker = _C.autotune.compile_worker()
     assert worker.endswith("tilus-compile-worker")  # installed next to _C
     programs = _programs(Scale(2.0), 100, np.zeros(100, np.float32))
