@@ -5,8 +5,11 @@
 
 Each measurement times 400 calls on the host (no synchronisation inside), repeated 25
 times; the table shows the median microseconds per call and the ratio to add_. The last
-row is the floor under any launcher: the same tilus kernel launched through the runtime
-binding with its argument block packed once (cuLaunchKernel plus one pybind11 call).
+rows are the floor under any launcher: the same tilus kernel launched through the runtime
+binding with its argument block packed once (cuLaunchKernel plus one pybind11 call), and
+an empty kernel without arguments (the driver's own cost per launch). Two more tables
+break the native launcher's host time into its phases and list what each torch query
+it makes costs.
 """
 
 import statistics
@@ -18,7 +21,7 @@ import pathlib
 import torch
 
 import tilus
-from tilus import float32, int32
+from tilus import _C, float32, int32
 from tilus.utils import cdiv
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -87,9 +90,35 @@ def main(argv):
     torch.testing.assert_close(out, 2 * x + 3 * y)
     entries.append(("floor: cuLaunchKernel, args packed once",
                     per_call_us(lambda: variant.kernel.launch_packed(grid, threads, variant.smem, stream, slots))))
+    # The driver's own cost: an empty kernel without arguments, one block.
+    rt = _C.runtime
+    empty = rt.LoadedKernel(rt.compile_to_cubin('extern "C" __global__ void empty_kernel() {}', "empty_kernel",
+                                                rt.arch_string(), []), "empty_kernel")
+    entries.append(("driver: empty kernel, no arguments",
+                    per_call_us(lambda: empty.launch_packed((1, 1, 1), 32, 0, stream, b""))))
+    # Where the native launcher's host time goes, phase by phase (each phase looped on its
+    # own in C++, so the sum misses only the call into the launcher).
+    launcher = next(iter(kernel._tilus_fast.values()))
+    phases = launcher.time_phases((n, 2.0, 3.0, x, y, out), 4000)
+    phases = launcher.time_phases((n, 2.0, 3.0, x, y, out), 4000)
+    torch.cuda.synchronize()
+    print_table("native launcher, host ns per call by phase", ["phase", "ns"],
+                [[name, ns] for name, ns in phases.items()])
+    # What each torch query costs on a CUDA tensor (timed from Python, the cost of an empty
+    # lambda call subtracted): the launcher's argument phase is made of these.
+    queries = {"x.dtype": lambda: x.dtype, "x.is_contiguous()": lambda: x.is_contiguous(),
+               "x.get_device()": lambda: x.get_device(), "x.is_cuda": lambda: x.is_cuda,
+               "x.data_ptr()": lambda: x.data_ptr(),
+               "torch._C._cuda_getCurrentRawStream(0)": lambda: torch._C._cuda_getCurrentRawStream(0)}
+    empty = per_call_us(lambda: None, calls=4000)
+    query_ns = {name: (per_call_us(fn, calls=4000) - empty) * 1e3 for name, fn in queries.items()}
+    print_table("torch queries, host ns per call (Python call overhead subtracted)", ["query", "ns"],
+                [[name, ns] for name, ns in query_ns.items()])
     for name, us in entries:
         rows.append([name, us, us / t_add])
         results.append({"name": name, "us_per_call": us, "vs_add_": us / t_add})
+    results.append({"name": "native launcher phases (ns)", "phases": phases})
+    results.append({"name": "torch queries (ns)", "queries": query_ns})
     print_table("launch overhead (host time per call)", ["launcher", "us/call", "x add_"], rows)
     write_results("bench_launch", argv, results)
 

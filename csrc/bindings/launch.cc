@@ -5,6 +5,7 @@
 // file never has to phrase one.
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cstring>
 
 #include "bindings/bindings.h"
@@ -75,11 +76,58 @@ class FastLauncher {
   }
 
   bool call(py::args args) {
-    PyObject* tuple = args.ptr();
+    bool aligned = true;
+    if (!read_args(args.ptr(), aligned)) return false;
+    Variant& v = aligned ? aligned_ : unaligned_;
+    if (!v.kernel) return false;  // the Python side builds this variant first
+    if (!on_our_device()) return false;  // the slow path switches to the tensors' device
+    LaunchShape shape;
+    if (!evaluator_.launch_shape(host_args_, shape)) return false;
+    uintptr_t stream = current_stream();
+    if (stream == UINTPTR_MAX) return false;
+    launch(v, shape, stream);
+    return true;
+  }
+
+  // Host nanoseconds per call spent in each phase of `call`, each phase repeated
+  // `iterations` times on its own (bench_launch.py prints them). The launch phase
+  // launches the kernel `iterations` times.
+  py::dict time_phases(py::tuple args, int iterations) {
+    using clock = std::chrono::steady_clock;
+    py::dict out;
+    auto timed = [&](const char* name, auto&& phase) {
+      auto start = clock::now();
+      for (int i = 0; i < iterations; ++i) {
+        if (!phase()) throw py::value_error(std::string("phase '") + name + "' refused these arguments");
+      }
+      out[name] = std::chrono::duration<double, std::nano>(clock::now() - start).count() / iterations;
+    };
+    bool aligned = true;
+    timed("arguments", [&] { aligned = true; return read_args(args.ptr(), aligned); });
+    Variant& v = aligned ? aligned_ : unaligned_;
+    if (!v.kernel) throw py::value_error("call the kernel once before timing its launches");
+    timed("device", [&] { return on_our_device(); });
+    LaunchShape shape;
+    timed("launch_shape", [&] { return evaluator_.launch_shape(host_args_, shape); });
+    uintptr_t stream = 0;
+    timed("stream", [&] { stream = current_stream(); return stream != UINTPTR_MAX; });
+    timed("launch", [&] { launch(v, shape, stream); return true; });
+    return out;
+  }
+
+ private:
+  struct Variant {
+    py::object owner;
+    runtime::LoadedKernel* kernel = nullptr;
+    int64_t smem = 0;
+  };
+
+  // Reads the runtime arguments into values_ / host_args_; false if any is not what the
+  // plan expects. `aligned` ends false if some tensor address is not 16-byte aligned.
+  bool read_args(PyObject* tuple, bool& aligned) {
     const Py_ssize_t n = PyTuple_GET_SIZE(tuple);
     for (auto& j : jit_)
       if (j.arg_index >= n || Py_TYPE(PyTuple_GET_ITEM(tuple, j.arg_index)) != j.type) return false;
-    bool aligned = true;
     for (size_t i = 0; i < params_.size(); ++i) {
       const RuntimeParam& p = params_[i];
       if (p.arg_index >= n) return false;
@@ -116,18 +164,19 @@ class FastLauncher {
         values_[i] = static_cast<uint64_t>(v);
       }
     }
-    Variant& v = aligned ? aligned_ : unaligned_;
-    if (!v.kernel) return false;  // the Python side builds this variant first
-    // The tensors' device must be the current one (the slow path switches to it).
+    return true;
+  }
+
+  // The tensors were checked to be on device_; it must also be the current one.
+  bool on_our_device() {
     try {
-      if (cuda::current_device() != device_) return false;
+      return cuda::current_device() == device_;
     } catch (const std::exception&) {
       return false;
     }
-    LaunchShape shape;
-    if (!evaluator_.launch_shape(host_args_, shape)) return false;
-    uintptr_t stream = current_stream();
-    if (stream == UINTPTR_MAX) return false;
+  }
+
+  void launch(Variant& v, const LaunchShape& shape, uintptr_t stream) {
     std::vector<void*>& slots = slots_;
     for (size_t i = 0; i < params_.size(); ++i) slots[i] = &values_[i];
     workspace_values_.resize(workspace_keys_.size());
@@ -143,15 +192,7 @@ class FastLauncher {
     dims.block_threads = threads_;
     dims.dynamic_smem_bytes = v.smem;
     v.kernel->launch(dims, stream, slots.data());
-    return true;
   }
-
- private:
-  struct Variant {
-    py::object owner;
-    runtime::LoadedKernel* kernel = nullptr;
-    int64_t smem = 0;
-  };
 
   // A CUDA torch tensor of `dtype`, contiguous, on our device: its address. Attribute
   // names are interned once; each check is one C-API call.
@@ -242,7 +283,8 @@ void init_launch(py::module_& m) {
       .def(py::init<std::shared_ptr<Program>, py::object, py::object, int, const std::vector<py::tuple>&,
                     const std::vector<py::tuple>&, std::vector<std::string>, std::vector<bool>, int>())
       .def("set_kernel", &FastLauncher::set_kernel)
-      .def("__call__", &FastLauncher::call);
+      .def("__call__", &FastLauncher::call)
+      .def("time_phases", &FastLauncher::time_phases);
 }
 
 }  // namespace tilus::bindings

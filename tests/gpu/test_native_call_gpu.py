@@ -57,3 +57,20 @@ def test_unusual_calls_still_take_the_python_path(example, monkeypatch):
     torch.testing.assert_close(b_cpu, a_cpu + 1)
     assert len(calls) == 6
 
+
+
+def test_time_phases_reports_each_phase_and_launches(example):
+    kernel = example("add_one").AddOneKernel(block_n=128, warps=4)
+    n = 1000
+    a = torch.randn(n, device="cuda")
+    b = torch.full((n,), float("nan"), device="cuda")
+    kernel(n, a, b)
+    launcher = next(iter(kernel._tilus_fast.values()))
+    b.fill_(float("nan"))
+    phases = launcher.time_phases((n, a, b), 10)
+    assert list(phases) == ["arguments", "device", "launch_shape", "stream", "launch"]
+    assert all(ns > 0 for ns in phases.values())
+    torch.cuda.synchronize()
+    torch.testing.assert_close(b, a + 1)  # the launch phase really ran the kernel
+    with pytest.raises(ValueError, match="arguments"):
+        launcher.time_phases((n, a.cpu(), b), 10)  # what the fast path refuses is named
