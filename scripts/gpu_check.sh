@@ -52,6 +52,8 @@ if [ "$MODE" = full ] || [ "$MODE" = bench ]; then
   for f in benchmarks/bench_*.py; do
     step "bench_$(basename "$f" .py)" python3 "$f" --out "$RESULTS"
   done
+  # the read-only bandwidth ceiling that bounds the decode shapes
+  step bench_read_ceiling python3 benchmarks/read_ceiling.py --out "$RESULTS"
 fi
 echo "==== $(cat "$LOGS/gpu.txt")"
 cat "$SUMMARY"
