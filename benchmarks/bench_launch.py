@@ -7,7 +7,8 @@ Each measurement times 400 calls on the host (no synchronisation inside), repeat
 times; the table shows the median microseconds per call and the ratio to add_. The last
 rows are the floor under any launcher: the same tilus kernel launched through the runtime
 binding with its argument block packed once (cuLaunchKernel plus one pybind11 call), and
-an empty kernel without arguments (the driver's own cost per launch). Two more tables
+an empty kernel without arguments (the driver's own cost per launch), and torch's own
+cheapest launch (`torch.cuda._sleep(0)`: one kernel through the CUDA runtime). Two more tables
 break the native launcher's host time into its phases and list what each torch query
 it makes costs.
 """
@@ -96,6 +97,8 @@ def main(argv):
                                                 rt.arch_string(), []), "empty_kernel")
     entries.append(("driver: empty kernel, no arguments",
                     per_call_us(lambda: empty.launch_packed((1, 1, 1), 32, 0, stream, b""))))
+    # torch's own cheapest launch: one tiny kernel through the CUDA runtime, no dispatcher
+    entries.append(("torch.cuda._sleep(0): runtime-API launch", per_call_us(lambda: torch.cuda._sleep(0))))
     # Where the native launcher's host time goes, phase by phase (each phase looped on its
     # own in C++, so the sum misses only the call into the launcher).
     launcher = next(iter(kernel._tilus_fast.values()))
