@@ -7,8 +7,10 @@
 
 #include <chrono>
 #include <cstring>
+#include <memory>
 
 #include "bindings/bindings.h"
+#include "bindings/tensor_query.h"
 #include "ir/host_eval.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/kernel.h"
@@ -55,6 +57,7 @@ class FastLauncher {
         workspace_clean_(std::move(workspace_clean)), threads_(threads) {
     tensor_type_ = reinterpret_cast<PyTypeObject*>(tensor_type.ptr());
     tensor_type_ref_ = tensor_type;
+    queries_ = std::make_unique<Queries>(tensor_type_);
     for (auto& p : params) {
       RuntimeParam rp{p[0].cast<int>(), kind_from(p[1].cast<std::string>()), p[2]};
       rp.lo = p[3].cast<int64_t>();
@@ -87,6 +90,12 @@ class FastLauncher {
     if (stream == UINTPTR_MAX) return false;
     launch(v, shape, stream);
     return true;
+  }
+
+  // Whether all four tensor queries call torch's C functions directly.
+  bool direct_tensor_queries() const {
+    const Queries& q = *queries_;
+    return q.dtype.direct() && q.is_contiguous.direct() && q.get_device.direct() && q.data_ptr.direct();
   }
 
   // Host nanoseconds per call spent in each phase of `call`, each phase repeated
@@ -194,22 +203,24 @@ class FastLauncher {
     v.kernel->launch(dims, stream, slots.data());
   }
 
-  // A CUDA torch tensor of `dtype`, contiguous, on our device: its address. Attribute
-  // names are interned once; each check is one C-API call.
+  // A CUDA torch tensor of `dtype`, contiguous, on our device: its address. Four torch
+  // queries, each a direct call of torch's C function for plain torch.Tensor objects
+  // (tensor_query.h).
   bool tensor_address(PyObject* obj, PyObject* dtype, uintptr_t& address) {
     if (!PyObject_TypeCheck(obj, tensor_type_)) return false;
-    PyObject* d = PyObject_GetAttr(obj, names_.dtype.ptr());
+    const Queries& q = *queries_;
+    PyObject* d = q.dtype(obj);
     if (!d) { PyErr_Clear(); return false; }
     bool ok = d == dtype;
     Py_DECREF(d);
-    ok = ok && call_is(obj, names_.is_contiguous.ptr(), Py_True);
+    ok = ok && query_is(q.is_contiguous, obj, Py_True);
     if (!ok) return false;
-    PyObject* device = PyObject_CallMethodNoArgs(obj, names_.get_device.ptr());
+    PyObject* device = q.get_device(obj);
     if (!device) { PyErr_Clear(); return false; }
     long index = PyLong_AsLong(device);
     Py_DECREF(device);
     if (index != device_) { PyErr_Clear(); return false; }  // -1: a CPU tensor
-    PyObject* ptr = PyObject_CallMethodNoArgs(obj, names_.data_ptr.ptr());
+    PyObject* ptr = q.data_ptr(obj);
     if (!ptr) { PyErr_Clear(); return false; }
     address = static_cast<uintptr_t>(PyLong_AsUnsignedLongLong(ptr));
     Py_DECREF(ptr);
@@ -217,20 +228,21 @@ class FastLauncher {
     return true;
   }
 
-  static bool call_is(PyObject* obj, PyObject* method, PyObject* expected) {
-    PyObject* r = PyObject_CallMethodNoArgs(obj, method);
+  static bool query_is(const TensorQuery& query, PyObject* obj, PyObject* expected) {
+    PyObject* r = query(obj);
     if (!r) { PyErr_Clear(); return false; }
     bool same = r == expected;
     Py_DECREF(r);
     return same;
   }
 
-  struct Names {
-    py::object dtype = py::reinterpret_steal<py::object>(PyUnicode_InternFromString("dtype"));
-    py::object is_contiguous = py::reinterpret_steal<py::object>(PyUnicode_InternFromString("is_contiguous"));
-    py::object get_device = py::reinterpret_steal<py::object>(PyUnicode_InternFromString("get_device"));
-    py::object data_ptr = py::reinterpret_steal<py::object>(PyUnicode_InternFromString("data_ptr"));
-  } names_;
+  struct Queries {
+    explicit Queries(PyTypeObject* t)
+        : dtype(t, "dtype", false), is_contiguous(t, "is_contiguous", true),
+          get_device(t, "get_device", true), data_ptr(t, "data_ptr", true) {}
+    TensorQuery dtype, is_contiguous, get_device, data_ptr;
+  };
+  std::unique_ptr<Queries> queries_;
 
   uintptr_t current_stream() {
     PyObject* r = PyObject_CallOneArg(stream_fn_.ptr(), device_obj_.ptr());
@@ -284,7 +296,8 @@ void init_launch(py::module_& m) {
                     const std::vector<py::tuple>&, std::vector<std::string>, std::vector<bool>, int>())
       .def("set_kernel", &FastLauncher::set_kernel)
       .def("__call__", &FastLauncher::call)
-      .def("time_phases", &FastLauncher::time_phases);
+      .def("time_phases", &FastLauncher::time_phases)
+      .def_property_readonly("direct_tensor_queries", &FastLauncher::direct_tensor_queries);
 }
 
 }  // namespace tilus::bindings

@@ -58,7 +58,6 @@ def test_unusual_calls_still_take_the_python_path(example, monkeypatch):
     assert len(calls) == 6
 
 
-
 def test_time_phases_reports_each_phase_and_launches(example):
     kernel = example("add_one").AddOneKernel(block_n=128, warps=4)
     n = 1000
@@ -74,3 +73,26 @@ def test_time_phases_reports_each_phase_and_launches(example):
     torch.testing.assert_close(b, a + 1)  # the launch phase really ran the kernel
     with pytest.raises(ValueError, match="arguments"):
         launcher.time_phases((n, a.cpu(), b), 10)  # what the fast path refuses is named
+
+
+def test_tensor_queries_call_torch_directly_and_subclasses_still_work(example, monkeypatch):
+    kernel = example("add_one").AddOneKernel(block_n=128, warps=4)
+    calls = _counting_python_path(monkeypatch, type(kernel))
+    n = 513
+    a = torch.randn(n, device="cuda")
+    b = torch.full((n,), float("nan"), device="cuda")
+    kernel(n, a, b)
+    launcher = next(iter(kernel._tilus_fast.values()))
+    # torch implements dtype, is_contiguous, get_device and data_ptr in C: the launcher
+    # calls those functions without the attribute lookup (csrc/bindings/tensor_query.h)
+    assert launcher.direct_tensor_queries
+
+    class Tagged(torch.Tensor):  # a subclass takes the generic C-API calls
+        pass
+
+    for x in (torch.randn(n, device="cuda"), torch.randn(n, device="cuda").as_subclass(Tagged)):
+        out = torch.full((n,), float("nan"), device="cuda").as_subclass(type(x))
+        kernel(n, x, out)
+        torch.testing.assert_close(out.as_subclass(torch.Tensor), x.as_subclass(torch.Tensor) + 1)
+    assert len(calls) == 1  # both launched natively
+    # (refusals through the direct queries: test_unusual_calls_still_take_the_python_path)
