@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <cstring>
-#include <memory>
 
 #include "bindings/bindings.h"
 #include "bindings/tensor_query.h"
@@ -52,12 +51,12 @@ class FastLauncher {
   FastLauncher(std::shared_ptr<Program> program, py::object tensor_type, py::object stream_fn,
                int device, const std::vector<py::tuple>& params, const std::vector<py::tuple>& jit,
                std::vector<std::string> workspace_keys, std::vector<bool> workspace_clean, int threads)
-      : program_(std::move(program)), evaluator_(*program_), stream_fn_(std::move(stream_fn)),
+      : program_(std::move(program)), evaluator_(*program_),
+        queries_(reinterpret_cast<PyTypeObject*>(tensor_type.ptr())), stream_fn_(std::move(stream_fn)),
         device_(device), workspace_keys_(std::move(workspace_keys)),
         workspace_clean_(std::move(workspace_clean)), threads_(threads) {
     tensor_type_ = reinterpret_cast<PyTypeObject*>(tensor_type.ptr());
     tensor_type_ref_ = tensor_type;
-    queries_ = std::make_unique<Queries>(tensor_type_);
     for (auto& p : params) {
       RuntimeParam rp{p[0].cast<int>(), kind_from(p[1].cast<std::string>()), p[2]};
       rp.lo = p[3].cast<int64_t>();
@@ -94,7 +93,7 @@ class FastLauncher {
 
   // Whether all four tensor queries call torch's C functions directly.
   bool direct_tensor_queries() const {
-    const Queries& q = *queries_;
+    const Queries& q = queries_;
     return q.dtype.direct() && q.is_contiguous.direct() && q.get_device.direct() && q.data_ptr.direct();
   }
 
@@ -208,7 +207,7 @@ class FastLauncher {
   // (tensor_query.h).
   bool tensor_address(PyObject* obj, PyObject* dtype, uintptr_t& address) {
     if (!PyObject_TypeCheck(obj, tensor_type_)) return false;
-    const Queries& q = *queries_;
+    const Queries& q = queries_;
     PyObject* d = q.dtype(obj);
     if (!d) { PyErr_Clear(); return false; }
     bool ok = d == dtype;
@@ -236,14 +235,6 @@ class FastLauncher {
     return same;
   }
 
-  struct Queries {
-    explicit Queries(PyTypeObject* t)
-        : dtype(t, "dtype", false), is_contiguous(t, "is_contiguous", true),
-          get_device(t, "get_device", true), data_ptr(t, "data_ptr", true) {}
-    TensorQuery dtype, is_contiguous, get_device, data_ptr;
-  };
-  std::unique_ptr<Queries> queries_;
-
   uintptr_t current_stream() {
     PyObject* r = PyObject_CallOneArg(stream_fn_.ptr(), device_obj_.ptr());
     if (!r) { PyErr_Clear(); return UINTPTR_MAX; }
@@ -255,6 +246,13 @@ class FastLauncher {
 
   std::shared_ptr<Program> program_;
   HostEvaluator evaluator_;
+  // the four queries tensor_address makes, resolved once on torch.Tensor
+  struct Queries {
+    explicit Queries(PyTypeObject* t)
+        : dtype(t, "dtype", false), is_contiguous(t, "is_contiguous", true),
+          get_device(t, "get_device", true), data_ptr(t, "data_ptr", true) {}
+    TensorQuery dtype, is_contiguous, get_device, data_ptr;
+  } queries_;
   PyTypeObject* tensor_type_ = nullptr;
   py::object tensor_type_ref_, stream_fn_, device_obj_;
   int device_;
