@@ -46,8 +46,7 @@ BuildResult build_one(const Program& program, const BuildOptions& options,
   BuildResult result;
   auto start = std::chrono::steady_clock::now();
   try {
-    CodegenOptions codegen;
-    codegen.pointers_aligned = options.pointers_aligned;
+    CodegenOptions codegen = codegen_options_for(options.arch, options.pointers_aligned);
     result.generated = generate_cuda(program, codegen);
     result.codegen_ms = milliseconds_since(start);
   } catch (const ScriptError& e) {

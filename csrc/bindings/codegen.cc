@@ -11,9 +11,8 @@ namespace tilus::bindings {
 void init_codegen(py::module_& m) {
   m.def(
       "generate_cuda",
-      [](const std::shared_ptr<Program>& program, bool pointers_aligned) {
-        CodegenOptions options;
-        options.pointers_aligned = pointers_aligned;
+      [](const std::shared_ptr<Program>& program, bool pointers_aligned, const std::string& arch) {
+        CodegenOptions options = codegen_options_for(arch, pointers_aligned);
         GeneratedKernel k = generate_cuda(*program, options);
         py::list params;
         for (auto& p : k.params) params.append(py::make_tuple(p.name, p.dtype, p.workspace));
@@ -25,7 +24,7 @@ void init_codegen(py::module_& m) {
         out["params"] = params;
         return out;
       },
-      py::arg("program"), py::arg("pointers_aligned") = true);
+      py::arg("program"), py::arg("pointers_aligned") = true, py::arg("arch") = "");
 }
 
 }  // namespace tilus::bindings

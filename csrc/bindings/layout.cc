@@ -130,6 +130,8 @@ void init_layout(py::module_& m) {
       .def_property_readonly("chunk_elems", [](const SL& x) { return x.chunk_elems; })
       .def_property_readonly("swizzle_chunks", [](const SL& x) { return x.swizzle_chunks; })
       .def_property_readonly("rows_per_phase", [](const SL& x) { return x.rows_per_phase; })
+      .def_property_readonly("col_block", [](const SL& x) { return x.col_block; })
+      .def("unswizzled_offset", [](const SL& x, py::args a) { return unswizzled_offset(x, shape_of(a)); })
       .def("is_swizzled", &SL::is_swizzled)
       .def("offset", [](const SL& x, py::args a) { return x.offset(shape_of(a)); })
       .def("__eq__", [](const SL& a, const SL& b) { return a == b; }, py::is_operator())
@@ -143,6 +145,7 @@ void init_layout(py::module_& m) {
   l.def("shared_swizzled", &shared_swizzled, py::arg("shape"), py::arg("dtype_bytes"));
   l.def("can_swizzle", &can_swizzle, py::arg("shape"), py::arg("dtype_bytes"));
   l.def("auto_shared_layout", &auto_shared_layout, py::arg("shape"), py::arg("dtype_bytes"));
+  l.def("shared_wgmma_operand", &shared_wgmma_operand, py::arg("shape"), py::arg("dtype_bytes"));
 }
 
 }  // namespace tilus::bindings

@@ -11,7 +11,13 @@ struct CodegenOptions {
   // The launcher checks every pointer argument is 16-byte aligned before using a
   // kernel built with this set; otherwise it uses one built without it.
   bool pointers_aligned = true;
+  // Lower qualifying dots to wgmma (sm_90a only; layout_inference.h says which).
+  bool wgmma = false;
 };
+
+// The options for a kernel built for `arch` ("sm_90a", ...): wgmma on sm_90a unless the
+// environment says TILUS_WGMMA=0 (to compare against the mma.sync lowering).
+CodegenOptions codegen_options_for(const std::string& arch, bool pointers_aligned);
 
 struct KernelParam {
   std::string name;

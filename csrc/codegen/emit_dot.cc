@@ -1,4 +1,5 @@
-// dot: mma.sync on tensor cores, or fused multiply-adds on CUDA cores (SIMT).
+// dot: wgmma (sm_90a) or mma.sync on tensor cores, or fused multiply-adds on CUDA
+// cores (SIMT).
 #include "codegen/emitter.h"
 
 namespace tilus {
@@ -6,6 +7,13 @@ namespace tilus {
 void CudaEmitter::emit_dot(const Instruction& i) {
   const DotPlan& plan = plan_.dots.at(&i);
   const BlockLayouts& bl = plan.layouts;
+  if (plan.wgmma) {
+    bool in_place = false;
+    std::string acc = dot_accumulator(i, reg_operand(i.inputs[2], bl.c), bl.c, in_place);
+    emit_wgmma(i, plan, acc, in_place || (i.defines_output && plan_.layout_of(i.output) == bl.c));
+    finish_dot(i, acc, bl.c, in_place);
+    return;
+  }
   DotOperands ops;
   ops.a = reg_operand(i.inputs[0], bl.a);
   ops.b = reg_operand(i.inputs[1], bl.b);

@@ -158,7 +158,7 @@ void CudaEmitter::emit_store_global(const Instruction& i) {
 void CudaEmitter::emit_shared_tensor(const Instruction& i) {
   const Tensor& t = i.output;
   const SharedLayout& layout = plan_.shared.at(t->id);
-  int64_t offset = smem_.allocate(layout.size() * t->dtype.bytes());
+  int64_t offset = smem_.allocate(layout.size() * t->dtype.bytes(), plan_.wgmma_roots.count(t->id) ? 1024 : 128);
   smem_offset_[t->id] = offset;
   SharedInfo s;
   s.root = t->id;
@@ -182,6 +182,11 @@ void CudaEmitter::emit_slice_shared(const Instruction& i) {
     line("const int " + n + " = " + expr(e) + ";  // " + i.output->name + " = " +
          i.inputs[0]->name + "[...]");
     s.lead.push_back(internal_var(n));
+    if (e->is_var() && rings_.count(e->var_id)) {  // remember which stage counter, and when
+      const StmtNode* body = rings_.at(e->var_id).body;
+      for (auto& [seq, position] : seq_positions_)
+        if (seq == body) stage_origins_[s.lead.back()->var_id] = {e->var_id, position};
+    }
   }
   s.shape = i.output->shape;
   shared_[i.output->id] = s;
@@ -223,6 +228,10 @@ bool CudaEmitter::shared_contiguous(const SharedInfo& s, int64_t vec) const {
 }
 
 void CudaEmitter::emit_load_shared(const Instruction& i) {
+  if (plan_.folded_loads.count(&i)) {
+    line("// " + i.output->name + " = load_shared(" + i.inputs[0]->name + "): read by wgmma in place");
+    return;
+  }
   if (emit_ldmatrix(i)) return;
   const Tensor& t = i.output;
   const RegisterLayout& layout = plan_.layout_of(t);
@@ -258,6 +267,7 @@ void CudaEmitter::emit_store_shared(const Instruction& i) {
            r + "[" + expr(el.local) + "]);");
   });
   if (!leader.empty()) close();
+  if (plan_.wgmma_roots.count(s.root)) fence_for_wgmma();
 }
 
 // ldmatrix for the operands of an mma dot read straight from shared memory.

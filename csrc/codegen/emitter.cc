@@ -10,13 +10,15 @@ namespace tilus {
 
 // ------------------------------------------------------------------ shared allocator
 
-int64_t SharedAllocator::allocate(int64_t bytes) {
+int64_t SharedAllocator::allocate(int64_t bytes, int64_t align) {
   bytes = (bytes + 127) / 128 * 128;
+  auto aligned = [&](int64_t x) { return (x + align - 1) / align * align; };
   int64_t offset = 0;
   for (auto& [o, b] : used_) {
-    if (offset + bytes <= o) break;
+    if (aligned(offset) + bytes <= o) break;
     offset = std::max(offset, o + b);
   }
+  offset = aligned(offset);
   used_.push_back({offset, bytes});
   std::sort(used_.begin(), used_.end());
   peak_ = std::max(peak_, offset + bytes);
@@ -249,6 +251,7 @@ std::string CudaEmitter::reg_name(const Tensor& t) {
 std::string CudaEmitter::declare_reg(const Tensor& t, const RegisterLayout& layout) {
   std::string name = fresh(sanitize(t->name));
   reg_names_[t->id] = name;
+  reg_scopes_[t->id] = scopes_.back();
   line("__align__(16) " + ctype(t->dtype) + " " + name + "[" + std::to_string(layout.local_size()) +
        "];  // " + t->type_str());
   return name;
@@ -256,13 +259,58 @@ std::string CudaEmitter::declare_reg(const Tensor& t, const RegisterLayout& layo
 
 // ------------------------------------------------------------------ statements
 
+void CudaEmitter::block(const Stmt& body) {
+  scopes_.push_back(next_scope_++);
+  stmt(body);
+  scopes_.pop_back();
+}
+
+// A loop body runs after itself: a wgmma dot it issues may be running when the next
+// iteration starts and after the loop, with indices no longer in scope.
+void CudaEmitter::loop_body(const Stmt& body) {
+  const bool body_dots = contains_wgmma(body);
+  const WgmmaInFlight before = inflight_;
+  if (body_dots) inflight_.active = true, inflight_.known = false;
+  block(body);
+  if (body_dots) {
+    auto arrays = inflight_.arrays;
+    auto accumulators = inflight_.accumulators;
+    inflight_ = before;
+    inflight_.active = true;
+    inflight_.known = false;
+    for (auto& a : arrays) inflight_.arrays.push_back(a);
+    inflight_.accumulators.insert(accumulators.begin(), accumulators.end());
+  } else {
+    inflight_ = before;  // the body may have waited; `before` is the safe superset
+  }
+}
+
+void CudaEmitter::after_branches(const WgmmaInFlight& before, bool branch_dots) {
+  if (!branch_dots) {
+    inflight_ = before;
+    return;
+  }
+  WgmmaInFlight merged = inflight_;
+  merged.active = true;
+  merged.known = false;
+  for (auto& a : before.arrays) merged.arrays.push_back(a);
+  merged.accumulators.insert(before.accumulators.begin(), before.accumulators.end());
+  for (auto& r : before.reads) merged.reads.push_back(r);
+  inflight_ = merged;
+}
+
 void CudaEmitter::stmt(const Stmt& s) {
   if (!s) return;
   if (s->loc.known()) loc_ = s->loc;
   try {
     switch (s->kind) {
       case StmtKind::Seq:
-        for (auto& c : s->seq) stmt(c);
+        seq_positions_.push_back({s.get(), 0});
+        for (size_t j = 0; j < s->seq.size(); ++j) {
+          seq_positions_.back().second = j;
+          stmt(s->seq[j]);
+        }
+        seq_positions_.pop_back();
         return;
       case StmtKind::Declare:
         if (s->value) line(sanitize(s->var->name) + " = " + expr(s->value) + ";");
@@ -282,24 +330,31 @@ void CudaEmitter::stmt(const Stmt& s) {
         if (s->unroll < 0) line("#pragma unroll");
         open("for (" + ctype(s->var->dtype) + " " + v + " = " + expr(s->start) + ", " + end +
              " = " + expr(s->end) + "; " + v + " < " + end + "; " + v + " += " + expr(s->step) + ")");
-        stmt(s->body);
+        loop_body(s->body);
         close();
         return;
       }
-      case StmtKind::If:
+      case StmtKind::If: {
+        // A wgmma dot still running before the if is still the only one after it unless a
+        // branch issues one (then: some dot, unknown which).
+        const WgmmaInFlight before = inflight_;
+        const bool branch_dots = contains_wgmma(s->then_body) || contains_wgmma(s->else_body);
         open("if (" + expr(s->cond) + ")");
-        stmt(s->then_body);
+        block(s->then_body);
         if (s->else_body) {
+          inflight_ = before;
           --indent_;
           line("} else {");
           ++indent_;
-          stmt(s->else_body);
+          block(s->else_body);
         }
         close();
+        after_branches(before, branch_dots);
         return;
+      }
       case StmtKind::While:
         open("while (" + expr(s->cond) + ")");
-        stmt(s->body);
+        loop_body(s->body);
         close();
         return;
       case StmtKind::Break: line("break;"); return;
@@ -313,6 +368,7 @@ void CudaEmitter::stmt(const Stmt& s) {
 }
 
 void CudaEmitter::inst(const Instruction& i) {
+  wgmma_guard(i);
   switch (i.op) {
     case Op::GlobalView: emit_global_view(i); break;
     case Op::GlobalTensor: emit_global_tensor(i); break;
@@ -331,6 +387,7 @@ void CudaEmitter::inst(const Instruction& i) {
       // its loop never waits for) would land on whatever is allocated there next.
       if (async_targets_.count(i.inputs[0]->id) && copies_in_flight_) {
         line("tilus::cp_async_wait_all();  // let copies into freed memory land before reuse");
+        fence_for_wgmma();
         line("__syncthreads();");
         copies_in_flight_ = false;
       }
@@ -345,6 +402,7 @@ void CudaEmitter::inst(const Instruction& i) {
     case Op::CopyAsyncCommitGroup: line("tilus::cp_async_commit_group();"); break;
     case Op::CopyAsyncWaitGroup:
       line("tilus::cp_async_wait_group<" + std::to_string(i.int_attr) + ">();");
+      fence_for_wgmma();
       break;
     case Op::Dot: emit_dot(i); break;
     case Op::Cast: emit_cast(i); break;
@@ -361,13 +419,14 @@ void CudaEmitter::inst(const Instruction& i) {
 // ------------------------------------------------------------------ kernel
 
 CudaEmitter::CudaEmitter(const Program& program, const CodegenOptions& options)
-    : program_(program), options_(options), plan_(infer_layouts(program)), div_(program),
+    : program_(program), options_(options), plan_(infer_layouts(program, options.wgmma)), div_(program),
       threads_(program.warps * 32) {
   tid_ = internal_var("tl_tid");
   unroll_budget_ = unroll_budget_from_env();
   used_names_ = {"tl_tid", "tl_smem"};
   for (auto& p : program.params) used_names_.insert(sanitize(p->name));
   find_written_globals();
+  find_ring_counters();
   // Tensors read by an mma dot straight from load_shared are loaded with ldmatrix.
   for (auto& [inst, dp] : plan_.dots) {
     if (!dp.mma || inst->inputs[0]->dtype.bytes() != 2) continue;
@@ -439,12 +498,14 @@ GeneratedKernel CudaEmitter::run() {
     line(ctype(v->dtype) + " " + sanitize(v->name) + ";");
   }
   stmt(program_.body);
+  wgmma_wait_all("nothing may run past the kernel's end");
   std::string body = out_.str();
 
   std::ostringstream src;
   src << "// generated by tilus from " << program_.source_file << "\n";
   src << "#include \"tilus/runtime.cuh\"\n";
   src << "\n";
+  for (auto& h : helpers_) src << h << "\n";
   src << "extern \"C\" __global__ void TILUS_LAUNCH_BOUNDS(" << threads_ << ") " << program_.name << "(";
   bool first = true;
   for (auto& p : program_.params) {
@@ -459,12 +520,27 @@ GeneratedKernel CudaEmitter::run() {
     k.params.push_back({"tl_workspace" + std::to_string(w), t->dtype.pointer_to(), static_cast<int>(w)});
   }
   src << ") {\n";
-  src << "  extern __shared__ __align__(128) unsigned char tl_smem[];\n";
+  // wgmma's swizzled tiles must start at multiples of 1024 bytes (codegen/device/wgmma.cuh)
+  src << "  extern __shared__ __align__(" << (plan_.wgmma_roots.empty() ? 128 : 1024)
+      << ") unsigned char tl_smem[];\n";
   src << "  const int tl_tid = threadIdx.x;\n";
   src << body << "}\n";
   k.source = src.str();
   k.dynamic_smem = smem_.peak();
   return k;
+}
+
+void CudaEmitter::fence_for_wgmma() {
+  if (!plan_.wgmma_roots.empty())
+    line("tilus::fence_proxy_async_shared();  // shared writes -> visible to wgmma");
+}
+
+CodegenOptions codegen_options_for(const std::string& arch, bool pointers_aligned) {
+  CodegenOptions options;
+  options.pointers_aligned = pointers_aligned;
+  const char* env = std::getenv("TILUS_WGMMA");
+  options.wgmma = arch == "sm_90a" && !(env && std::string(env) == "0");
+  return options;
 }
 
 GeneratedKernel generate_cuda(const Program& program, const CodegenOptions& options) {

@@ -52,6 +52,8 @@ class OpEstimator {
         const Tensor& a = i.inputs[0];
         const int64_t k = a->shape.size() >= 2 ? a->shape[1] : 1;
         auto plan = plan_.dots.find(&i);
+        if (plan != plan_.dots.end() && plan->second.wgmma)  // one instruction per m64 slab and k16
+          return plan->second.tiling.slabs * plan->second.tiling.k_steps;
         if (plan != plan_.dots.end() && plan->second.mma) {
           const int64_t atom_k = std::max(1, 32 / a->dtype.bytes());  // k of one mma atom
           return std::max<int64_t>(1, local(c) / 4 * ceil_div(k, atom_k));
@@ -59,6 +61,8 @@ class OpEstimator {
         return local(c) * k;  // SIMT: one fused multiply-add per element and k
       }
       case Op::LoadShared:
+        if (plan_.folded_loads.count(&i)) return 0;  // read by a wgmma dot in place
+        return vectors(i.output);
       case Op::LoadGlobal: return vectors(i.output);
       case Op::StoreShared:
       case Op::StoreGlobal: return vectors(i.inputs[1]);

@@ -129,6 +129,38 @@ std::optional<BlockLayouts> mma_block_layouts(MmaKind kind, int64_t m, int64_t n
   return r;
 }
 
+std::optional<WgmmaTiling> wgmma_tiling(int64_t m, int64_t n, int64_t k, int64_t warps,
+                                        std::string* why) {
+  if (warps < 4 || warps % 4) {
+    set_why(why, cat("wgmma needs a multiple of 4 warps (whole warpgroups); got ", warps));
+    return std::nullopt;
+  }
+  if (k < 16 || k % 16) {
+    set_why(why, cat("wgmma needs k % 16 == 0; got k=", k));
+    return std::nullopt;
+  }
+  const int64_t groups = warps / 4;
+  for (int64_t wg_m = groups; wg_m >= 1; --wg_m) {
+    if (groups % wg_m) continue;
+    const int64_t wg_n = groups / wg_m;
+    if (m % (64 * wg_m) || n % wg_n) continue;
+    const int64_t n_inst = n / wg_n;
+    if (n_inst % 64 || n_inst > 256) continue;
+    WgmmaTiling t;
+    t.wg_m = wg_m;
+    t.wg_n = wg_n;
+    t.slabs = m / (64 * wg_m);
+    t.n_inst = n_inst;
+    t.k_steps = k / 16;
+    t.c = spatial({wg_m, wg_n}) * local({t.slabs, n_inst / 8}) * spatial({4, 1}) *
+          mma_atom(MmaKind::M16N8K16).c;
+    return t;
+  }
+  set_why(why, cat("no grid of ", groups, " warpgroups tiles a ", m, "x", n,
+                   " block with m64 slabs and n a multiple of 64 (at most 256) per warpgroup"));
+  return std::nullopt;
+}
+
 std::optional<BlockLayouts> simt_block_layouts(int64_t m, int64_t n, int64_t k, int64_t warps,
                                                std::string* why) {
   if (warps < 1 || m < 1 || n < 1 || k < 1) {

@@ -74,6 +74,28 @@ struct BlockLayouts {
 std::optional<BlockLayouts> mma_block_layouts(MmaKind kind, int64_t m, int64_t n, int64_t k,
                                               int64_t warps, std::string* why = nullptr);
 
+// ---- wgmma (sm_90a) -------------------------------------------------------------------
+// A dot on warpgroups: the warps form warps / 4 warpgroups in a grid wg_m x wg_n; each
+// warpgroup computes a (slabs * 64) x n_inst tile of C with `slabs` wgmma.m64n<n_inst>k16
+// per 16 of k. A and B are read from shared memory, so only C has a register layout:
+//   C = spatial(wg_m, wg_n) * local(slabs, n_inst / 8) * spatial(4, 1) * mma_atom(M16N8K16).c
+// (thread = warpgroup * 128 + warp * 32 + lane; the registers of slab s are
+// [s * n_inst / 2, (s + 1) * n_inst / 2), in wgmma's accumulator order).
+struct WgmmaTiling {
+  int64_t wg_m = 1, wg_n = 1;
+  int64_t slabs = 1;    // m64 instructions per warpgroup per k16 step, along m
+  int64_t n_inst = 8;   // the N of each instruction
+  int64_t k_steps = 1;  // k / 16
+  RegisterLayout c;
+};
+// The tiling of a C[m, n] += A[m, k] @ B[k, n] dot with fp16/bf16 operands over `warps`
+// warps: warps a multiple of 4, m a multiple of 64 per warpgroup row, n_inst a multiple
+// of 64 (one 128-byte column block of a B tile per 64) and at most 256, k a multiple of
+// 16. Warpgroups go along m first (each then shares all of B). nullopt (and *why)
+// otherwise.
+std::optional<WgmmaTiling> wgmma_tiling(int64_t m, int64_t n, int64_t k, int64_t warps,
+                                        std::string* why = nullptr);
+
 // simt_block_layouts(m, n, k, warps): layouts for a float32 FMA dot.
 //   C = spatial(wm, wn) * local(rm, rn) * replicate(r) * spatial(lm, ln) * local(tm, tn)
 //   A = spatial(wm, 1) * replicate(wn) * local(rm, 1) * replicate(r) * spatial(lm, 1)

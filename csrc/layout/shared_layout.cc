@@ -25,6 +25,43 @@ Expr xor_expr(const Expr& a, const Expr& b, int64_t n) {
   return make_binary(BinaryOp::BitXor, a, b);
 }
 
+
+// Column-blocked layouts (col_block = b > 0): the row a coordinate lies in is its
+// *physical* row of b elements, phys = lead / b + (c / b) * R + r, and the swizzle XORs
+// the chunk within that row by (phys / rows_per_phase) % n -- the address bits wgmma's
+// hardware swizzle uses.
+int64_t blocked_offset(const SharedLayout& l, const std::vector<int64_t>& coords, bool swizzle) {
+  const int r_dim = l.rank() - 2, c_dim = l.rank() - 1;
+  const int64_t b = l.col_block, rows = l.shape[r_dim];
+  int64_t lead = 0;
+  for (int d = 0; d < r_dim; ++d) lead += coords[d] * l.strides[d];
+  const int64_t r = coords[r_dim], c = coords[c_dim];
+  const int64_t row_start = lead + (c / b) * rows * b + r * b;
+  const int64_t in_row = c % b;
+  if (!swizzle || !l.is_swizzled()) return row_start + in_row;
+  const int64_t n = l.swizzle_chunks, chunk = in_row / l.chunk_elems;
+  const int64_t phase = (row_start / b / l.rows_per_phase) % n;
+  return row_start + ((chunk % n) ^ phase) * l.chunk_elems + (chunk / n) * n * l.chunk_elems +
+         in_row % l.chunk_elems;
+}
+
+Expr blocked_offset_expr(const SharedLayout& l, const std::vector<Expr>& coords) {
+  const int r_dim = l.rank() - 2, c_dim = l.rank() - 1;
+  const int64_t b = l.col_block, rows = l.shape[r_dim];
+  Expr lead_rows = make_int(0);  // lead / b, in physical rows
+  for (int d = 0; d < r_dim; ++d) lead_rows = add(lead_rows, mul(coords[d], l.strides[d] / b));
+  const Expr &r = coords[r_dim], &c = coords[c_dim];
+  Expr phys = add(add(lead_rows, mul(div(c, b), rows)), r);
+  Expr in_row = mod(c, b);
+  if (!l.is_swizzled()) return add(mul(phys, b), in_row);
+  const int64_t n = l.swizzle_chunks;
+  Expr chunk = div(in_row, l.chunk_elems);
+  Expr phase = mod(div(phys, l.rows_per_phase), n);
+  Expr off = add(mul(phys, b), mul(div(chunk, n), n * l.chunk_elems));
+  off = add(off, mul(xor_expr(mod(chunk, n), phase, n), l.chunk_elems));
+  return add(off, mod(in_row, l.chunk_elems));
+}
+
 }  // namespace
 
 int64_t SharedLayout::size() const {
@@ -42,6 +79,7 @@ int64_t SharedLayout::offset(const std::vector<int64_t>& coords) const {
                 coords[d], " is out of range for dim ", d, " of size ", shape[d]);
     off += coords[d] * strides[d];
   }
+  if (col_block > 0) return blocked_offset(*this, coords, true);
   if (!is_swizzled()) return off;
   const int64_t n = swizzle_chunks, col = coords.back();
   const int64_t row = (off - col) / shape.back();
@@ -52,6 +90,7 @@ int64_t SharedLayout::offset(const std::vector<int64_t>& coords) const {
 Expr SharedLayout::offset_expr(const std::vector<Expr>& coords) const {
   TILUS_CHECK(static_cast<int>(coords.size()) == rank(), "ValueError", "shared offset: ",
               coords.size(), " coordinates for a layout of rank ", rank());
+  if (col_block > 0) return blocked_offset_expr(*this, coords);
   if (!is_swizzled()) {
     Expr off = make_int(0);
     for (int d = 0; d < rank(); ++d) off = add(off, mul(coords[d], strides[d]));
@@ -89,13 +128,15 @@ std::string SharedLayout::str() const {
   if (is_swizzled())
     os << ", chunk_elems=" << chunk_elems << ", swizzle_chunks=" << swizzle_chunks
        << ", rows_per_phase=" << rows_per_phase;
+  if (col_block > 0) os << ", col_block=" << col_block;
   os << ")";
   return os.str();
 }
 
 bool SharedLayout::operator==(const SharedLayout& o) const {
   return shape == o.shape && strides == o.strides && chunk_elems == o.chunk_elems &&
-         swizzle_chunks == o.swizzle_chunks && rows_per_phase == o.rows_per_phase;
+         swizzle_chunks == o.swizzle_chunks && rows_per_phase == o.rows_per_phase &&
+         col_block == o.col_block;
 }
 
 SharedLayout shared_row_major(const std::vector<int64_t>& shape) {
@@ -141,6 +182,25 @@ SharedLayout shared_swizzled(const std::vector<int64_t>& shape, int64_t dtype_by
 SharedLayout auto_shared_layout(const std::vector<int64_t>& shape, int64_t dtype_bytes) {
   return can_swizzle(shape, dtype_bytes) ? shared_swizzled(shape, dtype_bytes)
                                          : shared_row_major(shape);
+}
+
+
+std::optional<SharedLayout> shared_wgmma_operand(const std::vector<int64_t>& shape, int64_t dtype_bytes) {
+  if (!can_swizzle(shape, dtype_bytes)) return std::nullopt;
+  const int64_t row_bytes = shape.back() * dtype_bytes;
+  if (row_bytes != 64 && row_bytes % 128 != 0) return std::nullopt;
+  SharedLayout l = shared_swizzled(shape, dtype_bytes);
+  if (row_bytes > 128) l.col_block = 128 / dtype_bytes;
+  return l;
+}
+
+int64_t unswizzled_offset(const SharedLayout& layout, const std::vector<int64_t>& coords) {
+  TILUS_CHECK(static_cast<int>(coords.size()) == layout.rank() && layout.rank() >= 2, "ValueError",
+              "unswizzled_offset: ", coords.size(), " coordinates for a layout of rank ", layout.rank());
+  if (layout.col_block > 0) return blocked_offset(layout, coords, false);
+  int64_t off = 0;
+  for (int d = 0; d < layout.rank(); ++d) off += coords[d] * layout.strides[d];
+  return off;
 }
 
 }  // namespace tilus

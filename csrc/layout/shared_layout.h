@@ -11,6 +11,7 @@
 // row stays a permutation of its own chunks (full rows still conflict-free).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,13 @@ struct SharedLayout {
   int64_t chunk_elems = 0;     // elements per 16-byte chunk
   int64_t swizzle_chunks = 0;  // chunks in one swizzled segment: 8 (128 bytes) or 4 (64)
   int64_t rows_per_phase = 1;  // rows sharing one XOR value: 128 / segment bytes
+  // Column blocks (0: none). With col_block = b, each matrix of the last two dims [R, C]
+  // is stored as C / b blocks of [R, b], one after the other, each row-major (and
+  // swizzled within its rows of b elements): element (r, c) of a matrix sits at
+  //   (c / b) * R * b + r * b + (c % b)   (before the swizzle).
+  // This is the shape wgmma's 128-byte swizzle needs when a tile is wider than 128 bytes
+  // along its contiguous dimension (shared_wgmma_operand).
+  int64_t col_block = 0;
 
   int rank() const { return static_cast<int>(shape.size()); }
   bool is_swizzled() const { return swizzle_chunks > 0; }
@@ -57,5 +65,14 @@ SharedLayout shared_swizzled(const std::vector<int64_t>& shape, int64_t dtype_by
 bool can_swizzle(const std::vector<int64_t>& shape, int64_t dtype_bytes);
 // shared_swizzled when it applies, else shared_row_major: the default for shared tiles.
 SharedLayout auto_shared_layout(const std::vector<int64_t>& shape, int64_t dtype_bytes);
+
+// The layout wgmma reads an operand tile [..., R, C] (C the contiguous dimension) from:
+// rows of 64 bytes with the 64-byte swizzle (C * bytes == 64), or column blocks of 128
+// bytes with the 128-byte swizzle (C * bytes a multiple of 128). nullopt otherwise.
+// It is shared_swizzled's layout whenever the rows are 64 or 128 bytes.
+std::optional<SharedLayout> shared_wgmma_operand(const std::vector<int64_t>& shape, int64_t dtype_bytes);
+// The unswizzled offset of coordinate `coords` in `layout` (what a wgmma descriptor's
+// start address holds): equal to offset() for coordinates at a swizzle-period boundary.
+int64_t unswizzled_offset(const SharedLayout& layout, const std::vector<int64_t>& coords);
 
 }  // namespace tilus

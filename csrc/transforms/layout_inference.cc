@@ -52,6 +52,45 @@ void for_each_inst(const Stmt& s, const std::function<void(const Instruction&, c
 
 bool is_reg(const Tensor& t) { return t && t->scope == Scope::Register; }
 
+// For every dot, the load_shared instructions among the statements right before it in
+// its sequence (only load_shared / slice_shared may stand between them and the dot, so
+// nothing writes shared memory or synchronises in between).
+std::unordered_map<const Instruction*, std::vector<const Instruction*>> loads_before_dots(const Stmt& s) {
+  std::unordered_map<const Instruction*, std::vector<const Instruction*>> out;
+  std::function<void(const Stmt&)> walk = [&](const Stmt& st) {
+    if (!st) return;
+    switch (st->kind) {
+      case StmtKind::Seq:
+        for (size_t j = 0; j < st->seq.size(); ++j) {
+          const Stmt& c = st->seq[j];
+          walk(c);
+          if (c->kind != StmtKind::Inst || c->inst->op != Op::Dot) continue;
+          auto& loads = out[c->inst.get()];
+          for (size_t k = j; k-- > 0;) {
+            const Stmt& p = st->seq[k];
+            if (p->kind != StmtKind::Inst) break;
+            if (p->inst->op == Op::LoadShared) loads.push_back(p->inst.get());
+            else if (p->inst->op != Op::SliceShared) break;
+          }
+        }
+        break;
+      case StmtKind::For:
+      case StmtKind::While: walk(st->body); break;
+      case StmtKind::If:
+        walk(st->then_body);
+        walk(st->else_body);
+        break;
+      default: break;
+    }
+  };
+  walk(s);
+  return out;
+}
+
+bool is_16bit_float(DataType t) {
+  return !t.is_pointer && (t.kind == ScalarKind::Float16 || t.kind == ScalarKind::BFloat16);
+}
+
 }  // namespace
 
 BlockLayouts simt_operands_for(const RegisterLayout& c, int64_t k) {
@@ -106,7 +145,7 @@ BlockLayouts simt_operands_for(const RegisterLayout& c, int64_t k) {
   return out;
 }
 
-LayoutPlan infer_layouts(const Program& program) {
+LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
   LayoutPlan plan;
   const int64_t threads = program.warps * 32;
   Groups groups;
@@ -156,6 +195,7 @@ LayoutPlan infer_layouts(const Program& program) {
   });
 
   std::unordered_map<int, RegisterLayout> group_layout;
+  std::unordered_map<int, SharedLayout> wgmma_layouts;  // allocation id -> wgmma's layout
   auto assign_group = [&](const Tensor& t, const RegisterLayout& layout) {
     int g = groups.find(t->id);
     if (!group_layout.count(g)) group_layout.emplace(g, layout);
@@ -170,10 +210,76 @@ LayoutPlan infer_layouts(const Program& program) {
       assign_group(t, *t->layout);
     }
 
+  // Register tensors read by more than one instruction (a wgmma dot must be the only
+  // reader of its operand tiles, whose loads it folds away).
+  std::unordered_map<int, int> reads;
+  for_each_inst(program.body, [&](const Instruction& inst, const SourceLoc&) {
+    for (auto& t : inst.inputs)
+      if (is_reg(t)) ++reads[t->id];
+  });
+  auto before = allow_wgmma ? loads_before_dots(program.body)
+                            : std::unordered_map<const Instruction*, std::vector<const Instruction*>>{};
+
+  // The wgmma plan of a dot, or nullopt when it does not qualify.
+  auto try_wgmma = [&](const Instruction& inst) -> std::optional<DotPlan> {
+    const Tensor &a = inst.inputs[0], &b = inst.inputs[1], &c = inst.inputs[2], &d = inst.output;
+    if (!allow_wgmma || !is_16bit_float(a->dtype) || a->dtype != b->dtype) return std::nullopt;
+    if (c->dtype != dtypes::float32 || d->dtype != dtypes::float32) return std::nullopt;
+    if (a->layout || b->layout || reads[a->id] != 1 || reads[b->id] != 1) return std::nullopt;
+    const int64_t m = a->shape[0], k = a->shape[1], n = b->shape[1];
+    auto tiling = wgmma_tiling(m, n, k, program.warps);
+    if (!tiling) return std::nullopt;
+    int cg = groups.find(c->id);
+    if (group_layout.count(cg) && group_layout.at(cg) != tiling->c) return std::nullopt;
+    DotPlan dp;
+    for (const Instruction* load : before[&inst]) {
+      if (load->output == a && !dp.load_a) dp.load_a = load;
+      if (load->output == b && !dp.load_b) dp.load_b = load;
+    }
+    if (!dp.load_a || !dp.load_b) return std::nullopt;
+    // Each operand is a whole trailing matrix of its allocation (sa[stage]), in a layout
+    // wgmma reads: A K-major (64-byte or 128-byte-blocked rows), B N-major in 128-byte
+    // column blocks.
+    auto operand_layout = [&](const Instruction* load, int64_t rows, int64_t cols,
+                              bool needs_128) -> std::optional<std::pair<int, SharedLayout>> {
+      const Tensor& view = load->inputs[0];
+      int root = plan.root_of(view);
+      auto it = plan.shared.find(root);
+      if (it == plan.shared.end()) return std::nullopt;
+      const auto& shape = it->second.shape;
+      if (view->shape != std::vector<int64_t>{rows, cols} || shape.size() < 2 ||
+          shape[shape.size() - 2] != rows || shape.back() != cols)
+        return std::nullopt;
+      auto layout = shared_wgmma_operand(shape, view->dtype.bytes());
+      if (!layout || (needs_128 && cols * view->dtype.bytes() % 128)) return std::nullopt;
+      return std::make_pair(root, *layout);
+    };
+    auto la = operand_layout(dp.load_a, m, k, false);
+    auto lb = operand_layout(dp.load_b, k, n, true);
+    if (!la || !lb || la->first == lb->first) return std::nullopt;
+    for (auto* l : {&*la, &*lb}) {
+      auto w = wgmma_layouts.find(l->first);
+      if (w != wgmma_layouts.end() && w->second != l->second) return std::nullopt;
+    }
+    wgmma_layouts[la->first] = la->second;
+    wgmma_layouts[lb->first] = lb->second;
+    dp.wgmma = true;
+    dp.tiling = *tiling;
+    dp.layouts.c = tiling->c;
+    return dp;
+  };
+
   // 3. Dots: accumulator, then operands.
   for (auto& [inst, loc] : dots) try {
     const Tensor &a = inst->inputs[0], &b = inst->inputs[1], &c = inst->inputs[2];
     int64_t m = a->shape[0], k = a->shape[1], n = b->shape[1];
+    if (auto wg = try_wgmma(*inst)) {
+      assign_group(c, wg->layouts.c);
+      plan.folded_loads.insert(wg->load_a);
+      plan.folded_loads.insert(wg->load_b);
+      plan.dots.emplace(inst, *wg);
+      continue;
+    }
     DotPlan dp;
     int cg = groups.find(c->id);
     auto kind = mma_kind_for(a->dtype);
@@ -206,6 +312,11 @@ LayoutPlan infer_layouts(const Program& program) {
   } catch (ScriptError& e) {
     e.set_loc_if_unknown(loc);
     throw;
+  }
+
+  for (auto& [root, layout] : wgmma_layouts) {
+    plan.shared[root] = layout;
+    plan.wgmma_roots.insert(root);
   }
 
   // 4. Everything else: coalesced, 16-byte vectors where the element type allows.

@@ -10,6 +10,7 @@
 #pragma once
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/stmt.h"
 #include "layout/block_layouts.h"
@@ -19,9 +20,15 @@
 namespace tilus {
 
 struct DotPlan {
-  bool mma = false;            // mma.sync, else SIMT fused multiply-adds
+  bool mma = false;            // mma.sync, else SIMT fused multiply-adds (or wgmma)
   MmaKind kind = MmaKind::M16N8K16;
-  BlockLayouts layouts;        // a, b, c layouts (and warp grid for mma)
+  BlockLayouts layouts;        // a, b, c layouts (and warp grid for mma); wgmma: c only
+  // wgmma: the dot reads A and B straight from the shared tiles that the two load_shared
+  // instructions before it name; those loads are folded into the dot (emit nothing).
+  bool wgmma = false;
+  WgmmaTiling tiling;
+  const Instruction* load_a = nullptr;
+  const Instruction* load_b = nullptr;
 };
 
 struct LayoutPlan {
@@ -29,12 +36,18 @@ struct LayoutPlan {
   std::unordered_map<int, SharedLayout> shared;    // shared allocation id -> layout
   std::unordered_map<int, int> shared_root;        // shared view id -> allocation id
   std::unordered_map<const Instruction*, DotPlan> dots;
+  std::unordered_set<const Instruction*> folded_loads;  // load_shared read by a wgmma dot
+  std::unordered_set<int> wgmma_roots;                  // shared allocations wgmma reads
 
   const RegisterLayout& layout_of(const Tensor& t) const;
   int root_of(const Tensor& shared) const;
 };
 
-LayoutPlan infer_layouts(const Program& program);
+// allow_wgmma (an sm_90a target): a dot C += load_shared(sa) @ load_shared(sb) with
+// fp16/bf16 operands and an fp32 accumulator, whose two loads come right before it (only
+// slices between) and feed nothing else, becomes a wgmma dot when wgmma_tiling tiles it;
+// sa's and sb's allocations then take shared_wgmma_operand's layouts.
+LayoutPlan infer_layouts(const Program& program, bool allow_wgmma = false);
 
 // The A and B layouts a SIMT dot needs for a given accumulator layout: every thread
 // holds, for all k, the rows of A and the columns of B of its accumulator elements.

@@ -209,6 +209,14 @@ def auto_shared_layout(shape: Sequence[int], dtype: Union[int, str, object]) -> 
     return _native.auto_shared_layout(list(shape), _dtype_bytes(dtype))
 
 
+@_pythonic
+def shared_wgmma_operand(shape: Sequence[int], dtype: Union[int, str, object]) -> Optional[SharedLayout]:
+    """The layout a ``wgmma`` operand tile is read from (the code generator picks it for
+    the shared tiles a Hopper dot reads): 64-byte rows with the 64-byte swizzle, or
+    column blocks of 128 bytes with the 128-byte swizzle. None for other row sizes."""
+    return _native.shared_wgmma_operand(list(shape), _dtype_bytes(dtype))
+
+
 # Short names for the shared layouts.
 row_major = shared_row_major
 column_major = shared_column_major
@@ -220,5 +228,6 @@ __all__ = [
     "compose", "divide", "auto_global_layout",
     "mma_atom", "mma_kind_for", "mma_block_layouts", "simt_block_layouts",
     "shared_row_major", "shared_column_major", "shared_swizzled", "auto_shared_layout",
+    "shared_wgmma_operand",
     "row_major", "column_major", "swizzled",
 ]

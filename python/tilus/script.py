@@ -162,11 +162,13 @@ class Script(_C.ScriptBase, InstructionMixin):
         """The IR of the specialisation these arguments select, as text."""
         return str(self.compile(*args, **kwargs).program)
 
-    def source(self, *args, **kwargs) -> str:
-        """The CUDA C++ source generated for the specialisation these arguments select."""
+    def source(self, *args, arch=None, **kwargs) -> str:
+        """The CUDA C++ source generated for the specialisation these arguments select,
+        for ``arch`` ("sm_80", "sm_90a", ...; default: the current GPU's, or a generic
+        one without a GPU)."""
         from tilus.runtime import launcher
 
-        return launcher.generate_source(self.compile(*args, **kwargs))
+        return launcher.generate_source(self.compile(*args, **kwargs), arch=arch)
 
     def compiled(self, *args, **kwargs):
         """Build the kernel for these arguments without running it. The returned

@@ -66,3 +66,42 @@ def make_matmul(dtype, acc_dtype, out_dtype):
 
     Matmul.__name__ = f"Matmul_{dtype.name}_{acc_dtype.name}_{out_dtype.name}"
     return Matmul
+
+
+class SingleStageMatmul(tilus.Script):
+    """fp16 matmul with one shared stage: each iteration's dot reads the stage that the
+    copies right after it overwrite with the next tile. On sm_90a the dot is a wgmma that
+    may still be reading when the copies are issued, so the code generator must wait for
+    it there (tests/gpu/test_matmul_gpu.py, tests/codegen/test_wgmma_source.py)."""
+
+    def __init__(self, block_m=64, block_n=64, block_k=32):
+        super().__init__()
+        self.block_m, self.block_n, self.block_k = block_m, block_n, block_k
+
+    def __call__(self, m: int32, n: int, k: int, a_ptr: ~tilus.float16, b_ptr: ~tilus.float16,
+                 c_ptr: ~tilus.float16):
+        bm, bn, bk = self.block_m, self.block_n, self.block_k
+        self.attrs.blocks = [cdiv(m, bm), cdiv(n, bn)]
+        self.attrs.warps = 4
+        om: int32 = self.blockIdx.x * bm
+        on: int32 = self.blockIdx.y * bn
+        ga = self.global_view(a_ptr, dtype=tilus.float16, shape=[m, k])
+        gb = self.global_view(b_ptr, dtype=tilus.float16, shape=[k, n])
+        sa = self.shared_tensor(dtype=tilus.float16, shape=[1, bm, bk])
+        sb = self.shared_tensor(dtype=tilus.float16, shape=[1, bk, bn])
+        acc = self.register_tensor(dtype=tilus.float32, shape=[bm, bn], init=0.0)
+        stage: int32 = 0
+        self.copy_async(src=ga, dst=sa[stage], offsets=[om, 0])
+        self.copy_async(src=gb, dst=sb[stage], offsets=[0, on])
+        self.copy_async_commit_group()
+        self.copy_async_wait_group(n=0)
+        self.sync()
+        for ok in range(0, k, bk):
+            self.dot(self.load_shared(sa[stage]), self.load_shared(sb[stage]), acc, out=acc)
+            self.copy_async(src=ga, dst=sa[stage], offsets=[om, ok + bk])
+            self.copy_async(src=gb, dst=sb[stage], offsets=[ok + bk, on])
+            self.copy_async_commit_group()
+            self.copy_async_wait_group(n=0)
+            self.sync()
+        gc = self.global_view(c_ptr, dtype=tilus.float16, shape=[m, n])
+        self.store_global(gc, self.cast(acc, dtype=tilus.float16), offsets=[om, on])

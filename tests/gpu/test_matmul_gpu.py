@@ -113,6 +113,37 @@ def test_seed_matmul_v5(example, split_k, block):
     torch.testing.assert_close(c, _ref(a, b, torch.float16), rtol=1e-2, atol=1e-2)
 
 
+@pytest.mark.parametrize("warps,bm,bn,bk,stages", [
+    (4, 128, 128, 32, 4), (8, 128, 128, 32, 3), (8, 64, 128, 32, 4), (4, 128, 64, 32, 3),
+    (4, 64, 256, 64, 3), (8, 128, 256, 64, 3)])
+@pytest.mark.parametrize("m,n,k", [(300, 520, 1000), (256, 384, 512), (1, 4096, 4096)])
+def test_seed_matmul_v5_tiles_hopper_lowers_to_wgmma(example, warps, bm, bn, bk, stages, m, n, k):
+    """The autotuner's Hopper tiles: on sm_90a the dot reads A and B from shared memory
+    with wgmma (64-byte and 128-byte swizzles, column-blocked B, 1-2 warpgroups)."""
+    from tilus import _C
+
+    kernel = example("matmul_v5_splitk").MatmulV5(num_warps=warps, block_m=bm, block_n=bn, block_k=bk,
+                                                  num_stages=stages, split_k_factor=1)
+    a, b = _rand((m, k), torch.float16), _rand((k, n), torch.float16)
+    c = _poison((m, n), torch.float16)
+    source = kernel.source(m, n, k, a, b, c)
+    assert ("wgmma.mma_async" in source) == (_C.runtime.arch_string() == "sm_90a")
+    kernel(m, n, k, a, b, c)
+    torch.testing.assert_close(c, _ref(a, b, torch.float16), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("m,n,k", [(100, 130, 200), (64, 64, 4096), (257, 65, 97)])
+def test_a_copy_into_the_tile_a_running_dot_reads_waits_for_it(m, n, k):
+    """One shared stage: the copies after each dot overwrite the tile it read (on sm_90a
+    the dot is an asynchronous wgmma the code generator must wait for first)."""
+    from .kernels import SingleStageMatmul
+
+    a, b = _rand((m, k), torch.float16), _rand((k, n), torch.float16)
+    c = _poison((m, n), torch.float16)
+    SingleStageMatmul()(m, n, k, a, b, c)
+    torch.testing.assert_close(c, _ref(a, b, torch.float16), rtol=1e-2, atol=1e-2)
+
+
 def test_fp32_simt_matmul_relu(example):
     kernel = example("matmul_relu_fp32_simt").MatmulReluSimt()
     for m, n, k in [(37, 100, 72), (256, 256, 256), (1, 300, 17)]:

@@ -58,3 +58,47 @@ def test_swizzle_requirements():
         shared_swizzled([64], 2)
     assert auto_shared_layout([16, 16], 2) == shared_row_major(16, 16)
     assert auto_shared_layout([16, 64], "float16").is_swizzled()
+
+
+# ---- wgmma operand layouts: the swizzle must be the hardware's, which XORs address bits
+# [4, 4 + b) with bits [7, 7 + b) of the byte address (b = 3 for 128-byte, 2 for 64-byte).
+
+def _hardware_swizzle(byte_address, bits):
+    return byte_address ^ (((byte_address >> 7) & ((1 << bits) - 1)) << 4)
+
+
+@pytest.mark.parametrize("shape", [[3, 128, 32], [4, 64, 32]])
+def test_wgmma_k_major_64_byte_rows_match_the_hardware_swizzle(shape):
+    from tilus.layout import shared_wgmma_operand
+
+    layout = shared_wgmma_operand(shape, 2)
+    assert layout == shared_swizzled(shape, 2) and layout.col_block == 0
+    for s, r, c in itertools.product(range(shape[0]), range(shape[1]), range(0, shape[2], 8)):
+        plain = ((s * shape[1] + r) * shape[2] + c) * 2
+        assert layout.offset(s, r, c) * 2 == _hardware_swizzle(plain, 2)
+        assert layout.unswizzled_offset(s, r, c) * 2 == plain
+
+
+@pytest.mark.parametrize("shape", [[3, 32, 128], [2, 64, 256], [4, 16, 64]])
+def test_wgmma_n_major_tiles_are_128_byte_column_blocks_with_the_hardware_swizzle(shape):
+    from tilus.layout import shared_wgmma_operand
+
+    stages, rows, cols = shape
+    layout = shared_wgmma_operand(shape, 2)
+    assert layout.col_block == (64 if cols > 64 else 0)
+    seen = set()
+    for s, r, c in itertools.product(range(stages), range(rows), range(cols)):
+        # block of 64 columns, then rows of 128 bytes inside it
+        plain = (s * rows * cols + (c // 64) * rows * 64 + r * 64 + c % 64) * 2
+        assert layout.offset(s, r, c) * 2 == _hardware_swizzle(plain, 3), (s, r, c)
+        assert layout.unswizzled_offset(s, r, c) * 2 == plain
+        seen.add(layout.offset(s, r, c))
+    assert len(seen) == stages * rows * cols == layout.size
+
+
+def test_wgmma_operand_needs_64_or_128_byte_multiples():
+    from tilus.layout import shared_wgmma_operand
+
+    assert shared_wgmma_operand([64, 16], 2) is None   # 32-byte rows
+    assert shared_wgmma_operand([64, 48], 2) is None   # 96-byte rows
+    assert shared_wgmma_operand([64, 32], 2).swizzle_chunks == 4

@@ -12,6 +12,7 @@
 #include "tilus/ldmatrix.cuh"   // ldmatrix_x{1,2,4}[_trans]
 #include "tilus/cp_async.cuh"   // cp_async_{16,8,4}, commit / wait groups
 #include "tilus/mma.cuh"        // mma_m16n8k16_*, mma_m16n8k32_*
+#include "tilus/wgmma.cuh"      // wgmma descriptors, fences, commit / wait (sm_90a)
 #include "tilus/semaphore.cuh"  // lock_semaphore, release_semaphore
 
 // Every generated kernel is declared TILUS_LAUNCH_BOUNDS(threads per block). The

@@ -10,7 +10,7 @@ does not; each call picks by checking the actual addresses.
 from __future__ import annotations
 
 import warnings
-from typing import Dict
+from typing import Dict, Optional
 
 from tilus import _C
 
@@ -115,8 +115,8 @@ class GpuKernel:
     def variant(self, aligned: bool) -> GpuVariant:
         v = self.variants.get(aligned)
         if v is None:
-            generated = _C.generate_cuda(self.program, aligned)
             arch = _rt.arch_string()
+            generated = _C.generate_cuda(self.program, aligned, arch)
             cache = _rt.compile_cache()
             cubin = cache.get_or_compile(generated["source"], generated["name"], arch, [])
             for message in cache.take_warnings():
@@ -150,5 +150,9 @@ def build(compiled) -> GpuKernel:
     return GpuKernel(compiled)
 
 
-def generate_source(compiled, pointers_aligned: bool = True) -> str:
-    return _C.generate_cuda(compiled.program, pointers_aligned)["source"]
+def generate_source(compiled, pointers_aligned: bool = True, arch: Optional[str] = None) -> str:
+    """The CUDA C++ of a compiled script as the launcher builds it for ``arch`` ("sm_90a",
+    ...); None: the current GPU's architecture, or none (no wgmma) without a GPU."""
+    if arch is None:
+        arch = _rt.arch_string() if _rt.cuda_available() else ""
+    return _C.generate_cuda(compiled.program, pointers_aligned, arch)["source"]

@@ -1,0 +1,61 @@
+"""On sm_90a a dot of two tiles loaded from shared memory becomes wgmma (CPU-only checks
+of the generated source; tests/gpu/test_matmul_gpu.py runs it)."""
+
+import torch
+
+from tests.gpu.kernels import SingleStageMatmul
+
+
+def _mats():
+    z = torch.zeros(4, 4, dtype=torch.float16)
+    return z, z, z
+
+
+def _v5(example, warps=4, stages=3):
+    return example("matmul_v5_splitk").MatmulV5(num_warps=warps, block_m=128, block_n=128, block_k=32,
+                                                num_stages=stages, split_k_factor=1)
+
+
+def _main_loop(source):
+    start = source.index("for (int offset_k")
+    # up to the wait that ends the loop's last dot before free_shared(sa)
+    return source[start:source.index("tilus::wgmma_wait_group<0>();  // freeing a tile")]
+
+
+def test_seed_tile_uses_wgmma_on_sm90a_and_mma_sync_elsewhere(example, monkeypatch):
+    hopper = _v5(example).source(4095, 4097, 4103, *_mats(), arch="sm_90a")
+    assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" in hopper
+    assert "ldmatrix" not in _main_loop(hopper) and "mma_m16n8k16" not in hopper
+    ampere = _v5(example).source(4095, 4097, 4103, *_mats(), arch="sm_80")
+    assert "wgmma" not in ampere.split('extern "C"')[1] and "tilus::ldmatrix_x4(" in ampere
+    monkeypatch.setenv("TILUS_WGMMA", "0")
+    forced = _v5(example).source(4095, 4097, 4103, *_mats(), arch="sm_90a")
+    assert "wgmma.mma_async" not in forced and "tilus::mma_m16n8k16_f16_f32(" in forced
+
+
+def test_pipelined_dot_keeps_running_past_the_next_stage_copies(example):
+    """sa[preload_stage] and sa[current_stage] are ring counters one apart: the copies
+    cannot hit the running dot's tiles, so the loop waits only for the previous dot."""
+    loop = _main_loop(_v5(example).source(4096, 4096, 4096, *_mats(), arch="sm_90a"))
+    assert loop.count("tilus::wgmma_wait_group<1>();") == 1
+    assert "wgmma_wait_group<0>" not in loop
+    assert loop.index("wgmma_wait_group<1>") < loop.index("cp_async_16")
+
+
+def test_two_warpgroups_wait_before_the_barrier(example):
+    loop = _main_loop(_v5(example, warps=8).source(4096, 4096, 4096, *_mats(), arch="sm_90a"))
+    last_copy = loop.rindex("cp_async_16")
+    assert loop.index("wgmma_wait_group<0>", last_copy) < loop.index("__syncthreads();", last_copy)
+
+
+def test_a_write_into_the_running_dots_tile_waits_first():
+    source = SingleStageMatmul().source(100, 130, 200, *_mats(), arch="sm_90a")
+    loop = source[source.index("for (int ok"):]
+    after_issue = loop[loop.index("wgmma_wait_group<1>"):]
+    assert after_issue.index("wgmma_wait_group<0>") < after_issue.index("cp_async_16")
+
+
+def test_the_accumulator_is_read_only_after_a_full_wait(example):
+    source = _v5(example).source(4096, 4096, 4096, *_mats(), arch="sm_90a")
+    tail = source[source.index("free_shared(sa)") - 400:]
+    assert tail.index("wgmma_wait_group<0>") < tail.index("tilus::cast<tilus::half>(acc[")
