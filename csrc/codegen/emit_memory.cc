@@ -221,6 +221,52 @@ Expr CudaEmitter::shared_offset(const SharedInfo& s, const std::vector<Expr>& co
   return make_binary(BinaryOp::Add, lead_offset, layout.offset_expr(full));
 }
 
+Expr CudaEmitter::element_offset(const SharedInfo& s, const RegisterLayout& layout, int64_t vec,
+                                 const Element& el) {
+  const SharedLayout& sl = plan_.shared.at(s.root);
+  const int view_rank = static_cast<int>(s.shape.size());
+  const int lead = sl.rank() - view_rank;
+  // Per loop, the offset change of one step, when it is the same for every thread and
+  // every position of the other loops (else nullopt): checked exhaustively, once.
+  std::string key = sl.str() + "|" + layout.str() + "|" + std::to_string(vec) + "|" + std::to_string(lead);
+  auto it = linear_walks_.find(key);
+  if (it == linear_walks_.end()) {
+    std::optional<std::vector<int64_t>> deltas;
+    auto at = [&](std::vector<int64_t> c) {
+      c.insert(c.begin(), lead, 0);
+      return sl.offset(c);
+    };
+    std::vector<int64_t> origin(view_rank, 0), d;
+    bool linear = true;
+    for (auto& loop : el.loops) d.push_back(at(loop.step) - at(origin));
+    const int64_t threads = layout.num_threads();
+    for (int64_t t = 0; t < threads && linear; ++t) {
+      std::vector<int64_t> base = layout.coords(t, 0);
+      const int64_t base_offset = at(base);
+      std::vector<int64_t> digit(el.loops.size(), 0);
+      while (linear) {  // every combination of loop positions
+        std::vector<int64_t> c = base;
+        int64_t expect = base_offset;
+        for (size_t j = 0; j < el.loops.size(); ++j) {
+          for (int r = 0; r < view_rank; ++r) c[r] += digit[j] * el.loops[j].step[r];
+          expect += digit[j] * d[j];
+        }
+        linear = at(c) == expect;
+        size_t j = 0;
+        while (j < digit.size() && ++digit[j] == el.loops[j].trips) digit[j++] = 0;
+        if (j == digit.size()) break;
+      }
+    }
+    if (linear) deltas = d;
+    it = linear_walks_.emplace(key, deltas).first;
+  }
+  if (!it->second) return shared_offset(s, el.coords);
+  Expr off = shared_offset(s, el.thread_coords);
+  for (size_t j = 0; j < el.loops.size(); ++j)
+    off = make_binary(BinaryOp::Add, off, make_binary(BinaryOp::Mul, el.loops[j].var, make_int((*it->second)[j])));
+  return off;
+}
+
 bool CudaEmitter::shared_contiguous(const SharedInfo& s, int64_t vec) const {
   const SharedLayout& l = plan_.shared.at(s.root);
   if (l.is_swizzled()) return vec <= l.chunk_elems;
@@ -240,7 +286,7 @@ void CudaEmitter::emit_load_shared(const Instruction& i) {
   int64_t vec = pow2_divisor(innermost_run(layout), std::max<int64_t>(1, 16 / t->dtype.bytes()));
   while (vec > 1 && !shared_contiguous(s, vec)) vec /= 2;
   for_each_local(layout, vec, [&](const Element& el) {
-    std::string src = s.ptr + " + " + expr(shared_offset(s, el.coords));
+    std::string src = s.ptr + " + " + expr(element_offset(s, layout, vec, el));
     if (vec == 1)
       line(r + "[" + expr(el.local) + "] = *(" + src + ");");
     else
@@ -259,7 +305,7 @@ void CudaEmitter::emit_store_shared(const Instruction& i) {
   std::string leader = replica_leader(layout);
   if (!leader.empty()) open("if (" + leader + ")");
   for_each_local(layout, vec, [&](const Element& el) {
-    std::string dst = s.ptr + " + " + expr(shared_offset(s, el.coords));
+    std::string dst = s.ptr + " + " + expr(element_offset(s, layout, vec, el));
     if (vec == 1)
       line("*(" + dst + ") = " + r + "[" + expr(el.local) + "];");
     else
@@ -358,7 +404,7 @@ void CudaEmitter::emit_copy_async(const Instruction& i) {
   bool full_chunks = div_.is_multiple(g.shape[last], vec);
   for_each_local(layout, vec, [&](const Element& el) {
     auto gi = global_index(i.args, i.dims, el.coords);
-    std::string soff = expr(shared_offset(s, el.coords));
+    std::string soff = expr(element_offset(s, layout, vec, el));
     std::string goff = expr(global_offset(gi, g));
     if (!async) {
       line(s.ptr + "[" + soff + "] = (" + in_bounds(*this, gi, g) + ") ? " + g.ptr + "[" + goff +

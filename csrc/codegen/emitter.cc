@@ -194,6 +194,7 @@ void CudaEmitter::for_each_local(const RegisterLayout& layout, int64_t vec,
       if (dims[j] == dims[m]) inner_stride[m] *= layout.mode_shape[j];
   Element el;
   el.coords = layout.thread_coord_exprs(tid_);
+  el.thread_coords = el.coords;
   el.local = make_int(0);
   const size_t n = layout.local_modes.size();
   // local index strides: mixed radix over the local modes, innermost fastest
@@ -217,6 +218,9 @@ void CudaEmitter::for_each_local(const RegisterLayout& layout, int64_t vec,
     ++opened;
     el.coords[dims[m]] = make_binary(BinaryOp::Add, el.coords[dims[m]],
                                      make_binary(BinaryOp::Mul, v, make_int(inner_stride[m] * step)));
+    Element::Loop loop{v, trips, std::vector<int64_t>(layout.rank(), 0)};
+    loop.step[dims[m]] = inner_stride[m] * step;
+    el.loops.push_back(loop);
     el.local = make_binary(BinaryOp::Add, el.local,
                            make_binary(BinaryOp::Mul, v, make_int(lstride[j] * step)));
   }

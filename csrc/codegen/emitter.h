@@ -6,6 +6,7 @@
 //   emit_wgmma.cc    dot: wgmma, and waiting for a wgmma still running
 #pragma once
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -77,6 +78,14 @@ class CudaEmitter {
   struct Element {
     std::vector<Expr> coords;  // of the first element, per dimension
     Expr local;                // its local index
+    // coords = thread_coords + sum over the loops of var * step (per dimension)
+    std::vector<Expr> thread_coords;
+    struct Loop {
+      Expr var;
+      int64_t trips;
+      std::vector<int64_t> step;
+    };
+    std::vector<Loop> loops;
   };
   // keep_outer_loop: the outermost loop stays a loop (fewer values in flight at once).
   void for_each_local(const RegisterLayout& layout, int64_t vec,
@@ -101,6 +110,11 @@ class CudaEmitter {
     std::vector<int64_t> shape;        // the view's shape
   };
   Expr shared_offset(const SharedInfo& s, const std::vector<Expr>& coords);
+  // The offset of an element of a for_each_local walk. When the swizzle never changes
+  // along the walk's loops (checked for every thread), it is the thread's offset plus
+  // a constant per loop step: the thread's part is the same in every iteration of the
+  // code around, so the compiler computes it once instead of per element.
+  Expr element_offset(const SharedInfo& s, const RegisterLayout& layout, int64_t vec, const Element& el);
   bool shared_contiguous(const SharedInfo& s, int64_t vec) const;
   int64_t global_vector(const GlobalInfo& g, const std::vector<Expr>& offsets,
                         const std::vector<int>& dims, int64_t tile_last, int64_t dtype_bytes,
@@ -203,6 +217,7 @@ class CudaEmitter {
   std::unordered_map<int, int> reg_scopes_;   // register tensor id -> block it is declared in
   std::vector<std::string> helpers_;  // device functions emitted before the kernel
   std::unordered_set<std::string> helper_names_;
+  std::unordered_map<std::string, std::optional<std::vector<int64_t>>> linear_walks_;  // element_offset
   std::ostringstream out_;
   int indent_ = 1;
   SourceLoc loc_;
