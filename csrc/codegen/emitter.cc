@@ -136,7 +136,9 @@ std::string CudaEmitter::expr(const Expr& e) {
       }
       return "(" + ctype(e->dtype) + ")" + std::to_string(e->int_value);
     case ExprKind::Var: return internal_vars_.count(e->var_id) ? e->name : sanitize(e->name);
-    case ExprKind::BlockIdx: return std::string("(int)blockIdx.") + "xyz"[e->axis];
+    case ExprKind::BlockIdx:
+      if (banded_launch_ && e->axis < 2) return e->axis == 0 ? "tl_block_x" : "tl_block_y";
+      return std::string("(int)blockIdx.") + "xyz"[e->axis];
     case ExprKind::Unary:
       if (e->unary_op == UnaryOp::Not) return "(!" + expr(e->a) + ")";
       return "(-" + expr(e->a) + ")";
@@ -426,8 +428,11 @@ CudaEmitter::CudaEmitter(const Program& program, const CodegenOptions& options)
     : program_(program), options_(options), plan_(infer_layouts(program, options.wgmma)), div_(program),
       threads_(program.warps * 32) {
   tid_ = internal_var("tl_tid");
+  // Banded launch order (run()) when the grid is two-dimensional.
+  auto is_one = [](const Expr& e) { return !e || (e->is_const() && e->int_value == 1); };
+  banded_launch_ = !is_one(program.grid[0]) && !is_one(program.grid[1]);
   unroll_budget_ = unroll_budget_from_env();
-  used_names_ = {"tl_tid", "tl_smem"};
+  used_names_ = {"tl_tid", "tl_smem", "tl_linear", "tl_band", "tl_band_x", "tl_band_w", "tl_block_x", "tl_block_y"};
   for (auto& p : program.params) used_names_.insert(sanitize(p->name));
   find_written_globals();
   find_ring_counters();
@@ -528,6 +533,17 @@ GeneratedKernel CudaEmitter::run() {
   src << "  extern __shared__ __align__(" << (plan_.wgmma_roots.empty() ? 128 : 1024)
       << ") unsigned char tl_smem[];\n";
   src << "  const int tl_tid = threadIdx.x;\n";
+  if (banded_launch_) {
+    // Blocks that run at the same time cover a band of 8 blocks along x and sweep y, so
+    // they share their x and y tiles in L2. Every (x, y) is still run once, and z (the
+    // slowest launch dimension) keeps its order; only the order within a z plane changes.
+    src << "  const int tl_linear = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;\n"
+           "  const int tl_band = 8 * (int)gridDim.y;  // blocks per band of 8 along x\n"
+           "  const int tl_band_x = tl_linear / tl_band * 8;\n"
+           "  const int tl_band_w = min((int)gridDim.x - tl_band_x, 8);\n"
+           "  const int tl_block_x = tl_band_x + tl_linear % tl_band % tl_band_w;\n"
+           "  const int tl_block_y = tl_linear % tl_band / tl_band_w;\n";
+  }
   src << body << "}\n";
   k.source = src.str();
   k.dynamic_smem = smem_.peak();

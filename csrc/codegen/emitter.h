@@ -194,6 +194,7 @@ class CudaEmitter {
   Divisibility div_;
   int threads_;
   Expr tid_;  // the thread index as an IR variable
+  bool banded_launch_ = false;  // blockIdx.x/y remapped to tl_block_x/y (run())
   SharedAllocator smem_;
   std::unordered_map<int, int64_t> smem_offset_;  // shared allocation id -> byte offset
   std::unordered_map<int, GlobalInfo> globals_;

@@ -59,3 +59,11 @@ def test_the_accumulator_is_read_only_after_a_full_wait(example):
     source = _v5(example).source(4096, 4096, 4096, *_mats(), arch="sm_90a")
     tail = source[source.index("free_shared(sa)") - 400:]
     assert tail.index("wgmma_wait_group<0>") < tail.index("tilus::cast<tilus::half>(acc[")
+
+
+def test_two_dimensional_grids_run_in_bands_one_dimensional_ones_as_launched(example):
+    banded = _v5(example).source(4096, 4096, 4096, *_mats(), arch="sm_90a")
+    assert "const int tl_block_x = " in banded and "(128 * tl_block_x)" in banded
+    assert "(int)blockIdx.x" not in banded.split("tl_block_y = ")[1]
+    plain = example("add_one").AddOneKernel(128, 4).source(1000, torch.zeros(1000), torch.zeros(1000), arch="sm_90a")
+    assert "tl_block_x" not in plain and "(int)blockIdx.x" in plain
