@@ -48,6 +48,9 @@ def main():
     for split_k in (1, 4, 12):
         cases.append((f"matmul_v5_splitk[split_k={split_k}]", lambda mod, s=split_k: mod.MatmulV5(
             num_warps=4, block_m=64, block_n=128, block_k=32, num_stages=3, split_k_factor=s)))
+    # two warpgroups on Hopper (wgmma dots waiting before each barrier)
+    cases.append(("matmul_v5_splitk[8 warps]", lambda mod: mod.MatmulV5(
+        num_warps=8, block_m=128, block_n=128, block_k=32, num_stages=3, split_k_factor=1)))
     cases.append(("matmul_decode_splitk", lambda mod: mod.MatmulDecode(
         num_warps=4, block_n=64, block_k=64, split_k=8, num_stages=3)))
     for name, make in cases:
