@@ -34,8 +34,7 @@
 namespace tilus {
 
 // Shared addresses are below 2^18 (228 KB), so addr >> 4 fits the 14-bit field without a
-// mask, and desc(addr) + (offset >> 4) == desc(addr + offset): callers build one
-// descriptor per tile and add the offsets of its k-steps and slabs as constants.
+// mask.
 static __device__ __forceinline__ uint64_t wgmma_desc(uint32_t smem_addr, uint32_t leading_bytes,
                                                       uint32_t stride_bytes, uint32_t swizzle) {
   return static_cast<uint64_t>(smem_addr >> 4) |
