@@ -52,10 +52,8 @@ class OpEstimator {
         const Tensor& a = i.inputs[0];
         const int64_t k = a->shape.size() >= 2 ? a->shape[1] : 1;
         auto plan = plan_.dots.find(&i);
-        // wgmma: per m64 slab and k16 step one instruction plus the ~15 that build and
-        // move its two descriptors (counted in the SASS of the seed's loop)
-        if (plan != plan_.dots.end() && plan->second.wgmma)
-          return 16 * plan->second.tiling.slabs * plan->second.tiling.k_steps;
+        if (plan != plan_.dots.end() && plan->second.wgmma)  // one instruction per m64 slab and k16
+          return plan->second.tiling.slabs * plan->second.tiling.k_steps;
         if (plan != plan_.dots.end() && plan->second.mma) {
           const int64_t atom_k = std::max(1, 32 / a->dtype.bytes());  // k of one mma atom
           return std::max<int64_t>(1, local(c) / 4 * ceil_div(k, atom_k));
