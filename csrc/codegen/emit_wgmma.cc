@@ -119,6 +119,16 @@ void CudaEmitter::emit_wgmma(const Instruction& i, const DotPlan& plan, const st
   // Only this dot may still run: what follows (the next stage's copies, the barrier)
   // overlaps it, and every access that could touch its tiles or accumulator waits first.
   line("tilus::wgmma_wait_group<1>();  // the dots before this one are done");
+  // Earlier dots into other accumulators are done now: pin their registers after the wait
+  // (not this dot's: touching a running accumulator would make ptxas serialise).
+  for (auto& [id, name, size] : inflight_.arrays) {
+    if (id == i.output->id || id == i.inputs[2]->id || name == acc) continue;
+    auto it = reg_scopes_.find(id);
+    if (it == reg_scopes_.end() || std::find(scopes_.begin(), scopes_.end(), it->second) == scopes_.end())
+      continue;
+    line("#pragma unroll");
+    line("for (int i = 0; i < " + std::to_string(size) + "; ++i) tilus::fence_register(" + name + "[i]);");
+  }
   WgmmaInFlight now;
   now.active = true;
   now.known = true;
@@ -192,10 +202,11 @@ void CudaEmitter::wgmma_guard(const Instruction& i) {
       if (!reads_root(s.root)) return;
       bool comparable = inflight_.known && !s.lead.empty() &&
                         std::find(scopes_.begin(), scopes_.end(), inflight_.scope) != scopes_.end();
+      if (!comparable) return wgmma_wait_all("writing a tile a running dot may read");
       std::vector<std::string> same;  // conditions under which the write hits the dot's tile
       for (auto& [root, lead] : inflight_.reads) {
         if (root != s.root) continue;
-        if (!comparable || lead.size() != s.lead.size()) return wgmma_wait_all("writing a tile the dot may read");
+        if (lead.size() != s.lead.size()) return wgmma_wait_all("writing a tile the dot may read");
         std::string cond;
         bool never = false;
         for (size_t d = 0; d < lead.size(); ++d) {

@@ -3,7 +3,7 @@ of the generated source; tests/gpu/test_matmul_gpu.py runs it)."""
 
 import torch
 
-from tests.gpu.kernels import SingleStageMatmul
+from tests.gpu.kernels import SingleStageMatmul, TwoAccumulatorMatmul
 
 
 def _mats():
@@ -67,3 +67,12 @@ def test_two_dimensional_grids_run_in_bands_one_dimensional_ones_as_launched(exa
     assert "(int)blockIdx.x" not in banded.split("tl_block_y = ")[1]
     plain = example("add_one").AddOneKernel(128, 4).source(1000, torch.zeros(1000), torch.zeros(1000), arch="sm_90a")
     assert "tl_block_x" not in plain and "(int)blockIdx.x" in plain
+
+
+def test_a_copy_at_the_top_of_a_loop_waits_for_the_previous_iterations_dot():
+    source = TwoAccumulatorMatmul().source(100, 130, 96, *_mats(), arch="sm_90a")
+    loop = source[source.index("for (int ok"):]
+    assert loop.index("wgmma_wait_group<0>") < loop.index("cp_async_16")
+    # the second dot's wait<1> retires the first, whose accumulator is then pinned
+    second = loop.index("tl_wgmma_m64n64k16_f32_f16(acc2")
+    assert "fence_register(acc1[i])" in loop[second:loop.index("__syncthreads", second)]

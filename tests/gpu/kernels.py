@@ -105,3 +105,33 @@ class SingleStageMatmul(tilus.Script):
             self.sync()
         gc = self.global_view(c_ptr, dtype=tilus.float16, shape=[m, n])
         self.store_global(gc, self.cast(acc, dtype=tilus.float16), offsets=[om, on])
+
+
+class TwoAccumulatorMatmul(tilus.Script):
+    """fp16 A @ B computed twice into two accumulators, one unpipelined shared stage
+    copied at the top of each iteration: c = 2 * acc1 - acc2 (= A @ B). On sm_90a both
+    dots are wgmma; the copy that starts the next iteration must wait for the second dot
+    of the previous one (whose tile indices are out of scope by then)."""
+
+    def __call__(self, m: int32, n: int, k: int, a_ptr: ~tilus.float16, b_ptr: ~tilus.float16,
+                 c_ptr: ~tilus.float16):
+        self.attrs.blocks = [cdiv(m, 64), cdiv(n, 64)]
+        self.attrs.warps = 4
+        ga = self.global_view(a_ptr, dtype=tilus.float16, shape=[m, k])
+        gb = self.global_view(b_ptr, dtype=tilus.float16, shape=[k, n])
+        sa = self.shared_tensor(dtype=tilus.float16, shape=[64, 32])
+        sb = self.shared_tensor(dtype=tilus.float16, shape=[32, 64])
+        acc1 = self.register_tensor(dtype=tilus.float32, shape=[64, 64], init=0.0)
+        acc2 = self.register_tensor(dtype=tilus.float32, shape=[64, 64], init=0.0)
+        for ok in range(0, k, 32):
+            self.copy_async(src=ga, dst=sa, offsets=[self.blockIdx.x * 64, ok])
+            self.copy_async(src=gb, dst=sb, offsets=[ok, self.blockIdx.y * 64])
+            self.copy_async_commit_group()
+            self.copy_async_wait_group(n=0)
+            self.sync()
+            self.dot(self.load_shared(sa), self.load_shared(sb), acc1, out=acc1)
+            self.dot(self.load_shared(sa), self.load_shared(sb), acc2, out=acc2)
+            self.sync()
+        gc = self.global_view(c_ptr, dtype=tilus.float16, shape=[m, n])
+        self.store_global(gc, self.cast(acc1 + acc1 - acc2, dtype=tilus.float16),
+                          offsets=[self.blockIdx.x * 64, self.blockIdx.y * 64])
