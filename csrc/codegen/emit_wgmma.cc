@@ -121,14 +121,8 @@ void CudaEmitter::emit_wgmma(const Instruction& i, const DotPlan& plan, const st
   line("tilus::wgmma_wait_group<1>();  // the dots before this one are done");
   // Earlier dots into other accumulators are done now: pin their registers after the wait
   // (not this dot's: touching a running accumulator would make ptxas serialise).
-  for (auto& [id, name, size] : inflight_.arrays) {
-    if (id == i.output->id || id == i.inputs[2]->id || name == acc) continue;
-    auto it = reg_scopes_.find(id);
-    if (it == reg_scopes_.end() || std::find(scopes_.begin(), scopes_.end(), it->second) == scopes_.end())
-      continue;
-    line("#pragma unroll");
-    line("for (int i = 0; i < " + std::to_string(size) + "; ++i) tilus::fence_register(" + name + "[i]);");
-  }
+  for (auto& array : inflight_.arrays)
+    if (array.tensor != i.output->id && array.tensor != i.inputs[2]->id && array.name != acc) pin(array);
   WgmmaInFlight now;
   now.active = true;
   now.known = true;
@@ -159,19 +153,22 @@ bool CudaEmitter::contains_wgmma(const Stmt& s) const {
   }
 }
 
+// After a wait that retired the dot writing `array`: an empty asm "rewriting" each of its
+// registers, so no read of them moves above the wait. Arrays out of scope are skipped
+// (nothing can read them any more).
+void CudaEmitter::pin(const WgmmaInFlight::Array& array) {
+  auto it = reg_scopes_.find(array.tensor);
+  if (it == reg_scopes_.end() || std::find(scopes_.begin(), scopes_.end(), it->second) == scopes_.end())
+    return;
+  line("#pragma unroll");
+  line("for (int i = 0; i < " + std::to_string(array.size) + "; ++i) tilus::fence_register(" + array.name + "[i]);");
+}
+
 void CudaEmitter::wgmma_wait_all(const std::string& why, bool fence_arrays) {
   if (!inflight_.active) return;
   line("tilus::wgmma_wait_group<0>();  // " + why);
-  for (auto& [id, name, size] : inflight_.arrays) {
-    if (!fence_arrays) break;
-    // only arrays still in scope can be read after this point
-    auto it = reg_scopes_.find(id);
-    if (it == reg_scopes_.end() ||
-        std::find(scopes_.begin(), scopes_.end(), it->second) == scopes_.end())
-      continue;
-    line("#pragma unroll");
-    line("for (int i = 0; i < " + std::to_string(size) + "; ++i) tilus::fence_register(" + name + "[i]);");
-  }
+  if (fence_arrays)
+    for (auto& array : inflight_.arrays) pin(array);
   inflight_ = WgmmaInFlight{};
 }
 

@@ -157,6 +157,7 @@ class CudaEmitter {
   // ---- a wgmma dot still running (emit_wgmma.cc)
   void wgmma_guard(const Instruction& i);  // before every instruction
   void wgmma_wait_all(const std::string& why, bool fence_arrays = true);
+  void pin(const WgmmaInFlight::Array& array);
   bool contains_wgmma(const Stmt& s) const;
   // Ring counters: scalars declared to a constant and only ever advanced by
   // v = (v + 1) % S, once per iteration of one loop -- a pipeline's stage indices. Two of
