@@ -10,7 +10,7 @@ void CudaEmitter::emit_dot(const Instruction& i) {
   if (plan.wgmma) {
     bool in_place = false;
     std::string acc = dot_accumulator(i, reg_operand(i.inputs[2], bl.c), bl.c, in_place);
-    emit_wgmma(i, plan, acc, in_place || (i.defines_output && plan_.layout_of(i.output) == bl.c));
+    emit_wgmma(i, plan, acc, in_place || accumulates_into_output(i, bl.c));
     finish_dot(i, acc, bl.c, in_place);
     return;
   }
@@ -34,6 +34,12 @@ std::string mma_function(MmaKind kind, DataType in, DataType acc) {
 }
 }  // namespace
 
+// A dot that defines its output in the accumulator's layout accumulates in the output's
+// own array.
+bool CudaEmitter::accumulates_into_output(const Instruction& i, const RegisterLayout& c_layout) const {
+  return i.defines_output && plan_.layout_of(i.output) == c_layout;
+}
+
 // The array a dot accumulates into: c's own array when the dot updates c in place in
 // the layout the dot needs; otherwise a fresh array (the new output's, when the dot
 // defines one in that layout) initialised from c. `in_place` tells which.
@@ -43,7 +49,7 @@ std::string CudaEmitter::dot_accumulator(const Instruction& i, const std::string
   in_place = !i.defines_output && d == c && plan_.layout_of(d) == c_layout;
   if (in_place) return rc;
   std::string acc;
-  if (i.defines_output && plan_.layout_of(d) == c_layout) {
+  if (accumulates_into_output(i, c_layout)) {
     acc = declare_reg(d, c_layout);
   } else {
     acc = fresh("tl_acc");
@@ -61,7 +67,7 @@ void CudaEmitter::finish_dot(const Instruction& i, const std::string& acc, const
                              bool in_place) {
   const Tensor& d = i.output;
   if (in_place) return;
-  if (i.defines_output && plan_.layout_of(d) == c_layout) return;  // acc is d's own array
+  if (accumulates_into_output(i, c_layout)) return;  // acc is d's own array
   if (i.defines_output) declare_reg(d, plan_.layout_of(d));
   write_back(d, acc, c_layout);
 }

@@ -279,13 +279,9 @@ void CudaEmitter::loop_body(const Stmt& body) {
   if (body_dots) inflight_.active = true, inflight_.known = false;
   block(body);
   if (body_dots) {
-    auto arrays = inflight_.arrays;
-    auto accumulators = inflight_.accumulators;
-    inflight_ = before;
-    inflight_.active = true;
-    inflight_.known = false;
-    for (auto& a : arrays) inflight_.arrays.push_back(a);
-    inflight_.accumulators.insert(accumulators.begin(), accumulators.end());
+    WgmmaInFlight after = before;
+    after.absorb(inflight_);
+    inflight_ = after;
   } else {
     inflight_ = before;  // the body may have waited; `before` is the safe superset
   }
@@ -296,13 +292,7 @@ void CudaEmitter::after_branches(const WgmmaInFlight& before, bool branch_dots) 
     inflight_ = before;
     return;
   }
-  WgmmaInFlight merged = inflight_;
-  merged.active = true;
-  merged.known = false;
-  for (auto& a : before.arrays) merged.arrays.push_back(a);
-  merged.accumulators.insert(before.accumulators.begin(), before.accumulators.end());
-  for (auto& r : before.reads) merged.reads.push_back(r);
-  inflight_ = merged;
+  inflight_.absorb(before);
 }
 
 void CudaEmitter::stmt(const Stmt& s) {

@@ -49,6 +49,15 @@ class CudaEmitter {
       int64_t size;
     };
     std::vector<Array> arrays;  // accumulator arrays to fence after a wait
+    // `other` may be running too (a loop's previous iteration, another branch): keep
+    // its accumulators, and forget which dot runs (its tile indices: `reads` is
+    // consulted only while `known`).
+    void absorb(const WgmmaInFlight& other) {
+      active = true;
+      known = false;
+      arrays.insert(arrays.end(), other.arrays.begin(), other.arrays.end());
+      accumulators.insert(other.accumulators.begin(), other.accumulators.end());
+    }
   };
 
   // ---- text
@@ -176,6 +185,7 @@ class CudaEmitter {
   void find_ring_counters();
   // True when two frozen view indices provably hold different values.
   bool stages_differ(const Expr& a, const Expr& b) const;
+  bool accumulates_into_output(const Instruction& i, const RegisterLayout& c_layout) const;
   std::string dot_accumulator(const Instruction& i, const std::string& rc,
                               const RegisterLayout& c_layout, bool& in_place);
   void finish_dot(const Instruction& i, const std::string& acc, const RegisterLayout& c_layout,

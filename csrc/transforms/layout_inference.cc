@@ -213,12 +213,14 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
   // Register tensors read by more than one instruction (a wgmma dot must be the only
   // reader of its operand tiles, whose loads it folds away).
   std::unordered_map<int, int> reads;
-  for_each_inst(program.body, [&](const Instruction& inst, const SourceLoc&) {
-    for (auto& t : inst.inputs)
-      if (is_reg(t)) ++reads[t->id];
-  });
-  auto before = allow_wgmma ? loads_before_dots(program.body)
-                            : std::unordered_map<const Instruction*, std::vector<const Instruction*>>{};
+  std::unordered_map<const Instruction*, std::vector<const Instruction*>> before;
+  if (allow_wgmma) {
+    for_each_inst(program.body, [&](const Instruction& inst, const SourceLoc&) {
+      for (auto& t : inst.inputs)
+        if (is_reg(t)) ++reads[t->id];
+    });
+    before = loads_before_dots(program.body);
+  }
 
   // The wgmma plan of a dot, or nullopt when it does not qualify.
   auto try_wgmma = [&](const Instruction& inst) -> std::optional<DotPlan> {
@@ -231,8 +233,10 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
     if (!tiling) return std::nullopt;
     int cg = groups.find(c->id);
     if (group_layout.count(cg) && group_layout.at(cg) != tiling->c) return std::nullopt;
+    auto loads = before.find(&inst);
+    if (loads == before.end()) return std::nullopt;
     DotPlan dp;
-    for (const Instruction* load : before[&inst]) {
+    for (const Instruction* load : loads->second) {
       if (load->output == a && !dp.load_a) dp.load_a = load;
       if (load->output == b && !dp.load_b) dp.load_b = load;
     }
