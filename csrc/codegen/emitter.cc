@@ -287,12 +287,15 @@ void CudaEmitter::loop_body(const Stmt& body) {
   }
 }
 
-void CudaEmitter::after_branches(const WgmmaInFlight& before, bool branch_dots) {
+// After an if: what ran before it, or what either branch left running.
+void CudaEmitter::after_branches(const WgmmaInFlight& before, const WgmmaInFlight& after_then,
+                                 bool branch_dots) {
   if (!branch_dots) {
     inflight_ = before;
     return;
   }
   inflight_.absorb(before);
+  inflight_.absorb(after_then);
 }
 
 void CudaEmitter::stmt(const Stmt& s) {
@@ -340,6 +343,7 @@ void CudaEmitter::stmt(const Stmt& s) {
         const bool branch_dots = contains_wgmma(s->then_body) || contains_wgmma(s->else_body);
         open("if (" + expr(s->cond) + ")");
         block(s->then_body);
+        const WgmmaInFlight after_then = inflight_;
         if (s->else_body) {
           inflight_ = before;
           --indent_;
@@ -348,7 +352,7 @@ void CudaEmitter::stmt(const Stmt& s) {
           block(s->else_body);
         }
         close();
-        after_branches(before, branch_dots);
+        after_branches(before, after_then, branch_dots);
         return;
       }
       case StmtKind::While:

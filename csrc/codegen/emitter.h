@@ -134,7 +134,7 @@ class CudaEmitter {
   void stmt(const Stmt& s);
   void block(const Stmt& body);      // a nested C++ block (scopes_)
   void loop_body(const Stmt& body);  // a loop's body, with what a wgmma dot in it leaves running
-  void after_branches(const WgmmaInFlight& before, bool branch_dots);
+  void after_branches(const WgmmaInFlight& before, const WgmmaInFlight& after_then, bool branch_dots);
   void inst(const Instruction& i);
   void emit_global_view(const Instruction& i);
   void emit_global_tensor(const Instruction& i);

@@ -3,7 +3,7 @@ of the generated source; tests/gpu/test_matmul_gpu.py runs it)."""
 
 import torch
 
-from tests.gpu.kernels import SingleStageMatmul, TwoAccumulatorMatmul
+from tests.gpu.kernels import BranchDotMatmul, SingleStageMatmul, TwoAccumulatorMatmul
 
 
 def _mats():
@@ -76,3 +76,9 @@ def test_a_copy_at_the_top_of_a_loop_waits_for_the_previous_iterations_dot():
     # the second dot's wait<1> retires the first, whose accumulator is then pinned
     second = loop.index("tl_wgmma_m64n64k16_f32_f16(acc2")
     assert "fence_register(acc1[i])" in loop[second:loop.index("__syncthreads", second)]
+
+
+def test_a_dot_in_the_then_branch_is_waited_for_after_an_else_branch():
+    source = BranchDotMatmul().source(100, 130, 32, *_mats(), arch="sm_90a")
+    after_if = source[source.index("} else {"):]
+    assert after_if.index("wgmma_wait_group<0>") < after_if.index("tilus::cast<tilus::half>(acc[")

@@ -135,3 +135,31 @@ class TwoAccumulatorMatmul(tilus.Script):
         gc = self.global_view(c_ptr, dtype=tilus.float16, shape=[m, n])
         self.store_global(gc, self.cast(acc1 + acc1 - acc2, dtype=tilus.float16),
                           offsets=[self.blockIdx.x * 64, self.blockIdx.y * 64])
+
+
+class BranchDotMatmul(tilus.Script):
+    """One 64x64x32 tile of A @ B, multiplied only in the then-branch of a runtime if
+    (m > 0; m is a runtime int32) whose else-branch only synchronises; the accumulator is stored after the if.
+    On sm_90a the dot is a wgmma that may still run when the branches join."""
+
+    def __call__(self, m: int32, n: int, k: int, a_ptr: ~tilus.float16, b_ptr: ~tilus.float16,
+                 c_ptr: ~tilus.float16):
+        self.attrs.blocks = [cdiv(m, 64), cdiv(n, 64)]
+        self.attrs.warps = 4
+        ga = self.global_view(a_ptr, dtype=tilus.float16, shape=[m, k])
+        gb = self.global_view(b_ptr, dtype=tilus.float16, shape=[k, n])
+        sa = self.shared_tensor(dtype=tilus.float16, shape=[64, 32])
+        sb = self.shared_tensor(dtype=tilus.float16, shape=[32, 64])
+        acc = self.register_tensor(dtype=tilus.float32, shape=[64, 64], init=0.0)
+        self.copy_async(src=ga, dst=sa, offsets=[self.blockIdx.x * 64, 0])
+        self.copy_async(src=gb, dst=sb, offsets=[0, self.blockIdx.y * 64])
+        self.copy_async_commit_group()
+        self.copy_async_wait_group(n=0)
+        self.sync()
+        if m > 0:
+            self.dot(self.load_shared(sa), self.load_shared(sb), acc, out=acc)
+        else:
+            self.sync()
+        gc = self.global_view(c_ptr, dtype=tilus.float16, shape=[m, n])
+        self.store_global(gc, self.cast(acc, dtype=tilus.float16),
+                          offsets=[self.blockIdx.x * 64, self.blockIdx.y * 64])

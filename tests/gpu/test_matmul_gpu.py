@@ -154,6 +154,16 @@ def test_two_accumulators_and_a_copy_at_the_top_of_the_loop(m, n, k):
     torch.testing.assert_close(c, _ref(a, b, torch.float16), rtol=1e-2, atol=1e-2)
 
 
+def test_a_dot_in_one_branch_is_finished_before_its_result_is_stored():
+    from .kernels import BranchDotMatmul
+
+    m, n, k = 100, 130, 32
+    a, b = _rand((m, k), torch.float16), _rand((k, n), torch.float16)
+    c = _poison((m, n), torch.float16)
+    BranchDotMatmul()(m, n, k, a, b, c)
+    torch.testing.assert_close(c, _ref(a, b, torch.float16), rtol=1e-2, atol=1e-2)
+
+
 def test_fp32_simt_matmul_relu(example):
     kernel = example("matmul_relu_fp32_simt").MatmulReluSimt()
     for m, n, k in [(37, 100, 72), (256, 256, 256), (1, 300, 17)]:
