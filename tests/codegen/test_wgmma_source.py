@@ -82,3 +82,16 @@ def test_a_dot_in_the_then_branch_is_waited_for_after_an_else_branch():
     source = BranchDotMatmul().source(100, 130, 32, *_mats(), arch="sm_90a")
     after_if = source[source.index("} else {"):]
     assert after_if.index("wgmma_wait_group<0>") < after_if.index("tilus::cast<tilus::half>(acc[")
+
+
+def test_copy_addresses_are_the_threads_offset_plus_a_constant_per_step(example):
+    """The swizzle does not change along a copy's loop, so each step only adds a
+    constant (16 rows of the 64-byte-row A tile = 1024 elements) to the thread's offset."""
+    loop = _main_loop(_v5(example).source(4096, 4096, 4096, *_mats(), arch="sm_90a"))
+    copy = loop[loop.index("tilus::cp_async_16(tilus::smem_u32(sa"):]
+    assert "* 1024)))" in copy.split("\n")[0]
+
+
+def test_the_hopper_main_loop_unrolls_twice(example):
+    source = _v5(example, stages=4).source(4096, 4096, 4096, *_mats(), arch="sm_90a")
+    assert "#pragma unroll 2\n  for (int offset_k" in source
