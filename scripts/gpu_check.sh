@@ -26,12 +26,11 @@ step() {  # step NAME COMMAND...: runs, records status and seconds, keeps the lo
   if [ "$status" = FAIL ]; then echo "---- $name (last lines)"; tail -n 25 "$LOGS/$name.log"; fi
 }
 
-# The image's default compiler (/opt/gcc) links libstdc++ statically; a second copy of
-# libstdc++ beside torch's breaks iostream locales (segfaults in operator<<). Build with
-# the system compiler, which links it dynamically.
-if [ -x /usr/bin/g++ ]; then export CXX=/usr/bin/g++ CC=/usr/bin/gcc; fi
+# Built exactly as README tells users (no compiler override): the module must work with
+# whatever the host's default toolchain does with libstdc++ (issue 18).
 rm -rf build/
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$LOGS/gpu.txt" 2>&1
+echo "c++: $(c++ --version 2>/dev/null | head -1) ($(command -v c++))" >> "$LOGS/gpu.txt"
 step build python3 -m pip install --no-build-isolation --no-deps -q .
 if [ "$MODE" = full ] || [ "$MODE" = tests ]; then
   step pytest_gpu python3 -m pytest -m gpu -q --maxfail=15 tests -p no:cacheprovider

@@ -56,6 +56,8 @@ static int64_t eval(const Expr& e, const std::map<int, int64_t>& env) {
         case BinaryOp::Mul: return a * b;
         case BinaryOp::Div: return a / b;
         case BinaryOp::Mod: return a % b;
+        case BinaryOp::BitAnd: return a & b;
+        case BinaryOp::BitXor: return a ^ b;  // shared-memory swizzles
         default: break;
       }
       break;
