@@ -193,6 +193,23 @@ def test_a_corrupt_entry_is_rebuilt_with_a_warning(fake_gpu, cache_dir):
         assert json.load(open(entry))["config_index"] == good["config_index"]
 
 
+def test_an_entry_that_is_not_utf8_is_rebuilt_with_a_warning(fake_gpu, cache_dir):
+    fake_gpu()
+    Scale(1.0)(100, _x())
+    [entry] = [e for e in _entries(cache_dir) if e.endswith(".json")]
+    good = json.load(open(entry))
+    with open(entry, "wb") as f:
+        f.write(b'{"format": 1, "config": "\xff\xfe"}')
+    with pytest.warns(RuntimeWarning, match="is damaged .*can't decode byte 0xff"):
+        Scale(1.0)(100, _x())
+    assert tilus.autotune.STATS["tunings"] == 2
+    assert json.load(open(entry))["config_index"] == good["config_index"]  # rewritten
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Scale(1.0)(100, _x())
+    assert tilus.autotune.STATS["store_hits"] == 1
+
+
 def test_an_unreadable_entry_is_reported_and_tuning_still_works(fake_gpu, cache_dir):
     fake_gpu()
     Scale(1.0)(100, _x())
