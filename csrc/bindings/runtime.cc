@@ -203,8 +203,8 @@ void bind_compile_cache(py::module_& m) {
             cache.set_cache_dir(dir ? *dir : runtime::default_cache_dir());
           },
           py::arg("path"),
-          "Use `path` for the disk store (\"\" = memory only; None = $TILUS_CACHE_DIR or "
-          "~/.cache/tilus, read now).")
+          "Use `path` for the disk store (\"\" = memory only; None = $TILUS_CACHE_DIR, "
+          "~/.cache/tilus when it is unset, read now).")
       .def("warnings", &CompileCache::warnings)
       .def("take_warnings", &CompileCache::take_warnings);
 

@@ -88,7 +88,7 @@ std::pair<bool, std::string> decode_cache_entry(const std::string& file, std::st
 }
 
 std::string default_cache_dir() {
-  if (const char* dir = std::getenv("TILUS_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* dir = std::getenv("TILUS_CACHE_DIR")) return dir;
   if (const char* home = std::getenv("HOME"); home && *home) {
     return (fs::path(home) / ".cache" / "tilus").string();
   }

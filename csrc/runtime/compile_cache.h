@@ -97,7 +97,8 @@ class CompileCache {
   std::vector<std::string> warnings_;
 };
 
-// $TILUS_CACHE_DIR, else $HOME/.cache/tilus; "" when neither can be determined.
+// $TILUS_CACHE_DIR when it is set (set but empty: "", memory only, as documented),
+// else $HOME/.cache/tilus; "" (memory only) when there is no $HOME either.
 std::string default_cache_dir();
 
 // The process-wide cache used by the Python side and the autotuner. Created on first

@@ -13,8 +13,8 @@ def main(argv=None) -> int:
     actions = cache.add_subparsers(dest="action", required=True)
     for name, text in (("info", "show what the cache holds"), ("clear", "delete it")):
         action = actions.add_parser(name, help=text)
-        action.add_argument("--dir", help="cache root (default: $TILUS_CACHE_DIR or "
-                                          "~/.cache/tilus)")
+        action.add_argument("--dir", help="cache root (default: $TILUS_CACHE_DIR, "
+                                          "~/.cache/tilus when unset; empty: memory only)")
         if name == "clear":
             action.add_argument("--cubins", action="store_true", help="only compiled kernels")
             action.add_argument("--tuning", action="store_true", help="only tuning results")
@@ -31,9 +31,15 @@ def main(argv=None) -> int:
     root = args.dir if args.dir is not None else tilus_cache.option.get_cache_dir()
     if not removed:
         print(f"tilus cache: nothing to clear in {root or '(memory only)'}")
+    status = 0
     for part, usage in removed.items():
-        print(f"tilus cache: removed {usage['files']} {part} file(s) from {root}")
-    return 0
+        if usage["files"] or not usage["failed"]:
+            print(f"tilus cache: removed {usage['files']} {part} file(s) from {root}")
+        if usage["failed"]:
+            print(f"tilus cache: could not remove {usage['failed']} {part} file(s) from "
+                  f"{root} ({usage['error']})", file=sys.stderr)
+            status = 1
+    return status
 
 
 if __name__ == "__main__":

@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import linecache
+import sys
 import threading
-from typing import Callable, Dict, List, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Sequence, Tuple
 
 from tilus import _C
+from tilus.lang import errors
+from tilus.lang.errors import ScriptError
 from tilus.tuning import tuner
 from tilus.tuning.key import KeyMaker
 from tilus.tuning.tuner import NoValidConfigError
@@ -58,20 +62,27 @@ def autotune(arg_names: str, arg_values: Sequence):
     """Declare a search space: ``@tilus.autotune("block_k", [16, 32])`` or
     ``@tilus.autotune("block_m, block_n", [(128, 128), (64, 128)])``."""
     if not isinstance(arg_names, str):
-        raise TypeError("autotune: the first argument is a comma-separated string of names")
+        raise _located(TypeError, "autotune: the first argument is a comma-separated string "
+                                  "of names")
     names = tuple(n.strip() for n in arg_names.split(","))
     if not all(n.isidentifier() for n in names):
-        raise ValueError(f"autotune: bad parameter names {arg_names!r}")
+        raise _located(ValueError, f"autotune: bad parameter names {arg_names!r}")
     if len(set(names)) != len(names):
-        raise ValueError(f"autotune: {arg_names!r} names a parameter twice")
+        raise _located(ValueError, f"autotune: {arg_names!r} names a parameter twice")
+    # A string is iterable, but "12" as the values of block_n means [12] or ["12"], never
+    # the two configurations '1' and '2'.
+    if isinstance(arg_values, (str, bytes)) or not isinstance(arg_values, Iterable):
+        raise _located(TypeError, f"autotune({arg_names!r}): the values of {_named(names)} "
+                                  f"must be a list or tuple, got {type(arg_values).__name__} "
+                                  f"{arg_values!r}")
     values = list(arg_values)
     if not values:
-        raise ValueError(f"autotune({arg_names!r}): the list of values is empty")
+        raise _located(ValueError, f"autotune({arg_names!r}): the list of values is empty")
     rows = []
     for v in values:
         if len(names) > 1 and (not isinstance(v, (tuple, list)) or len(v) != len(names)):
-            raise ValueError(f"autotune({arg_names!r}): each value must be a tuple of "
-                             f"{len(names)} items, got {v!r}")
+            raise _located(ValueError, f"autotune({arg_names!r}): each value must be a tuple "
+                                       f"of {len(names)} items, got {v!r}")
         rows.append(tuple(v) if len(names) > 1 else (v,))
 
     def decorate(cls):
@@ -99,6 +110,17 @@ def autotune(arg_names: str, arg_values: Sequence):
         return cls
 
     return decorate
+
+
+def _named(names: tuple) -> str:
+    return f"'{names[0]}'" if len(names) == 1 else "(" + ", ".join(names) + ")"
+
+
+def _located(kind, message: str) -> ScriptError:
+    """`message` located at the call of autotune() (the decorator line in the script)."""
+    frame = sys._getframe(2)
+    file, line = frame.f_code.co_filename, frame.f_lineno
+    return errors.script_error(kind.__name__, message, file, line, linecache.getline(file, line))
 
 
 # `tilus.autotune` names this function (the package re-exports it), so the counters are

@@ -3,7 +3,8 @@
 Each option is read from its environment variable whenever it is needed, unless it was
 set here, which then wins for the rest of the process::
 
-    tilus.option.cache_dir("/scratch/tilus")   # TILUS_CACHE_DIR (default ~/.cache/tilus)
+    tilus.option.cache_dir("/scratch/tilus")   # TILUS_CACHE_DIR (unset: ~/.cache/tilus,
+                                               # empty: memory only)
     tilus.option.build_threads(8)              # TILUS_BUILD_THREADS (default: usable cores)
     tilus.option.dump("/tmp/tilus_dump")       # TILUS_DUMP_DIR (default: no dump)
     tilus.option.tuning(warmup=3, repeat=20)   # TILUS_TUNE_WARMUP, TILUS_TUNE_REPEAT,
@@ -45,8 +46,8 @@ def _env_number(name: str, kind, minimum):
 # ---------------------------------------------------------------------------- cache dir
 def cache_dir(path: Optional[str]) -> None:
     """Root of the disk caches (compiled binaries in ``cubin/``, tuning results in
-    ``tuning/``). ``""`` keeps everything in memory; None means $TILUS_CACHE_DIR, else
-    ~/.cache/tilus."""
+    ``tuning/``). ``""`` keeps everything in memory; None means $TILUS_CACHE_DIR (which
+    may be empty too), else ~/.cache/tilus."""
     _C.runtime.compile_cache().set_cache_dir(None if path is None else os.fspath(path))
 
 

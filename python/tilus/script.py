@@ -9,6 +9,7 @@ interpreter when the tensors live on the CPU, on the GPU when they live there.
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Dict, Optional
 
@@ -168,6 +169,8 @@ class Script(_C.ScriptBase, InstructionMixin):
         one without a GPU)."""
         from tilus.runtime import launcher
 
+        if arch is not None:
+            _check_arch(arch, f"{type(self).__name__}.source()")
         return launcher.generate_source(self.compile(*args, **kwargs), arch=arch)
 
     def compiled(self, *args, **kwargs):
@@ -206,6 +209,25 @@ def _on_cpu(tensors) -> bool:
     from tilus.runtime import driver_available
 
     return not driver_available()
+
+
+_ARCH = re.compile(r"sm_(\d{2,3})(a?)")
+
+
+def _check_arch(arch, where: str):
+    """NVRTC -arch values tilus generates code for (what runtime arch_string() gives a GPU
+    of compute capability 8.0 or newer, and the plain forms of those)."""
+    match = _ARCH.fullmatch(arch) if isinstance(arch, str) else None
+    if match:
+        major = int(match.group(1)[:-1])
+        if major >= 8 and (not match.group(2) or major >= 9):
+            return
+    kind = ValueError if isinstance(arch, str) else TypeError
+    raise kind(f"{where}: arch={arch!r} is not an architecture tilus generates code for. "
+               "Accepted: 'sm_<major><minor>' of compute capability 8.0 or newer ('sm_80', "
+               "'sm_86', 'sm_87', 'sm_89', 'sm_90', 'sm_100', 'sm_120', ...); with the "
+               "suffix 'a' from 9.0 on for the architecture-specific instructions ('sm_90a' "
+               "lowers dots to wgmma, 'sm_100a', ...); or None for the current GPU's")
 
 
 def _kernel_name(cls) -> str:

@@ -93,16 +93,21 @@ def test_compiled_handle_checks_jit_values(example):
         handle(64, 128, 64, a, a, a)
 
 
+CUBIN = "ab" + "0" * 62 + ".cubin"                     # cubin/<2 hex>/<sha256>.cubin
+SCRIPT = "scale-0123456789abcdef"                       # tuning/<kernel>-<16 hex>/
+ENTRY = "scale-n128-0123456789ab.json"                  # <gpu>/<label>-<12 hex>.json
+
+
 def test_cache_info_and_clear(tmp_path):
     root = tmp_path / "cache"
     (root / "cubin" / "ab").mkdir(parents=True)
-    (root / "cubin" / "ab" / "abcd.cubin").write_bytes(b"x" * 100)
-    (root / "tuning" / "k-123" / "gpu").mkdir(parents=True)
-    (root / "tuning" / "k-123" / "gpu" / "e.json").write_text("{}")
+    (root / "cubin" / "ab" / CUBIN).write_bytes(b"x" * 100)
+    (root / "tuning" / SCRIPT / "gpu").mkdir(parents=True)
+    (root / "tuning" / SCRIPT / "gpu" / ENTRY).write_text("{}")
     (root / "keep.txt").write_text("not ours")
     info = cache_info(str(root))
     assert info["cubins"] == {"files": 1, "bytes": 100}
-    assert info["tuning"]["files"] == 1 and info["scripts"] == [{"name": "k-123", "entries": 1}]
+    assert info["tuning"]["files"] == 1 and info["scripts"] == [{"name": SCRIPT, "entries": 1}]
     assert clear_cache(str(root), cubins=False)["tuning"]["files"] == 1
     assert not (root / "tuning").exists() and (root / "cubin").exists()
     clear_cache(str(root))
@@ -111,8 +116,8 @@ def test_cache_info_and_clear(tmp_path):
 
 def test_cache_command_line(tmp_path):
     root = tmp_path / "cache"
-    (root / "tuning" / "k-1" / "gpu").mkdir(parents=True)
-    (root / "tuning" / "k-1" / "gpu" / "e.json").write_text("{}")
+    (root / "tuning" / SCRIPT / "gpu").mkdir(parents=True)
+    (root / "tuning" / SCRIPT / "gpu" / ENTRY).write_text("{}")
     env = dict(os.environ, TILUS_CACHE_DIR=str(root))
 
     def run(*args):
@@ -120,7 +125,7 @@ def test_cache_command_line(tmp_path):
                               capture_output=True, text=True, check=True).stdout
 
     out = run("info")
-    assert str(root) in out and "tuning results:   1" in out and "k-1: 1 key(s)" in out
+    assert str(root) in out and "tuning results:   1" in out and f"{SCRIPT}: 1 key(s)" in out
     assert "removed 1 tuning file(s)" in run("clear", "--tuning")
     assert "nothing to clear" in run("clear", "--dir", str(tmp_path / "elsewhere"))
     assert "tuning results:   0" in run("info")

@@ -69,3 +69,23 @@ def test_init_with_kwargs_accepts_any_name():
     cls = _kernel_class(init)
     tuned = tilus.autotune("anything", [1, 2])(cls)()
     assert tuned.configs == [{"anything": 1}, {"anything": 2}]
+
+
+def test_values_given_as_a_string_are_a_located_error():
+    def init(self, block_n):
+        super(cls, self).__init__()
+
+    cls = _kernel_class(init)
+    with pytest.raises(TypeError) as error:
+        @tilus.autotune("block_n", "12")  # MARK-string-values
+        class Tuned(cls):
+            pass
+    e = error.value
+    assert isinstance(e, tilus.ScriptError) and e.file == __file__
+    assert "MARK-string-values" in e.text
+    assert "autotune('block_n'): the values of 'block_n' must be a list or tuple, got str " \
+           "'12'" in str(e)
+    assert f"line {e.line}" in str(e)
+    with pytest.raises(TypeError, match=r"the values of \(a, b\) must be a list or tuple, got "
+                                        r"int 5"):
+        tilus.autotune("a, b", 5)

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import tilus
-from tilus import NoValidConfigError, _C
+from tilus import NoValidConfigError, _C, float32, int32
+from tilus.utils import cdiv
 from tilus.tuning import tuner
 
 from . import fakes
@@ -193,6 +194,23 @@ def test_a_corrupt_entry_is_rebuilt_with_a_warning(fake_gpu, cache_dir):
         assert json.load(open(entry))["config_index"] == good["config_index"]
 
 
+def test_an_entry_that_is_not_utf8_is_rebuilt_with_a_warning(fake_gpu, cache_dir):
+    fake_gpu()
+    Scale(1.0)(100, _x())
+    [entry] = [e for e in _entries(cache_dir) if e.endswith(".json")]
+    good = json.load(open(entry))
+    with open(entry, "wb") as f:
+        f.write(b'{"format": 1, "config": "\xff\xfe"}')
+    with pytest.warns(RuntimeWarning, match="is damaged .*can't decode byte 0xff"):
+        Scale(1.0)(100, _x())
+    assert tilus.autotune.STATS["tunings"] == 2
+    assert json.load(open(entry))["config_index"] == good["config_index"]  # rewritten
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Scale(1.0)(100, _x())
+    assert tilus.autotune.STATS["store_hits"] == 1
+
+
 def test_an_unreadable_entry_is_reported_and_tuning_still_works(fake_gpu, cache_dir):
     fake_gpu()
     Scale(1.0)(100, _x())
@@ -257,6 +275,36 @@ def test_cpu_without_fake_gpu_runs_the_first_config_that_compiles(cache_dir):
     assert kernel.chosen_config(64, x, y) == {"warps": 1, "debug": True}
     assert kernel.tuning_table()[0]["how"] == "first-that-compiles"
     assert tilus.autotune.STATS["tunings"] == 0 and not _entries(cache_dir)
+
+
+@tilus.autotune("block", [16, 32, 64])
+class PickyCopy(tilus.Script):
+    """y = x; __init__ refuses blocks below `smallest`, as user scripts do."""
+
+    def __init__(self, smallest, block):
+        super().__init__()
+        if block < smallest:
+            raise ValueError(f"block {block} is below {smallest}")
+        self.block = block
+
+    def __call__(self, n: int32, x_ptr: ~float32, y_ptr: ~float32):
+        self.attrs.blocks = [cdiv(n, self.block)]
+        self.attrs.warps = 1
+        gx = self.global_view(x_ptr, dtype=float32, shape=[n])
+        gy = self.global_view(y_ptr, dtype=float32, shape=[n])
+        x = self.load_global(gx, offsets=[self.blockIdx.x * self.block], shape=[self.block])
+        self.store_global(gy, x, offsets=[self.blockIdx.x * self.block])
+
+
+def test_cpu_drops_configs_whose_init_raises(cache_dir):
+    kernel = PickyCopy(32)
+    x, y = _x(100), np.zeros(100, np.float32)
+    kernel(100, x, y)
+    np.testing.assert_array_equal(y, x)
+    assert kernel.chosen_config(100, x, y) == {"block": 32}
+    assert kernel.tuning_table()[0]["skipped"] == 1
+    with pytest.raises(NoValidConfigError, match="block 64 is below 128"):
+        PickyCopy(128)(100, x, y)
 
 
 def test_argument_errors_name_the_parameter(fake_gpu):

@@ -233,3 +233,18 @@ def test_keyword_arguments_and_jit_types():
         JitSize()(8, a, b, a_ptr=a)
     with pytest.raises(TypeError, match=r"unexpected keyword argument 'c_ptr'"):
         JitSize()(8, a, c_ptr=b)
+
+
+def test_source_names_a_bad_arch_and_lists_the_accepted_ones():
+    a, b = _tensors()
+    for arch in ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_120"):
+        assert "__global__" in Good().source(8, a, b, arch=arch)
+    for arch in ("sm_bogus", "sm_75", "sm_86a", "sm90a", "compute_90a", ""):
+        with pytest.raises(ValueError) as err:
+            Good().source(8, a, b, arch=arch)
+        message = str(err.value)
+        assert message.startswith(f"Good.source(): arch={arch!r} is not an architecture")
+        assert "'sm_<major><minor>' of compute capability 8.0 or newer" in message
+        assert "'sm_90a'" in message and "None for the current GPU's" in message
+    with pytest.raises(TypeError, match=r"Good.source\(\): arch=90 is not an architecture"):
+        Good().source(8, a, b, arch=90)

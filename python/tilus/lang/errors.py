@@ -79,6 +79,25 @@ class ScriptZeroDivisionError(ScriptError, ZeroDivisionError):
     pass
 
 
+class ScriptSourceError(ScriptError, OSError):
+    """The source text of a script's function cannot be found (an OSError, as inspect's
+    own error is)."""
+
+
+def source_not_found(fn) -> ScriptSourceError:
+    code = fn.__code__
+    owner = fn.__qualname__.rsplit(".", 1)[0] if "." in fn.__qualname__ else fn.__qualname__
+    return ScriptSourceError(
+        f"tilus cannot read the source of {fn.__qualname__}: it was defined in "
+        f"{code.co_filename!r}, which Python cannot read back. tilus transpiles a kernel "
+        f"from its source text, so define {owner} in a .py file, a notebook or an IPython "
+        "session. Code given to `python -c`, read from stdin or passed to exec() as a "
+        "string keeps no source; for exec(), compile the text under a file name and "
+        "register it first: linecache.cache[name] = (len(text), None, "
+        "text.splitlines(True), name)",
+        code.co_filename, code.co_firstlineno, "", fn.__qualname__)
+
+
 _BY_KIND = {
     "TypeError": ScriptTypeError,
     "ValueError": ScriptValueError,

@@ -66,7 +66,11 @@ class _Source:
 
     def __init__(self, fn):
         self.file = inspect.getsourcefile(fn) or inspect.getfile(fn)
-        lines, first_line = inspect.getsourcelines(fn)
+        try:
+            # Files, notebook/IPython cells and exec()'d text registered with linecache.
+            lines, first_line = inspect.getsourcelines(fn)
+        except (OSError, TypeError):
+            raise errors.source_not_found(fn) from None
         tree = ast.parse(textwrap.dedent("".join(lines)))
         ast.increment_lineno(tree, first_line - 1)
         self.node = tree.body[0]

@@ -60,8 +60,8 @@ class TuningStore:
         entry (unreadable, not JSON, or rejected by validate with DamagedEntry) is
         reported (when `report`) and treated as missing."""
         try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
+            with open(path, "rb") as f:
+                data = f.read()
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as e:
@@ -69,7 +69,9 @@ class TuningStore:
                 self._damaged(path, f"cannot read it: {e.strerror or e}")
             return None
         try:
-            entry = json.loads(text)
+            # Bytes that are not UTF-8 are damage like any other (UnicodeDecodeError is
+            # a ValueError), so the entry is tuned again and rewritten.
+            entry = json.loads(data.decode("utf-8"))
             if not isinstance(entry, dict) or entry.get("format") != FORMAT:
                 raise DamagedEntry(f"not a format-{FORMAT} tuning entry")
             return validate(entry)

@@ -90,13 +90,19 @@ def choose(tuned, sig, values: list, jit_key: tuple, key_desc: dict, device: int
 
 
 def first_that_compiles(tuned, sig, jit_key: tuple) -> Decision:
-    """The CPU rule: the first configuration, in product order, that transpiles."""
+    """The CPU rule: the first configuration, in product order, that constructs and
+    transpiles."""
     from tilus.lang.errors import ScriptError
 
     failures = {}
     for i in range(len(tuned.configs)):
         try:
-            tuned.instance(i)._compiled_for(sig, jit_key)
+            instance = tuned.instance(i)
+        except Exception as e:  # noqa: BLE001 - the user's __init__ rejected it (as on the GPU)
+            failures[i] = Failure("init", f"{type(e).__name__}: {e}")
+            continue
+        try:
+            instance._compiled_for(sig, jit_key)
         except ScriptError as e:
             failures[i] = Failure("script", e.message)
             continue
