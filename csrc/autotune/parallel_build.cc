@@ -52,6 +52,9 @@ BuildResult build_one(const Program& program, const BuildOptions& options,
   } catch (const ScriptError& e) {
     result.status = BuildStatus::CodegenError;
     result.error = describe_script_error(e);
+    result.script_kind = e.kind();
+    result.script_message = e.what();
+    result.script_loc = e.loc();
     return result;
   } catch (const std::exception& e) {
     result.status = BuildStatus::CodegenError;

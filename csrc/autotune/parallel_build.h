@@ -39,6 +39,10 @@ struct BuildResult {
   BuildStatus status = BuildStatus::Ok;
   std::string cubin;          // when Ok
   std::string error;          // otherwise: why, in one message
+  // When codegen raised a ScriptError: its kind, bare message and location, so that an
+  // error every configuration hits alike can be reported once as that script error.
+  std::string script_kind, script_message;
+  SourceLoc script_loc;
   GeneratedKernel generated;  // filled unless codegen failed
   double codegen_ms = 0;      // wall time of generate_cuda
   double compile_ms = 0;      // wall time of the compile cache lookup / NVRTC

@@ -30,6 +30,11 @@ py::tuple build_result_tuple(const BuildResult& r) {
   meta["dynamic_smem"] = r.generated.dynamic_smem;
   meta["codegen_ms"] = r.codegen_ms;
   meta["compile_ms"] = r.compile_ms;
+  if (!r.script_kind.empty()) {
+    const SourceLoc& loc = r.script_loc;
+    meta["script_error"] = py::make_tuple(r.script_kind, r.script_message, loc.file, loc.line,
+                                          loc.column, loc.text);
+  }
   if (r.status == BuildStatus::Ok) return py::make_tuple(py::bytes(r.cubin), meta);
   return py::make_tuple(py::str(r.error), meta);
 }

@@ -5,12 +5,15 @@
 //              params (the pointer is a host address), float for float params, bool.
 //     regions: [(address, nbytes, name)], the host buffers the kernel may touch.
 //   evaluate_launch_shape(program, args) -> ((gx, gy, gz), [workspace_bytes, ...])
+//   view_extent_error(program, args, param_bytes) -> "" or why a global view does not
+//     fit its tensor; param_bytes: the byte size behind each pointer param (-1: unknown).
 //
 // ScriptError propagates through the translator registered in ir.cc.
 #include <pybind11/stl.h>
 
 #include "bindings/bindings.h"
 #include "interp/interpreter.h"
+#include "ir/view_extents.h"
 #include "support/error.h"
 
 namespace py = pybind11;
@@ -86,6 +89,18 @@ void init_interp(py::module_& m) {
       },
       py::arg("program"), py::arg("args"),
       "The grid (x, y, z) and the byte size of each workspace for these arguments.");
+  m.def(
+      "view_extent_error",
+      [](std::shared_ptr<Program> program, py::list args, std::vector<int64_t> param_bytes) {
+        TILUS_CHECK(program != nullptr, "TypeError", "view_extent_error: program is None");
+        TILUS_CHECK(param_bytes.size() == program->params.size(), "TypeError",
+                    "view_extent_error: one size per parameter");
+        HostEvaluator evaluator(*program);
+        return ViewExtents(*program, evaluator).misfit_message(to_host_args(*program, args), param_bytes);
+      },
+      py::arg("program"), py::arg("args"), py::arg("param_bytes"),
+      "Why a global view would reach past the tensor behind its pointer for these arguments "
+      "(\"\" when every view whose extent the host can evaluate fits).");
 }
 
 }  // namespace tilus::bindings

@@ -6,11 +6,13 @@
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 
 #include "bindings/bindings.h"
 #include "bindings/tensor_query.h"
 #include "ir/host_eval.h"
+#include "ir/view_extents.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/kernel.h"
 #include "runtime/workspace.h"
@@ -20,6 +22,10 @@ namespace py = pybind11;
 namespace tilus::bindings {
 
 namespace {
+
+// tilus.option.check_view_bounds: when set, a launch whose global views reach past the
+// tensors passed in is refused before it runs. Off, the fast path reads only this flag.
+bool check_view_bounds = false;
 
 enum class ArgKind { Pointer, I32, I64, U32, U64, F32, F64, Bits16 };
 
@@ -51,7 +57,7 @@ class FastLauncher {
   FastLauncher(std::shared_ptr<Program> program, py::object tensor_type, py::object stream_fn,
                int device, const std::vector<py::tuple>& params, const std::vector<py::tuple>& jit,
                std::vector<std::string> workspace_keys, std::vector<bool> workspace_clean, int threads)
-      : program_(std::move(program)), evaluator_(*program_),
+      : program_(std::move(program)), evaluator_(*program_), views_(*program_, evaluator_),
         queries_(reinterpret_cast<PyTypeObject*>(tensor_type.ptr())), stream_fn_(std::move(stream_fn)),
         device_(device), workspace_keys_(std::move(workspace_keys)),
         workspace_clean_(std::move(workspace_clean)), threads_(threads) {
@@ -68,6 +74,7 @@ class FastLauncher {
     values_.resize(params_.size());
     slots_.resize(params_.size() + workspace_keys_.size());
     host_args_.resize(params_.size());
+    param_bytes_.assign(params_.size(), -1);
   }
 
   void set_kernel(bool aligned, py::object kernel, int64_t smem) {
@@ -80,6 +87,8 @@ class FastLauncher {
   bool call(py::args args) {
     bool aligned = true;
     if (!read_args(args.ptr(), aligned)) return false;
+    // A view that does not fit goes to the slow path, which refuses it by name.
+    if (check_view_bounds && views_.size() && !views_fit(args.ptr())) return false;
     Variant& v = aligned ? aligned_ : unaligned_;
     if (!v.kernel) return false;  // the Python side builds this variant first
     if (!on_our_device()) return false;  // the slow path switches to the tensors' device
@@ -114,6 +123,7 @@ class FastLauncher {
     timed("arguments", [&] { aligned = true; return read_args(args.ptr(), aligned); });
     Variant& v = aligned ? aligned_ : unaligned_;
     if (!v.kernel) throw py::value_error("call the kernel once before timing its launches");
+    if (check_view_bounds && views_.size()) timed("view_bounds", [&] { return views_fit(args.ptr()); });
     timed("device", [&] { return on_our_device(); });
     LaunchShape shape;
     timed("launch_shape", [&] { return evaluator_.launch_shape(host_args_, shape); });
@@ -154,6 +164,7 @@ class FastLauncher {
         h.f = v;
         if (p.kind == ArgKind::F32) {
           float f = static_cast<float>(v);
+          if (std::isinf(f) && !std::isinf(v)) return false;  // the slow path says it does not fit
           uint32_t bits;
           std::memcpy(&bits, &f, 4);
           values_[i] = bits;
@@ -173,6 +184,19 @@ class FastLauncher {
       }
     }
     return true;
+  }
+
+  // Whether every view fits its tensor; read_args accepted these arguments.
+  bool views_fit(PyObject* tuple) {
+    for (size_t i = 0; i < params_.size(); ++i) {
+      if (params_[i].kind != ArgKind::Pointer) continue;
+      PyObject* n = queries_.nbytes(PyTuple_GET_ITEM(tuple, params_[i].arg_index));
+      if (!n) { PyErr_Clear(); return false; }
+      param_bytes_[i] = PyLong_AsLongLong(n);
+      Py_DECREF(n);
+      if (PyErr_Occurred()) { PyErr_Clear(); return false; }
+    }
+    return views_.fit(host_args_, param_bytes_);
   }
 
   // The tensors were checked to be on device_; it must also be the current one.
@@ -246,12 +270,14 @@ class FastLauncher {
 
   std::shared_ptr<Program> program_;
   HostEvaluator evaluator_;
+  ViewExtents views_;
   // the four queries tensor_address makes, resolved once on torch.Tensor
   struct Queries {
     explicit Queries(PyTypeObject* t)
         : dtype(t, "dtype", false), is_contiguous(t, "is_contiguous", true),
-          get_device(t, "get_device", true), data_ptr(t, "data_ptr", true) {}
+          get_device(t, "get_device", true), data_ptr(t, "data_ptr", true), nbytes(t, "nbytes", false) {}
     TensorQuery dtype, is_contiguous, get_device, data_ptr;
+    TensorQuery nbytes;  // only with check_view_bounds
   } queries_;
   PyTypeObject* tensor_type_ = nullptr;
   py::object tensor_type_ref_, stream_fn_, device_obj_;
@@ -267,6 +293,7 @@ class FastLauncher {
   std::vector<uintptr_t> workspace_values_;
   std::vector<void*> slots_;
   std::vector<HostArg> host_args_;
+  std::vector<int64_t> param_bytes_;
 };
 
 }  // namespace
@@ -289,6 +316,9 @@ void init_launch(py::module_& m) {
     return py::make_tuple(py::make_tuple(shape.grid[0], shape.grid[1], shape.grid[2]),
                           shape.workspace_bytes);
   });
+  m.def("set_check_view_bounds", [](bool on) { check_view_bounds = on; },
+        "Native side of tilus.option.check_view_bounds (python/tilus/option.py).");
+  m.def("check_view_bounds", [] { return check_view_bounds; });
   py::class_<FastLauncher>(m, "FastLauncher")
       .def(py::init<std::shared_ptr<Program>, py::object, py::object, int, const std::vector<py::tuple>&,
                     const std::vector<py::tuple>&, std::vector<std::string>, std::vector<bool>, int>())

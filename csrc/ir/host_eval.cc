@@ -98,6 +98,14 @@ bool HostEvaluator::eval(const Expr& e, const std::vector<HostArg>& args, int64_
   }
 }
 
+int HostEvaluator::pointer_param(const Expr& e) const {
+  if (!e || e->kind != ExprKind::Var || !e->dtype.is_pointer) return -1;
+  auto p = param_index_.find(e->var_id);
+  if (p != param_index_.end()) return p->second;
+  auto d = top_declares_.find(e->var_id);
+  return d == top_declares_.end() ? -1 : pointer_param(d->second);
+}
+
 bool HostEvaluator::launch_shape(const std::vector<HostArg>& args, LaunchShape& shape) const {
   for (int d = 0; d < 3; ++d)
     if (!eval(program_.grid[d], args, shape.grid[d])) return false;

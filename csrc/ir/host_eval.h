@@ -15,9 +15,13 @@ class HostEvaluator {
   // Fills shape from args (one per Program::params). False if an expression needs
   // something only the device knows; the caller then uses evaluate_launch_shape.
   bool launch_shape(const std::vector<HostArg>& args, LaunchShape& shape) const;
+  // An integer expression over parameters, constants and the top-level declarations
+  // above; false when it needs anything else (a block index, a float, memory).
+  bool eval(const Expr& e, const std::vector<HostArg>& args, int64_t& out) const;
+  // The pointer parameter `e` is (directly or through a top-level declaration), or -1.
+  int pointer_param(const Expr& e) const;
 
  private:
-  bool eval(const Expr& e, const std::vector<HostArg>& args, int64_t& out) const;
   const Program& program_;
   std::unordered_map<int, int> param_index_;   // var id -> parameter position
   std::unordered_map<int, Expr> top_declares_;  // var id -> value, assigned once at top level

@@ -8,7 +8,9 @@ arguments are checked here, before anything runs, and errors name the parameter.
 from __future__ import annotations
 
 import inspect
+import math
 import numbers
+import struct
 import typing
 from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple
@@ -35,6 +37,9 @@ class TensorArg:
     nbytes: int
     dtype: Optional[DataType]
     device: str  # "cpu" or "cuda:N"
+    # False for memory its owner marks read-only (a read-only numpy array, an array over
+    # a `bytes` object, a DLPack tensor flagged read-only); torch has no such mark.
+    writeable: bool = True
 
 
 class Signature:
@@ -112,8 +117,10 @@ class Signature:
         return values
 
     def _count_message(self, got: int) -> str:
+        missing = self.names[got:]
+        why = f": missing {', '.join(repr(n) for n in missing)}" if missing else ""
         return (f"{self.owner}() takes {len(self.params)} arguments "
-                f"({', '.join(self.names)}) but {got} were given")
+                f"({', '.join(self.names)}) but {got} were given{why}")
 
     def jit_key(self, values: list) -> tuple:
         key = []
@@ -162,7 +169,8 @@ def describe_tensor(param: str, value, expected: DataType) -> TensorArg:
         for s in cai["shape"]:
             nbytes *= s
         device = getattr(getattr(value, "device", None), "id", 0)
-        return TensorArg(param, int(cai["data"][0]), nbytes, dtype, f"cuda:{device}")
+        return TensorArg(param, int(cai["data"][0]), nbytes, dtype, f"cuda:{device}",
+                         not cai["data"][1])
     if hasattr(value, "__array_interface__"):  # numpy
         ai = value.__array_interface__
         dtype = from_foreign(getattr(value, "dtype", _typestr_name(ai["typestr"])))
@@ -171,17 +179,21 @@ def describe_tensor(param: str, value, expected: DataType) -> TensorArg:
                                                                expected.nbytes):
             raise ValueError(f"argument '{param}' is not contiguous; tilus pointer parameters "
                              "need contiguous arrays (numpy.ascontiguousarray)")
-        return TensorArg(param, int(ai["data"][0]), int(value.nbytes), dtype, "cpu")
+        return TensorArg(param, int(ai["data"][0]), int(value.nbytes), dtype, "cpu",
+                         not ai["data"][1])
     if hasattr(value, "__dlpack__"):  # JAX and other DLPack producers
         from tilus import dlpack
 
-        address, nbytes, name, device, contiguous = dlpack.describe(value)
+        try:
+            address, nbytes, name, device, contiguous, readonly = dlpack.describe(value)
+        except BufferError as e:  # the producer cannot export it (e.g. read-only over v0.x)
+            raise ValueError(f"argument '{param}' cannot be passed through DLPack: {e}") from None
         dtype = from_foreign(name) if name else None
         _check_dtype(param, dtype, name, expected)
         if not contiguous:
             raise ValueError(f"argument '{param}' is not contiguous; tilus pointer parameters "
                              "need contiguous tensors")
-        return TensorArg(param, address, nbytes, dtype, device)
+        return TensorArg(param, address, nbytes, dtype, device, not readonly)
     raise TypeError(f"argument '{param}' expects a tensor of {expected.pointee.name} (pointer "
                     f"parameter {expected.name}), got {type(value).__name__}")
 
@@ -240,8 +252,31 @@ def check_scalar(param: Param, value, owner: str):
         if not isinstance(value, numbers.Real):
             raise TypeError(f"{owner}(): argument '{param.name}' is {t.name}, got "
                             f"{type(value).__name__}")
-        return float(value)
+        try:
+            value = float(value)
+        except OverflowError:  # an int beyond float64
+            raise ValueError(f"{owner}(): argument '{param.name}' = {value} does not fit in "
+                             f"{t.name}") from None
+        if math.isfinite(value) and not math.isfinite(_rounded(value, t.name)):
+            raise ValueError(f"{owner}(): argument '{param.name}' = {value!r} does not fit in "
+                             f"{t.name} (it would become infinity)")
+        return value
     raise TypeError(f"{owner}(): unsupported parameter type {t.name}")
+
+
+def _rounded(value: float, name: str) -> float:
+    """`value` rounded to the float type `name` (to nearest even, as the launch does)."""
+    if name == "float64":
+        return value
+    try:
+        if name == "float16":
+            return struct.unpack("<e", struct.pack("<e", value))[0]
+        bits = struct.unpack("<I", struct.pack("<f", value))[0]
+    except OverflowError:  # beyond the format's largest value after rounding
+        return math.inf
+    if name == "bfloat16":
+        bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+    return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
 
 
 def prepare_runtime_args(sig: Signature, values: list, owner: str) -> Tuple[list, List[TensorArg]]:

@@ -43,8 +43,10 @@ class CompiledKernel:
 
     def __call__(self, *args):
         if len(args) != self._count:
+            missing = self.sig.names[len(args):]
+            why = f": missing {', '.join(repr(n) for n in missing)}" if missing else ""
             raise TypeError(f"{self._owner} (compiled) takes {self._count} positional "
-                            f"arguments ({', '.join(self.sig.names)}), got {len(args)}")
+                            f"arguments ({', '.join(self.sig.names)}), got {len(args)}{why}")
         for i, value in self._jit:
             if args[i] != value:
                 raise ValueError(f"{self._owner} (compiled): compile-time argument "

@@ -10,6 +10,7 @@ set here, which then wins for the rest of the process::
     tilus.option.tuning(warmup=3, repeat=20)   # TILUS_TUNE_WARMUP, TILUS_TUNE_REPEAT,
                                                # TILUS_TUNE_FLUSH_L2, TILUS_TUNE_PRUNE
     tilus.option.progress(False)               # TILUS_PROGRESS (default 1: show bars)
+    tilus.option.check_view_bounds(True)       # TILUS_CHECK_VIEW_BOUNDS (default 0)
 
 Passing None resets an option to its environment variable / default.
 """
@@ -148,3 +149,23 @@ def get_progress() -> bool:
     if enabled is None:
         enabled = _env("TILUS_PROGRESS") not in ("0", "false", "no")
     return bool(enabled)
+
+
+# ---------------------------------------------------------------------------- view bounds
+def check_view_bounds(enabled: Optional[bool]) -> None:
+    """Before a GPU launch, check every global view whose extent the host can evaluate
+    from the arguments (``global_view(y_ptr, shape=[n])``) against the tensor behind
+    its pointer, and refuse the launch naming the parameter, the view's shape and the
+    tensor's size. CPU (interpreter) launches always check. Off by default: then the
+    native launch path reads one flag and does nothing more. None: $TILUS_CHECK_VIEW_BOUNDS
+    (read now; the native launcher sees the value this function last set)."""
+    if enabled is None:
+        enabled = _env("TILUS_CHECK_VIEW_BOUNDS") not in (None, "0", "false", "no")
+    _C.set_check_view_bounds(bool(enabled))
+
+
+def get_check_view_bounds() -> bool:
+    return _C.check_view_bounds()
+
+
+check_view_bounds(None)

@@ -42,19 +42,44 @@ class CompiledScript:
         self.program = program
         self.jit_key = jit_key
         self.gpu = None  # tilus.runtime.GpuKernel, built on the first GPU call
+        self._written = None  # names of the pointer parameters the kernel may write
+
+    def check_launch(self, args: list, tensors: list, views: bool):
+        """Refuse, before anything runs, a launch that would write a read-only tensor
+        or (when `views`) whose global views reach past their tensors."""
+        owner = type(self.script).__name__
+        sig = type(self.script)._signature()
+        names = [sig.params[i].name for i in sig.runtime_indices]  # = the program's params
+        if any(not t.writeable for t in tensors):
+            if self._written is None:
+                flags = _C.autotune.written_params(self.program)
+                self._written = {n for n, w in zip(names, flags) if w}
+            for t in tensors:
+                if not t.writeable and t.param in self._written:
+                    raise ValueError(f"{owner}(): argument '{t.param}' is read-only, but the "
+                                     "kernel writes through it")
+        if views:
+            sizes = {t.param: t.nbytes for t in tensors}
+            message = _C.view_extent_error(self.program, args,
+                                           [sizes.get(n, -1) for n in names])
+            if message:
+                raise ValueError(f"{owner}(): {message}")
 
     def run_interpreter(self, args: list, tensors: list):
+        self.check_launch(args, tensors, views=True)
         regions = [(t.address, t.nbytes, t.param) for t in tensors]
         _count("interpreter_runs")
         try:
             _C.interpret(self.program, args, regions)
         except errors.NativeError as e:
             raise errors.script_error(e.kind, e.message, e.file, e.line, e.text,
-                                      f"{type(self.script).__name__}.__call__") from None
+                                      f"{type(self.script).__name__}.__call__",
+                                      e.column) from None
 
     def run_gpu(self, args: list, tensors: list):
         from tilus.runtime import launcher
 
+        self.check_launch(args, tensors, views=option.get_check_view_bounds())
         if self.gpu is None:
             self.gpu = launcher.build(self)
         device = tensors[0].device if tensors else "cuda:0"

@@ -82,10 +82,13 @@ def test_when_nothing_works_the_error_lists_every_config(fake_gpu):
     text = str(error.value)
     assert isinstance(error.value, ValueError)
     assert "no configuration of Scale can run for these arguments on Tiny GPU" in text
-    for warps in (1, 2):
-        for block in (32, 64, 65536):
-            config = f"{{'warps': {warps}, 'block': {block}}}"
-            assert f"{config}: [unfit] needs {block * 4} bytes" in text
+    # Grouped by reason, each reason once, with its configurations and their count.
+    for block in (32, 64, 65536):
+        reason = f"[unfit] needs {block * 4} bytes of shared memory per block"
+        assert text.count(reason) == 1
+        group = text[text.index(reason):].splitlines()[1]
+        assert group == (f"    2 configurations: {{'warps': 1, 'block': {block}}}, "
+                         f"{{'warps': 2, 'block': {block}}}")
 
 
 def test_buckets_tune_separately_and_share(fake_gpu):

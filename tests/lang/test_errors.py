@@ -3,6 +3,7 @@ bad host calls raise TypeError/ValueError naming the parameter, before anything 
 
 import pathlib
 
+import numpy as np
 import pytest
 import torch
 
@@ -152,8 +153,13 @@ def _tensors():
 
 def test_wrong_argument_count():
     a, b = _tensors()
-    with pytest.raises(TypeError, match=r"takes 3 arguments \(n, a_ptr, b_ptr\) but 2 were given"):
+    with pytest.raises(TypeError, match=r"takes 3 arguments \(n, a_ptr, b_ptr\) but 2 were given: "
+                                        r"missing 'b_ptr'$"):
         Good()(8, a)
+    with pytest.raises(TypeError, match=r"but 4 were given$"):
+        Good()(8, a, b, b)
+    with pytest.raises(TypeError, match=r"got 1: missing 'a_ptr', 'b_ptr'$"):
+        Good().compiled(8, a, b)(8)
     assert torch.all(b == 7)
 
 
@@ -248,3 +254,90 @@ def test_source_names_a_bad_arch_and_lists_the_accepted_ones():
         assert "'sm_90a'" in message and "None for the current GPU's" in message
     with pytest.raises(TypeError, match=r"Good.source\(\): arch=90 is not an architecture"):
         Good().source(8, a, b, arch=90)
+
+
+def test_the_error_shows_a_caret_under_the_failing_expression():
+    with pytest.raises(AttributeError) as err:
+        UnknownInstruction()(4, torch.zeros(4))
+    source, caret = str(err.value).splitlines()[-2:]
+    assert source.strip().startswith("self.load_globl(")
+    assert caret[caret.index("^"):] == "^" * len("self.load_globl")
+    assert source[caret.index("^"):].startswith("self.load_globl")
+
+
+class Scale(tilus.Script):
+    def __call__(self, n: int32, a_ptr: ~float32, b_ptr: ~float32, factor: float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        ga = self.global_view(a_ptr, dtype=float32, shape=[n])
+        gb = self.global_view(b_ptr, dtype=float32, shape=[n])
+        self.store_global(gb, self.load_global(ga, offsets=[0], shape=[8]) * factor, offsets=[0])
+
+
+def test_a_float_too_large_for_float32_names_the_parameter():
+    a, b = torch.ones(8), torch.zeros(8)
+    with pytest.raises(ValueError, match=r"'factor' = 1e\+300 does not fit in float32"):
+        Scale()(8, a, b, 1e300)
+    with pytest.raises(ValueError, match=r"'factor' = -3.5e\+38 does not fit in float32"):
+        Scale()(8, a, b, -3.5e38)
+    with pytest.raises(ValueError, match=r"'factor' = 10{400} does not fit in float32"):
+        Scale()(8, a, b, 10**400)
+    assert torch.all(b == 0)
+    Scale()(8, a, b, 3.4028234e38)  # the largest float32 still fits
+    Scale()(8, a, b, float("inf"))  # an infinity given is an infinity meant
+    assert torch.all(b == float("inf"))
+    handle = Scale().compiled(8, a, b, 1.0)
+    with pytest.raises(ValueError, match=r"'factor' = 1e\+39 does not fit in float32"):
+        handle(8, a, b, 1e39)
+
+
+class Half(tilus.Script):
+    def __call__(self, n: int32, a_ptr: ~float16, factor: float16):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        ga = self.global_view(a_ptr, dtype=float16, shape=[n])
+        self.store_global(ga, self.load_global(ga, offsets=[0], shape=[8]) * factor, offsets=[0])
+
+
+def test_a_float_too_large_for_float16_names_the_parameter():
+    a = torch.ones(8, dtype=torch.float16)
+    with pytest.raises(ValueError, match=r"'factor' = 70000.0 does not fit in float16"):
+        Half()(8, a, 70000.0)
+    Half()(8, a, 65504.0)
+
+
+def _read_only(n=8, value=0.0):
+    array = np.full(n, value, np.float32)
+    array.setflags(write=False)
+    return array
+
+
+class DLPackOnly:
+    """An object offering only the DLPack protocol (as JAX arrays do)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def test_a_read_only_output_is_refused_naming_the_parameter():
+    a = np.ones(8, np.float32)
+    for out in (_read_only(), np.frombuffer(bytes(32), dtype=np.float32),
+                DLPackOnly(_read_only())):
+        with pytest.raises(ValueError, match=r"argument 'b_ptr' is read-only, but the kernel "
+                                             r"writes through it"):
+            Scale()(8, a, out, 2.0)
+    assert not _read_only().any()
+
+
+def test_a_read_only_input_that_is_only_read_is_accepted():
+    b = np.zeros(8, np.float32)
+    Scale()(8, _read_only(value=3.0), b, 2.0)
+    np.testing.assert_array_equal(b, 6.0)
+    Scale()(8, DLPackOnly(_read_only(value=1.0)), b, 2.0)
+    np.testing.assert_array_equal(b, 2.0)

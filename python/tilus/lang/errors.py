@@ -8,6 +8,9 @@ works as users expect.
 
 from __future__ import annotations
 
+import linecache
+from typing import Optional
+
 
 class NativeError(Exception):
     """Raised by the C++ core (ScriptError there); converted by the transpiler."""
@@ -24,15 +27,20 @@ class NativeError(Exception):
 
 
 class ScriptError(Exception):
-    """A mistake in a tilus script, with the location it was found at."""
+    """A mistake in a tilus script, with the location it was found at. `column` and
+    `end_column` (0-based, in the unstripped source line; None: unknown) place a caret
+    under what the error is about."""
 
     def __init__(self, message: str, file: str = "", line: int = 0, text: str = "",
-                 script: str = ""):
+                 script: str = "", column: Optional[int] = None,
+                 end_column: Optional[int] = None):
         self.message = message
         self.file = file
         self.line = line
         self.text = text
         self.script = script
+        self.column = column
+        self.end_column = end_column
         super().__init__(self._format())
 
     def _format(self) -> str:
@@ -42,7 +50,29 @@ class ScriptError(Exception):
         if self.script:
             where += f", in {self.script}"
         text = f"\n    {self.text.strip()}" if self.text else ""
-        return f"{self.message}\n{where}{text}"
+        return f"{self.message}\n{where}{text}{self._caret()}"
+
+    def _caret(self) -> str:
+        shown = self.text.strip()
+        if not shown or self.column is None:
+            return ""
+        # The text may come stripped (from the C++ core): find its indentation in the file.
+        raw = self.text
+        if raw == shown and self.file:
+            from_file = linecache.getline(self.file, self.line)
+            if from_file.strip() == shown:
+                raw = from_file
+        start = self.column - (len(raw) - len(raw.lstrip()))
+        if not 0 <= start < len(shown):
+            return ""
+        end = self.end_column - (len(raw) - len(raw.lstrip())) if self.end_column else start + 1
+        end = min(max(end, start + 1), len(shown))
+        return "\n    " + " " * start + "^" * (end - start)
+
+    def same_error(self, other: "ScriptError") -> bool:
+        """The same mistake: same class, message and place."""
+        return (type(self) is type(other) and self.message == other.message
+                and self.file == other.file and self.line == other.line)
 
 
 class ScriptTypeError(ScriptError, TypeError):
@@ -111,8 +141,10 @@ _BY_KIND = {
 
 
 def script_error(kind: str, message: str, file: str = "", line: int = 0, text: str = "",
-                 script: str = "") -> ScriptError:
-    return _BY_KIND.get(kind, ScriptError)(message, file, line, text, script)
+                 script: str = "", column: Optional[int] = None,
+                 end_column: Optional[int] = None) -> ScriptError:
+    return _BY_KIND.get(kind, ScriptError)(message, file, line, text, script, column,
+                                           end_column)
 
 
 def kind_of(exc: BaseException) -> str:

@@ -73,6 +73,8 @@ class _Source:
             raise errors.source_not_found(fn) from None
         tree = ast.parse(textwrap.dedent("".join(lines)))
         ast.increment_lineno(tree, first_line - 1)
+        # Columns in the tree count from the dedented text; errors point into the file.
+        self.column_shift = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
         self.node = tree.body[0]
         if not isinstance(self.node, ast.FunctionDef):
             raise TypeError(f"{fn.__qualname__} is not a plain function definition")
@@ -93,6 +95,7 @@ class _Function:
         self.fn = fn
         self.file = source.file
         self.node = source.node
+        self.column_shift = source.column_shift
         self.globals = fn.__globals__
         self.closure = {}
         if fn.__closure__:
@@ -158,19 +161,29 @@ class Transpiler:
         self.current_node = node
         line = getattr(node, "lineno", 0)
         text = linecache.getline(self.current_func.file, line).strip() if line else ""
-        self.builder.set_loc(line, getattr(node, "col_offset", 0), text)
+        self.builder.set_loc(line, getattr(node, "col_offset", 0) + self.current_func.column_shift,
+                             text)
 
     def error(self, kind: str, message: str, node: Optional[ast.AST] = None) -> errors.ScriptError:
         node = node or self.current_node
         line = getattr(node, "lineno", 0)
         text = linecache.getline(self.current_func.file, line) if line else ""
+        shift = self.current_func.column_shift
+        column = getattr(node, "col_offset", None) if line else None
+        end = getattr(node, "end_col_offset", None)
+        if column is not None:
+            column += shift
+        if getattr(node, "end_lineno", line) != line:
+            end = len(text.rstrip())
+        elif end is not None:
+            end += shift
         return errors.script_error(kind, message, self.current_func.file, line, text,
-                                   self.current_func.qualname)
+                                   self.current_func.qualname, column, end)
 
     def error_from_native(self, e: errors.NativeError) -> errors.ScriptError:
         if e.line:
             return errors.script_error(e.kind, e.message, e.file or self.current_func.file,
-                                       e.line, e.text, self.current_func.qualname)
+                                       e.line, e.text, self.current_func.qualname, e.column)
         return self.error(e.kind, e.message)
 
     def guarded(self, node: ast.AST, fn, *args):

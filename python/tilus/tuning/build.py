@@ -7,9 +7,10 @@ from __future__ import annotations
 import os
 import warnings
 from dataclasses import dataclass, field
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from tilus import _C, option
+from tilus.lang.errors import ScriptError, script_error
 from tilus.tuning.progress import Progress
 
 
@@ -19,6 +20,18 @@ class Failure:
 
     stage: str    # "init", "script" (transpile), "unfit", "codegen", "compile", "launch"
     message: str
+    # The exception itself, for "init" (the user's __init__ raised), "script" and
+    # "codegen" (a ScriptError); see common_error.
+    error: Optional[BaseException] = field(default=None, compare=False)
+
+    @property
+    def reason(self) -> str:
+        """The failure as one heading: stage, message and, for script errors, the line."""
+        where = ""
+        if isinstance(self.error, ScriptError) and self.error.line:
+            where = f" ({os.path.basename(self.error.file)}:{self.error.line})"
+        text = self.error.message if isinstance(self.error, ScriptError) else self.message
+        return f"[{self.stage}] {text.strip()}{where}"
 
     # Failures the user should hear about when others worked: the script asked for
     # something that broke, not for something this GPU simply cannot hold.
@@ -57,22 +70,62 @@ class GpuTarget:
 
 def transpile_all(tuned, sig, jit_key: tuple) -> Tuple[List[Candidate], Dict[int, Failure]]:
     """One Candidate per configuration that constructs and transpiles."""
-    from tilus.lang.errors import ScriptError
-
     candidates, failures = [], {}
     for i in range(len(tuned.configs)):
         try:
             instance = tuned.instance(i)
         except Exception as e:  # the user's __init__ rejected this configuration
-            failures[i] = Failure("init", f"{type(e).__name__}: {e}")
+            failures[i] = Failure("init", f"{type(e).__name__}: {e}", e)
             continue
         try:
             compiled = instance._compiled_for(sig, jit_key)
         except ScriptError as e:
-            failures[i] = Failure("script", e.message)
+            failures[i] = Failure("script", e.message, e)
             continue
         candidates.append(Candidate(i, tuned.configs[i], instance, compiled))
     return candidates, failures
+
+
+def common_error(failures: Dict[int, Failure], count: int) -> Optional[BaseException]:
+    """The one error that all `count` configurations failed with, or None.
+
+    An error that does not depend on the configuration (an unknown instruction, a type
+    error on a line no tuned value reaches) is a mistake in the script: it is raised as
+    itself, once, instead of being listed for every configuration. Configurations that
+    the user's ``__init__`` rejected do not count against this when all the others
+    failed alike later (no configuration could have run)."""
+    if not count or len(failures) != count:
+        return None
+    later = [f for f in failures.values() if f.stage != "init"] or list(failures.values())
+    first = later[0]
+    if first.error is None:
+        return None
+    for f in later[1:]:
+        if f.stage != first.stage or not _same_error(f.error, first.error):
+            return None
+    return first.error
+
+
+def _same_error(a: Optional[BaseException], b: BaseException) -> bool:
+    if isinstance(a, ScriptError) and isinstance(b, ScriptError):
+        return a.same_error(b)
+    return a is not None and type(a) is type(b) and str(a) == str(b)
+
+
+def describe_failures(configs: List[dict], failures: Dict[int, Failure], shown: int = 6) -> str:
+    """The failures grouped by reason, in product order of each group's first
+    configuration; each group lists (up to `shown` of) its configurations."""
+    groups: Dict[str, List[int]] = {}
+    for i in sorted(failures):
+        groups.setdefault(failures[i].reason, []).append(i)
+    lines = []
+    for reason, indices in groups.items():
+        n = len(indices)
+        heading = reason.replace("\n", "\n      ")
+        lines.append(f"  {heading}\n    {n} configuration{'s' if n != 1 else ''}: "
+                     + ", ".join(str(configs[i]) for i in indices[:shown])
+                     + (f", ... and {n - shown} more" if n > shown else ""))
+    return "\n".join(lines)
 
 
 def build_candidates(candidates: List[Candidate], target: GpuTarget, aligned: bool,
@@ -93,7 +146,12 @@ def build_candidates(candidates: List[Candidate], target: GpuTarget, aligned: bo
         if meta["status"] == "ok":
             built.append(candidate)
         else:
-            failures[candidate.index] = Failure(meta["status"], payload)
+            error = None
+            if meta.get("script_error"):
+                kind, message, file, line, column, text = meta["script_error"]
+                error = script_error(kind, message, file, line, text,
+                                     f"{type(candidate.instance).__name__}.__call__", column)
+            failures[candidate.index] = Failure(meta["status"], payload, error)
     _dump(candidates, failures, label)
     return built, failures
 

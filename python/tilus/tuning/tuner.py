@@ -26,7 +26,8 @@ from typing import Dict, Optional
 
 from tilus import _C, option
 from tilus.tuning import identity
-from tilus.tuning.build import Failure, GpuTarget, build_candidates, transpile_all
+from tilus.tuning.build import (Failure, GpuTarget, build_candidates, common_error,
+                                describe_failures, transpile_all)
 from tilus.tuning.key import label as make_label
 from tilus.tuning.progress import Progress
 from tilus.tuning.store import DamagedEntry, TuningStore
@@ -99,17 +100,27 @@ def first_that_compiles(tuned, sig, jit_key: tuple) -> Decision:
         try:
             instance = tuned.instance(i)
         except Exception as e:  # noqa: BLE001 - the user's __init__ rejected it (as on the GPU)
-            failures[i] = Failure("init", f"{type(e).__name__}: {e}")
+            failures[i] = Failure("init", f"{type(e).__name__}: {e}", e)
             continue
         try:
             instance._compiled_for(sig, jit_key)
         except ScriptError as e:
-            failures[i] = Failure("script", e.message)
+            failures[i] = Failure("script", e.message, e)
             continue
         return Decision(i, "first-that-compiles", failures=failures)
-    raise NoValidConfigError(
-        f"no configuration of {tuned.cls.__name__} compiles for these arguments:\n"
-        + "\n".join(f"  {tuned.configs[i]}: {f.message}" for i, f in failures.items()))
+    _raise_none_works(tuned, failures,
+                      f"no configuration of {tuned.cls.__name__} compiles for these arguments")
+
+
+def _raise_none_works(tuned, failures: Dict[int, Failure], heading: str):
+    """A mistake every configuration makes alike is raised as itself; otherwise
+    NoValidConfigError lists the failures grouped by reason."""
+    error = common_error(failures, len(tuned.configs))
+    if error is not None:
+        raise error
+    raise NoValidConfigError(f"{heading}; all {len(tuned.configs)} configurations failed, "
+                             "by reason:\n"
+                             + describe_failures(tuned.configs, failures))
 
 
 # ---------------------------------------------------------------------------- search
@@ -139,7 +150,8 @@ def _search(tuned, sig, values, jit_key, target: GpuTarget, make_bench, label: s
             bench.close()
         count("configs_timed", len(built))
     if not timings:
-        raise NoValidConfigError(_none_works_message(tuned, target, failures))
+        _raise_none_works(tuned, failures, f"no configuration of {tuned.cls.__name__} can run "
+                          f"for these arguments on {target.name} ({target.arch})")
     _warn_skipped(tuned, label, failures)
     winner = min(timings, key=lambda i: (timings[i], i))
     _release_losers(tuned, winner, candidates)
@@ -162,14 +174,6 @@ def _release_losers(tuned, winner: int, candidates):
     for c in candidates:
         if c.index != winner:
             tuned.forget_instance(c.index)
-
-
-def _none_works_message(tuned, target: GpuTarget, failures: Dict[int, Failure]) -> str:
-    lines = [f"no configuration of {tuned.cls.__name__} can run for these arguments on "
-             f"{target.name} ({target.arch}):"]
-    for i in sorted(failures):
-        lines.append(f"  {tuned.configs[i]}: [{failures[i].stage}] {failures[i].message}")
-    return "\n".join(lines)
 
 
 def _warn_skipped(tuned, label: str, failures: Dict[int, Failure]):
