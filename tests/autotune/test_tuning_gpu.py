@@ -77,10 +77,13 @@ def test_configs_that_fail_to_compile_are_skipped(cache_dir, monkeypatch):
     assert torch.equal(x, _arange(100, 2.0))
 
 
-def test_when_nothing_fits_the_error_lists_every_config(cache_dir):
+def test_when_nothing_fits_the_configs_are_grouped_under_the_reason(cache_dir):
     with pytest.raises(NoValidConfigError) as error:
         Scale(1.0, block=65536)(100, _arange(100))
-    assert str(error.value).count("[unfit] needs 262144 bytes of shared memory") == 2
+    message = str(error.value)
+    # one reason, said once, with the configurations it rejected counted and listed
+    assert message.count("needs 262144 bytes of shared memory per block") == 1, message
+    assert "2 configurations: {'warps': 1}, {'warps': 2}" in message, message
 
 
 def test_keys_are_bucketed(cache_dir):
