@@ -231,7 +231,25 @@ void CudaEmitter::wgmma_guard(const Instruction& i) {
     case Op::Sync:
       if (program_.warps > 4) wgmma_wait_all("other warpgroups may write its tiles after the barrier");
       return;
-    default: return;
+    case Op::GlobalView:
+    case Op::GlobalTensor:
+    case Op::SharedTensor:
+    case Op::RegisterTensor:
+    case Op::SliceShared:
+    case Op::LoadGlobal:
+    case Op::StoreGlobal:
+    case Op::LoadShared:
+    case Op::CopyAsyncCommitGroup:
+    case Op::CopyAsyncWaitGroup:
+    case Op::Dot:
+    case Op::Cast:
+    case Op::Elementwise:
+    case Op::UnaryElementwise:
+    case Op::Where:
+    case Op::Assign:
+    case Op::LockSemaphore:
+    case Op::ReleaseSemaphore:
+    case Op::PrintTensor: return;
   }
 }
 

@@ -74,8 +74,20 @@ class OpEstimator : public StmtVisitor {
       case Op::UnaryElementwise:
       case Op::Where:
       case Op::Assign: return i.output ? local(i.output) : 1;
-      default: return 1;
+      case Op::GlobalView:
+      case Op::GlobalTensor:
+      case Op::SharedTensor:
+      case Op::RegisterTensor:
+      case Op::SliceShared:
+      case Op::FreeShared:
+      case Op::Sync:
+      case Op::CopyAsyncCommitGroup:
+      case Op::CopyAsyncWaitGroup:
+      case Op::LockSemaphore:
+      case Op::ReleaseSemaphore:
+      case Op::PrintTensor: return 1;
     }
+    return 1;
   }
 
   const LayoutPlan& plan_;

@@ -50,7 +50,16 @@ bool HostEvaluator::eval(const Expr& e, const std::vector<HostArg>& args, int64_
         case ScalarKind::Int32: out = static_cast<int32_t>(a); break;
         case ScalarKind::UInt32: out = static_cast<uint32_t>(a); break;
         case ScalarKind::Bool: out = a != 0; break;
-        default: out = a;
+        case ScalarKind::Int8:
+        case ScalarKind::Int16:
+        case ScalarKind::Int64:
+        case ScalarKind::UInt8:
+        case ScalarKind::UInt16:
+        case ScalarKind::UInt64:
+        case ScalarKind::Float16:
+        case ScalarKind::BFloat16:
+        case ScalarKind::Float32:
+        case ScalarKind::Float64: out = a; break;
       }
       return true;
     case ExprKind::Select:
@@ -85,8 +94,12 @@ bool HostEvaluator::eval(const Expr& e, const std::vector<HostArg>& args, int64_
       }
       if (e->dtype == dtypes::int32) out = static_cast<int32_t>(out);
       return true;
-    default: return false;
+    case ExprKind::BlockIdx:
+    case ExprKind::Unary:
+    case ExprKind::ElementAddr:
+    case ExprKind::ElementLoad: return false;
   }
+  return false;
 }
 
 bool HostEvaluator::launch_shape(const std::vector<HostArg>& args, LaunchShape& shape) const {

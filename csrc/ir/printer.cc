@@ -160,7 +160,14 @@ class Printer : public StmtVisitor {
         o << expr_str(i.args[0]) << ", value=" << expr_str(i.args[1]) << ")";
         break;
       case Op::PrintTensor: o << "\"" << i.text << "\", " << t(i.inputs[0]) << ")"; break;
-      default: {
+      // Operands only: inputs, then out= when writing into an existing tensor.
+      case Op::LoadShared:
+      case Op::StoreShared:
+      case Op::FreeShared:
+      case Op::Sync:
+      case Op::CopyAsyncCommitGroup:
+      case Op::Dot:
+      case Op::Where: {
         for (size_t k = 0; k < i.inputs.size(); ++k) o << (k ? ", " : "") << t(i.inputs[k]);
         if (i.output && !i.defines_output) o << (i.inputs.empty() ? "" : ", ") << "out=" << t(i.output);
         o << ")";

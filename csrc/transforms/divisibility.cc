@@ -85,12 +85,23 @@ int64_t Divisibility::of(const Expr& e) const {
           if (g == 0) return 0;
           return g & -g;
         }
-        default: return 1;
+        case BinaryOp::Lt:
+        case BinaryOp::Le:
+        case BinaryOp::Gt:
+        case BinaryOp::Ge:
+        case BinaryOp::Eq:
+        case BinaryOp::Ne:
+        case BinaryOp::And:
+        case BinaryOp::Or: return 1;
       }
+      return 1;
     }
     case ExprKind::Select: return gcd0(of(e->a), of(e->b));
-    default: return 1;
+    case ExprKind::BlockIdx:
+    case ExprKind::ElementAddr:
+    case ExprKind::ElementLoad: return 1;
   }
+  return 1;
 }
 
 bool Divisibility::is_multiple(const Expr& e, int64_t n) const {

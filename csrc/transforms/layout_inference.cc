@@ -171,7 +171,21 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
       case Op::SharedTensor:
         plan.shared[inst.output->id] = auto_shared_layout(inst.output->shape, inst.output->dtype.bytes());
         break;
-      default: break;
+      case Op::GlobalView:
+      case Op::GlobalTensor:
+      case Op::RegisterTensor:
+      case Op::LoadGlobal:
+      case Op::StoreGlobal:
+      case Op::LoadShared:
+      case Op::StoreShared:
+      case Op::FreeShared:
+      case Op::Sync:
+      case Op::CopyAsync:
+      case Op::CopyAsyncCommitGroup:
+      case Op::CopyAsyncWaitGroup:
+      case Op::LockSemaphore:
+      case Op::ReleaseSemaphore:
+      case Op::PrintTensor: break;
     }
   });
 
