@@ -3,6 +3,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "ir/functor.h"
+
 namespace tilus::autotune {
 namespace {
 
@@ -11,7 +13,7 @@ constexpr int kWorkspace = -1;  // runtime-provided global_tensor memory: not th
 constexpr int kUnknown = -2;    // untraceable (loaded from memory, cast from an integer)
 using Origins = std::set<int>;
 
-class WrittenParams {
+class WrittenParams : public StmtVisitor {
  public:
   explicit WrittenParams(const Program& program) : program_(program) {
     for (size_t i = 0; i < program.params.size(); ++i) {
@@ -25,10 +27,10 @@ class WrittenParams {
     // after first use are why one pass is not enough.
     do {
       changed_ = false;
-      walk(program_.body);
+      visit_stmt(program_.body);
     } while (changed_);
     collecting_writes_ = true;
-    walk(program_.body);
+    visit_stmt(program_.body);
 
     std::vector<bool> written(program_.params.size(), false);
     for (int origin : writes_) {
@@ -90,7 +92,8 @@ class WrittenParams {
     writes_.insert(origins.begin(), origins.end());
   }
 
-  void instruction(const Instruction& i) {
+  void visit_inst(const Stmt& s) override {
+    const Instruction& i = *s->inst;
     switch (i.op) {
       case Op::GlobalView: add(tensor_origins_[i.output->id], of(i.args.at(0))); return;
       case Op::GlobalTensor: add(tensor_origins_[i.output->id], {kWorkspace}); return;
@@ -127,29 +130,13 @@ class WrittenParams {
     }
   }
 
-  void walk(const Stmt& s) {
-    if (!s) return;
-    switch (s->kind) {
-      case StmtKind::Seq:
-        for (const Stmt& c : s->seq) walk(c);
-        return;
-      case StmtKind::Declare:
-      case StmtKind::Assign:
-        if (s->value) add(var_origins_[s->var->var_id], of(s->value));
-        return;
-      case StmtKind::For:
-        add(var_origins_[s->var->var_id], merged(of(s->start), of(s->step)));
-        walk(s->body);
-        return;
-      case StmtKind::If:
-        walk(s->then_body);
-        walk(s->else_body);
-        return;
-      case StmtKind::While: walk(s->body); return;
-      case StmtKind::Inst: instruction(*s->inst); return;
-      case StmtKind::Break:
-      case StmtKind::Continue: return;
-    }
+  void visit_declare(const Stmt& s) override {
+    if (s->value) add(var_origins_[s->var->var_id], of(s->value));
+  }
+  void visit_assign(const Stmt& s) override { add(var_origins_[s->var->var_id], of(s->value)); }
+  void visit_for(const Stmt& s) override {
+    add(var_origins_[s->var->var_id], merged(of(s->start), of(s->step)));
+    visit_stmt(s->body);
   }
 
   const Program& program_;

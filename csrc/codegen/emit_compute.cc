@@ -21,7 +21,8 @@ const char* binary_helper(BinaryOp op) {
     case BinaryOp::Ne: return "ne";
     case BinaryOp::And: return "and_";
     case BinaryOp::Or: return "or_";
-    default: break;  // bitwise ops are scalar-only (swizzles), never tile ops
+    case BinaryOp::BitAnd:
+    case BinaryOp::BitXor: break;  // scalar-only (swizzles), never tile ops
   }
   return "?";
 }

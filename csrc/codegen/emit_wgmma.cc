@@ -19,9 +19,9 @@
 // Where the emitter cannot tell (the dot ran in an earlier loop iteration or another
 // branch, its indices out of scope) it waits for everything.
 #include "codegen/emitter.h"
+#include "ir/functor.h"
 
 #include <algorithm>
-#include <functional>
 
 namespace tilus {
 
@@ -135,22 +135,13 @@ void CudaEmitter::emit_wgmma(const Instruction& i, const DotPlan& plan, const st
 
 
 bool CudaEmitter::contains_wgmma(const Stmt& s) const {
-  if (!s) return false;
-  switch (s->kind) {
-    case StmtKind::Seq:
-      for (auto& c : s->seq)
-        if (contains_wgmma(c)) return true;
-      return false;
-    case StmtKind::For:
-    case StmtKind::While: return contains_wgmma(s->body);
-    case StmtKind::If: return contains_wgmma(s->then_body) || contains_wgmma(s->else_body);
-    case StmtKind::Inst: {
-      if (s->inst->op != Op::Dot) return false;
-      auto it = plan_.dots.find(s->inst.get());
-      return it != plan_.dots.end() && it->second.wgmma;
-    }
-    default: return false;
-  }
+  bool found = false;
+  for_each_inst(s, [&](const StmtNode& st) {
+    if (st.inst->op != Op::Dot) return;
+    auto it = plan_.dots.find(st.inst.get());
+    found = found || (it != plan_.dots.end() && it->second.wgmma);
+  });
+  return found;
 }
 
 // After a wait that retired the dot writing `array`: an empty asm "rewriting" each of its
@@ -240,7 +231,25 @@ void CudaEmitter::wgmma_guard(const Instruction& i) {
     case Op::Sync:
       if (program_.warps > 4) wgmma_wait_all("other warpgroups may write its tiles after the barrier");
       return;
-    default: return;
+    case Op::GlobalView:
+    case Op::GlobalTensor:
+    case Op::SharedTensor:
+    case Op::RegisterTensor:
+    case Op::SliceShared:
+    case Op::LoadGlobal:
+    case Op::StoreGlobal:
+    case Op::LoadShared:
+    case Op::CopyAsyncCommitGroup:
+    case Op::CopyAsyncWaitGroup:
+    case Op::Dot:
+    case Op::Cast:
+    case Op::Elementwise:
+    case Op::UnaryElementwise:
+    case Op::Where:
+    case Op::Assign:
+    case Op::LockSemaphore:
+    case Op::ReleaseSemaphore:
+    case Op::PrintTensor: return;
   }
 }
 
@@ -266,45 +275,45 @@ void CudaEmitter::find_ring_counters() {
     const StmtNode* declare_loop = nullptr;  // innermost loop body around the declaration
     RingCounter ring;
   };
-  std::unordered_map<int, Uses> uses;
-  std::function<void(const Stmt&, const StmtNode*, const StmtNode*)> walk =
-      [&](const Stmt& s, const StmtNode* loop_body, const StmtNode* parent) {
-        if (!s) return;
-        switch (s->kind) {
-          case StmtKind::Seq:
-            for (size_t j = 0; j < s->seq.size(); ++j) {
-              const Stmt& c = s->seq[j];
-              if (c && c->kind == StmtKind::Assign && s.get() == loop_body) {
-                Uses& u = uses[c->var->var_id];
-                ++u.assigns;
-                u.ring = {ring_modulus(c->value, c->var->var_id), 0, s.get(), j};
-                continue;
-              }
-              walk(c, loop_body, s.get());
-            }
-            break;
-          case StmtKind::Declare: {
-            Uses& u = uses[s->var->var_id];
-            ++u.declares;
-            u.start = s->value;
-            u.declare_loop = loop_body;
-            break;
-          }
-          case StmtKind::Assign: uses[s->var->var_id].assigns += 2; break;  // not a ring update
-          case StmtKind::For:
-            uses[s->var->var_id].assigns += 2;
-            [[fallthrough]];
-          case StmtKind::While:
-            walk(s->body, s->body && s->body->kind == StmtKind::Seq ? s->body.get() : nullptr, s.get());
-            break;
-          case StmtKind::If:
-            walk(s->then_body, loop_body, s.get());
-            walk(s->else_body, loop_body, s.get());
-            break;
-          default: break;
+  // loop_body: the innermost loop body around the statement, when that body is a Seq
+  // (the only place a ring update is recognised).
+  struct Walk : StmtVisitor {
+    std::unordered_map<int, Uses> uses;
+    const StmtNode* loop_body = nullptr;
+
+    void visit_seq(const Stmt& s) override {
+      for (size_t j = 0; j < s->seq.size(); ++j) {
+        const Stmt& c = s->seq[j];
+        if (c && c->kind == StmtKind::Assign && s.get() == loop_body) {
+          Uses& u = uses[c->var->var_id];
+          ++u.assigns;
+          u.ring = {ring_modulus(c->value, c->var->var_id), 0, s.get(), j};
+          continue;
         }
-      };
-  walk(program_.body, nullptr, nullptr);
+        visit_stmt(c);
+      }
+    }
+    void visit_declare(const Stmt& s) override {
+      Uses& u = uses[s->var->var_id];
+      ++u.declares;
+      u.start = s->value;
+      u.declare_loop = loop_body;
+    }
+    void visit_assign(const Stmt& s) override { uses[s->var->var_id].assigns += 2; }  // not a ring update
+    void visit_for(const Stmt& s) override {
+      uses[s->var->var_id].assigns += 2;
+      loop(s->body);
+    }
+    void visit_while(const Stmt& s) override { loop(s->body); }
+    void loop(const Stmt& body) {
+      const StmtNode* outer = loop_body;
+      loop_body = body && body->kind == StmtKind::Seq ? body.get() : nullptr;
+      visit_stmt(body);
+      loop_body = outer;
+    }
+  } walk;
+  walk.visit_stmt(program_.body);
+  auto& uses = walk.uses;
   for (auto& [var, u] : uses) {
     if (u.declares != 1 || u.assigns != 1 || u.ring.modulus < 1 || !u.start || !u.start->is_const()) continue;
     if (u.declare_loop == u.ring.body) continue;  // reset every iteration

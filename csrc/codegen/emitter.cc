@@ -1,5 +1,6 @@
 #include "codegen/emitter.h"
 #include "codegen/unroll_budget.h"
+#include "ir/functor.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -445,50 +446,21 @@ void CudaEmitter::find_written_globals() {
   std::unordered_map<int, int> pointer_of;  // global tensor id -> pointer var id (-1: workspace)
   std::unordered_set<int> written;
   std::vector<std::pair<int, int>> views;
-  std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
-    if (!s) return;
-    switch (s->kind) {
-      case StmtKind::Seq:
-        for (auto& c : s->seq) walk(c);
-        break;
-      case StmtKind::For:
-      case StmtKind::While: walk(s->body); break;
-      case StmtKind::If:
-        walk(s->then_body);
-        walk(s->else_body);
-        break;
-      case StmtKind::Inst: {
-        const Instruction& i = *s->inst;
-        if (i.op == Op::GlobalView) pointer_of[i.output->id] = i.args[0]->is_var() ? i.args[0]->var_id : -2 - i.output->id;
-        if (i.op == Op::GlobalTensor) pointer_of[i.output->id] = -1000000 - i.workspace;
-        if (i.op == Op::StoreGlobal) written.insert(pointer_of[i.inputs[0]->id]);
-        break;
-      }
-      default: break;
-    }
-  };
-  walk(program_.body);
+  for_each_inst(program_.body, [&](const StmtNode& s) {
+    const Instruction& i = *s.inst;
+    if (i.op == Op::GlobalView) pointer_of[i.output->id] = i.args[0]->is_var() ? i.args[0]->var_id : -2 - i.output->id;
+    if (i.op == Op::GlobalTensor) pointer_of[i.output->id] = -1000000 - i.workspace;
+    if (i.op == Op::StoreGlobal) written.insert(pointer_of[i.inputs[0]->id]);
+  });
   for (auto& [tensor, ptr] : pointer_of)
     if (written.count(ptr)) written_globals_.insert(tensor);
 }
 
 namespace {
-void collect_declares(const Stmt& s, std::vector<Expr>& out) {
-  if (!s) return;
-  switch (s->kind) {
-    case StmtKind::Seq:
-      for (auto& c : s->seq) collect_declares(c, out);
-      break;
-    case StmtKind::Declare: out.push_back(s->var); break;
-    case StmtKind::For:
-    case StmtKind::While: collect_declares(s->body, out); break;
-    case StmtKind::If:
-      collect_declares(s->then_body, out);
-      collect_declares(s->else_body, out);
-      break;
-    default: break;
-  }
-}
+struct Declares : StmtVisitor {
+  std::vector<Expr> vars;
+  void visit_declare(const Stmt& s) override { vars.push_back(s->var); }
+};
 }  // namespace
 
 GeneratedKernel CudaEmitter::run() {
@@ -497,9 +469,9 @@ GeneratedKernel CudaEmitter::run() {
   k.threads = threads_;
   // Scalars are declared up front: a variable first assigned inside a branch or loop
   // stays visible after it, as in Python.
-  std::vector<Expr> declares;
-  collect_declares(program_.body, declares);
-  for (auto& v : declares) {
+  Declares declares;
+  declares.visit_stmt(program_.body);
+  for (auto& v : declares.vars) {
     used_names_.insert(sanitize(v->name));
     line(ctype(v->dtype) + " " + sanitize(v->name) + ";");
   }

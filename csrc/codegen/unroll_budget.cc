@@ -3,37 +3,38 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "ir/functor.h"
+
 namespace tilus {
 
 namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-class OpEstimator {
+// Every statement counts one operation (an instruction its estimate), times the trip
+// counts of the constant-bound loops around it (unknown bounds count one trip).
+class OpEstimator : public StmtVisitor {
  public:
   OpEstimator(const LayoutPlan& plan, int threads) : plan_(plan), threads_(std::max(1, threads)) {}
 
-  int64_t stmt(const Stmt& s) const {
-    if (!s) return 0;
-    switch (s->kind) {
-      case StmtKind::Seq: {
-        int64_t sum = 0;
-        for (auto& c : s->seq) sum += stmt(c);
-        return sum;
-      }
-      case StmtKind::For: {
-        int64_t start, end, step;
-        int64_t trips = 1;
-        if (is_const_int(s->start, &start) && is_const_int(s->end, &end) && is_const_int(s->step, &step) &&
-            step > 0)
-          trips = std::max<int64_t>(0, ceil_div(end - start, step));
-        return 1 + trips * stmt(s->body);
-      }
-      case StmtKind::If: return 1 + stmt(s->then_body) + stmt(s->else_body);
-      case StmtKind::While: return 1 + stmt(s->body);
-      case StmtKind::Inst: return inst(*s->inst);
-      default: return 1;
-    }
+  int64_t total = 0;
+
+  void visit_stmt(const Stmt& s) override {
+    if (s && s->kind != StmtKind::Seq) total += s->kind == StmtKind::Inst ? scale_ * inst(*s->inst) : scale_;
+    StmtVisitor::visit_stmt(s);
+  }
+
+ protected:
+  void visit_for(const Stmt& s) override {
+    int64_t start, end, step;
+    int64_t trips = 1;
+    if (is_const_int(s->start, &start) && is_const_int(s->end, &end) && is_const_int(s->step, &step) &&
+        step > 0)
+      trips = std::max<int64_t>(0, ceil_div(end - start, step));
+    const int64_t outer = scale_;
+    scale_ *= trips;
+    visit_stmt(s->body);
+    scale_ = outer;
   }
 
  private:
@@ -73,12 +74,25 @@ class OpEstimator {
       case Op::UnaryElementwise:
       case Op::Where:
       case Op::Assign: return i.output ? local(i.output) : 1;
-      default: return 1;
+      case Op::GlobalView:
+      case Op::GlobalTensor:
+      case Op::SharedTensor:
+      case Op::RegisterTensor:
+      case Op::SliceShared:
+      case Op::FreeShared:
+      case Op::Sync:
+      case Op::CopyAsyncCommitGroup:
+      case Op::CopyAsyncWaitGroup:
+      case Op::LockSemaphore:
+      case Op::ReleaseSemaphore:
+      case Op::PrintTensor: return 1;
     }
+    return 1;
   }
 
   const LayoutPlan& plan_;
   int threads_;
+  int64_t scale_ = 1;  // trips of the enclosing loops
 };
 
 }  // namespace
@@ -93,7 +107,9 @@ int64_t unroll_budget_from_env() {
 }
 
 int64_t estimate_body_ops(const Stmt& body, const LayoutPlan& plan, int threads) {
-  return OpEstimator(plan, threads).stmt(body);
+  OpEstimator estimator(plan, threads);
+  estimator.visit_stmt(body);
+  return estimator.total;
 }
 
 int budget_unroll(int hint, int64_t body_ops, int64_t budget) {

@@ -37,8 +37,14 @@ inline int64_t wrap_int(int64_t v, ScalarKind k) {
     case ScalarKind::UInt8: return static_cast<uint8_t>(v);
     case ScalarKind::UInt16: return static_cast<uint16_t>(v);
     case ScalarKind::UInt32: return static_cast<uint32_t>(v);
-    default: return v;
+    case ScalarKind::Int64:
+    case ScalarKind::UInt64:
+    case ScalarKind::Float16:
+    case ScalarKind::BFloat16:
+    case ScalarKind::Float32:
+    case ScalarKind::Float64: return v;
   }
+  return v;
 }
 
 // Round a double to the precision of float kind `k`.
@@ -47,8 +53,18 @@ inline double round_float(double v, ScalarKind k) {
     case ScalarKind::Float16: return half_to_double(double_to_half(v));
     case ScalarKind::BFloat16: return bfloat16_to_double(double_to_bfloat16(v));
     case ScalarKind::Float32: return static_cast<double>(static_cast<float>(v));
-    default: return v;
+    case ScalarKind::Float64:
+    case ScalarKind::Bool:
+    case ScalarKind::Int8:
+    case ScalarKind::Int16:
+    case ScalarKind::Int32:
+    case ScalarKind::Int64:
+    case ScalarKind::UInt8:
+    case ScalarKind::UInt16:
+    case ScalarKind::UInt32:
+    case ScalarKind::UInt64: return v;
   }
+  return v;
 }
 
 // Float -> integer as the GPU's cvt.rzi does: truncate toward zero, saturate at the
@@ -57,7 +73,7 @@ inline int64_t float_to_int(double v, ScalarKind k) {
   if (std::isnan(v)) return 0;
   if (k == ScalarKind::Bool) return v != 0.0;
   double t = std::trunc(v);
-  double lo, hi;
+  double lo = 0.0, hi = 0.0;
   switch (k) {
     case ScalarKind::Int8: lo = -128.0, hi = 127.0; break;
     case ScalarKind::Int16: lo = -32768.0, hi = 32767.0; break;
@@ -69,7 +85,12 @@ inline int64_t float_to_int(double v, ScalarKind k) {
       if (t <= 0.0) return 0;
       if (t >= 18446744073709551616.0) return static_cast<int64_t>(~uint64_t{0});
       return static_cast<int64_t>(static_cast<uint64_t>(t));
-    default:  // Int64
+    case ScalarKind::Int64:
+    case ScalarKind::Bool:  // returned above
+    case ScalarKind::Float16:
+    case ScalarKind::BFloat16:
+    case ScalarKind::Float32:
+    case ScalarKind::Float64:
       if (t <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
       if (t >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
       return static_cast<int64_t>(t);
@@ -118,8 +139,12 @@ inline int64_t load_i(const void* p, ScalarKind k) {
     case ScalarKind::UInt16: return load_raw<uint16_t>(p);
     case ScalarKind::UInt32: return load_raw<uint32_t>(p);
     case ScalarKind::UInt64: return static_cast<int64_t>(load_raw<uint64_t>(p));
-    default: return float_to_int(load_f(p, k), ScalarKind::Int64);
+    case ScalarKind::Float16:
+    case ScalarKind::BFloat16:
+    case ScalarKind::Float32:
+    case ScalarKind::Float64: return float_to_int(load_f(p, k), ScalarKind::Int64);
   }
+  return 0;
 }
 
 // Store an integer value into an element of kind `k` (wraps; converts to floats).
@@ -151,7 +176,15 @@ inline void store_f(void* p, ScalarKind k, double v) {
     case ScalarKind::BFloat16: store_raw<uint16_t>(p, double_to_bfloat16(v)); return;
     case ScalarKind::Float32: store_raw<float>(p, static_cast<float>(v)); return;
     case ScalarKind::Float64: store_raw<double>(p, v); return;
-    default: store_i(p, k, float_to_int(v, k)); return;
+    case ScalarKind::Bool:
+    case ScalarKind::Int8:
+    case ScalarKind::Int16:
+    case ScalarKind::Int32:
+    case ScalarKind::Int64:
+    case ScalarKind::UInt8:
+    case ScalarKind::UInt16:
+    case ScalarKind::UInt32:
+    case ScalarKind::UInt64: store_i(p, k, float_to_int(v, k)); return;
   }
 }
 
@@ -174,7 +207,15 @@ inline void poison(void* p, ScalarKind k, int64_t n) {
       for (int64_t i = 0; i < n; ++i)
         store_raw<uint64_t>(bytes + 8 * i, 0x7ff8005a5a5a5a5aull);
       return;
-    default: std::memset(p, 0x5a, static_cast<size_t>(n) * b); return;
+    case ScalarKind::Bool:
+    case ScalarKind::Int8:
+    case ScalarKind::Int16:
+    case ScalarKind::Int32:
+    case ScalarKind::Int64:
+    case ScalarKind::UInt8:
+    case ScalarKind::UInt16:
+    case ScalarKind::UInt32:
+    case ScalarKind::UInt64: std::memset(p, 0x5a, static_cast<size_t>(n) * b); return;
   }
 }
 

@@ -13,6 +13,7 @@
 #include "interp/buffer.h"
 #include "interp/coroutine.h"
 #include "interp/state.h"
+#include "ir/functor.h"
 #include "support/error.h"
 
 namespace tilus::interp {
@@ -23,9 +24,12 @@ namespace {
 // starting new blocks (each one holds a stack and its tensors).
 constexpr size_t kMaxSuspendedBlocks = 4096;
 
-struct Preparer {
+// Gives every variable and tensor the program uses a slot, and counts the (re)definitions
+// of each variable.
+struct Preparer : StmtExprVisitor {
   explicit Preparer(Prepared& prepared) : p(prepared) {}
   Prepared& p;
+  std::unordered_map<int, int> assigned;  // var_id -> times it is (re)defined
 
   void var(const ExprNode* v, bool is_param) {
     auto [it, inserted] = p.var_slot.emplace(v->var_id, static_cast<int>(p.var_dtype.size()));
@@ -40,38 +44,39 @@ struct Preparer {
     if (!t) return;
     if (p.tensor_slot.emplace(t->id, p.num_tensors).second) {
       ++p.num_tensors;
-      for (const Expr& e : t->global_shape) expr(e.get());
-      for (const Expr& e : t->global_strides) expr(e.get());
+      for (const Expr& e : t->global_shape) visit_expr(e);
+      for (const Expr& e : t->global_strides) visit_expr(e);
     }
   }
-  void expr(const ExprNode* e) {
-    if (!e) return;
-    if (e->kind == ExprKind::Var) var(e, false);
-    if (e->tensor) tensor(e->tensor.get());
-    for (const Expr& i : e->indices) expr(i.get());
-    expr(e->a.get());
-    expr(e->b.get());
-    expr(e->c.get());
-  }
-  std::unordered_map<int, int> assigned;  // var_id -> times it is (re)defined
 
-  void stmt(const StmtNode* s) {
-    if (!s) return;
-    if (s->kind == StmtKind::Declare || s->kind == StmtKind::Assign || s->kind == StmtKind::For)
-      ++assigned[s->var->var_id];
-    for (const Stmt& c : s->seq) stmt(c.get());
-    for (const ExprNode* e : {s->var.get(), s->value.get(), s->start.get(), s->end.get(),
-                              s->step.get(), s->cond.get()})
-      expr(e);
-    stmt(s->then_body.get());
-    stmt(s->else_body.get());
-    stmt(s->body.get());
-    if (const Instruction* inst = s->inst.get()) {
-      if (inst->op == Op::LockSemaphore) p.uses_semaphores = true;
-      tensor(inst->output.get());
-      for (const Tensor& t : inst->inputs) tensor(t.get());
-      for (const Expr& e : inst->args) expr(e.get());
-    }
+  void visit_var(const Expr& e) override { var(e.get(), false); }
+  void visit_element_addr(const Expr& e) override {
+    tensor(e->tensor.get());
+    StmtExprVisitor::visit_element_addr(e);
+  }
+  void visit_element_load(const Expr& e) override {
+    tensor(e->tensor.get());
+    StmtExprVisitor::visit_element_load(e);
+  }
+
+  void visit_declare(const Stmt& s) override {
+    ++assigned[s->var->var_id];
+    StmtExprVisitor::visit_declare(s);
+  }
+  void visit_assign(const Stmt& s) override {
+    ++assigned[s->var->var_id];
+    StmtExprVisitor::visit_assign(s);
+  }
+  void visit_for(const Stmt& s) override {
+    ++assigned[s->var->var_id];
+    StmtExprVisitor::visit_for(s);
+  }
+  void visit_inst(const Stmt& s) override {
+    const Instruction& inst = *s->inst;
+    if (inst.op == Op::LockSemaphore) p.uses_semaphores = true;
+    tensor(inst.output.get());
+    for (const Tensor& t : inst.inputs) tensor(t.get());
+    StmtExprVisitor::visit_inst(s);  // the arguments
   }
 };
 
@@ -268,9 +273,9 @@ Prepared prepare(const Program& program) {
   Prepared p;
   Preparer w(p);
   for (const Expr& e : program.params) w.var(e.get(), true);
-  for (const Expr& e : program.grid) w.expr(e.get());
+  for (const Expr& e : program.grid) w.visit_expr(e);
   for (const Workspace& ws : program.workspaces) w.tensor(ws.tensor.get());
-  w.stmt(program.body.get());
+  w.visit_stmt(program.body);
   // Top-level declarations, looking through nested Seqs but not into loops or branches.
   std::vector<const StmtNode*> todo{program.body.get()};
   while (!todo.empty()) {

@@ -81,7 +81,8 @@ double float_binary(BinaryOp op, double x, double y) {
     case BinaryOp::Ne: return x != y;
     case BinaryOp::And: return x != 0.0 && y != 0.0;
     case BinaryOp::Or: return x != 0.0 || y != 0.0;
-    default: break;  // bitwise ops are integer-only (checked in make_binary)
+    case BinaryOp::BitAnd:
+    case BinaryOp::BitXor: break;  // integer-only (checked in make_binary)
   }
   return 0.0;
 }

@@ -56,8 +56,14 @@ int64_t wrap_int(int64_t v, DataType dtype) {
     case ScalarKind::UInt8: return static_cast<uint8_t>(v);
     case ScalarKind::UInt16: return static_cast<uint16_t>(v);
     case ScalarKind::UInt32: return static_cast<uint32_t>(v);
-    default: return v;
+    case ScalarKind::Int64:
+    case ScalarKind::UInt64:
+    case ScalarKind::Float16:
+    case ScalarKind::BFloat16:
+    case ScalarKind::Float32:
+    case ScalarKind::Float64: return v;
   }
+  return v;
 }
 
 double const_as_double(const Expr& e) {
@@ -148,7 +154,8 @@ Expr fold_binary(BinaryOp op, const Expr& a, const Expr& b, DataType operand_typ
       case BinaryOp::Ne: return make_bool(x != y);
       case BinaryOp::And: return make_bool(x != 0 && y != 0);
       case BinaryOp::Or: return make_bool(x != 0 || y != 0);
-      default: break;
+      case BinaryOp::BitAnd:
+      case BinaryOp::BitXor: break;  // integer-only (checked by make_binary)
     }
   }
   int64_t x = a->int_value, y = b->int_value;

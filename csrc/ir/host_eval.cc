@@ -2,33 +2,24 @@
 
 #include <unordered_set>
 
+#include "ir/functor.h"
+
 namespace tilus {
 
 namespace {
-void collect_assigned(const Stmt& s, std::unordered_set<int>& assigned) {
-  if (!s) return;
-  switch (s->kind) {
-    case StmtKind::Seq:
-      for (auto& c : s->seq) collect_assigned(c, assigned);
-      break;
-    case StmtKind::Assign: assigned.insert(s->var->var_id); break;
-    case StmtKind::For:
-    case StmtKind::While: collect_assigned(s->body, assigned); break;
-    case StmtKind::If:
-      collect_assigned(s->then_body, assigned);
-      collect_assigned(s->else_body, assigned);
-      break;
-    default: break;
-  }
-}
+struct Assigned : StmtVisitor {
+  std::unordered_set<int> vars;
+  void visit_assign(const Stmt& s) override { vars.insert(s->var->var_id); }
+};
 }  // namespace
 
 HostEvaluator::HostEvaluator(const Program& program) : program_(program) {
   for (size_t i = 0; i < program.params.size(); ++i) param_index_[program.params[i]->var_id] = static_cast<int>(i);
   // Variables declared at the top level and never reassigned (m_blocks = cdiv(m, 64))
   // may size a workspace: substitute their values.
-  std::unordered_set<int> assigned;
-  collect_assigned(program.body, assigned);
+  Assigned assigned_walk;
+  assigned_walk.visit_stmt(program.body);
+  const std::unordered_set<int>& assigned = assigned_walk.vars;
   const std::vector<Stmt> single = {program.body};
   const std::vector<Stmt>& top = program.body && program.body->kind == StmtKind::Seq ? program.body->seq : single;
   for (auto& s : top)
@@ -59,7 +50,16 @@ bool HostEvaluator::eval(const Expr& e, const std::vector<HostArg>& args, int64_
         case ScalarKind::Int32: out = static_cast<int32_t>(a); break;
         case ScalarKind::UInt32: out = static_cast<uint32_t>(a); break;
         case ScalarKind::Bool: out = a != 0; break;
-        default: out = a;
+        case ScalarKind::Int8:
+        case ScalarKind::Int16:
+        case ScalarKind::Int64:
+        case ScalarKind::UInt8:
+        case ScalarKind::UInt16:
+        case ScalarKind::UInt64:
+        case ScalarKind::Float16:
+        case ScalarKind::BFloat16:
+        case ScalarKind::Float32:
+        case ScalarKind::Float64: out = a; break;
       }
       return true;
     case ExprKind::Select:
@@ -94,8 +94,12 @@ bool HostEvaluator::eval(const Expr& e, const std::vector<HostArg>& args, int64_
       }
       if (e->dtype == dtypes::int32) out = static_cast<int32_t>(out);
       return true;
-    default: return false;
+    case ExprKind::BlockIdx:
+    case ExprKind::Unary:
+    case ExprKind::ElementAddr:
+    case ExprKind::ElementLoad: return false;
   }
+  return false;
 }
 
 int HostEvaluator::pointer_param(const Expr& e) const {

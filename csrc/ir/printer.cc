@@ -9,7 +9,7 @@
 //   }
 #include <sstream>
 
-#include "ir/stmt.h"
+#include "ir/functor.h"
 
 namespace tilus {
 
@@ -38,7 +38,7 @@ std::string dims_attr(const Instruction& inst, int global_rank, size_t tile_rank
   return s + "]";
 }
 
-class Printer {
+class Printer : public StmtVisitor {
  public:
   std::string run(const Program& p) {
     os_ << "kernel " << p.name << "(";
@@ -47,7 +47,7 @@ class Printer {
     os_ << ")\n  blocks = [" << expr_str(p.grid[0]) << ", " << expr_str(p.grid[1]) << ", "
         << expr_str(p.grid[2]) << "], warps = " << p.warps << "\n{\n";
     indent_ = 1;
-    stmt(p.body);
+    visit_stmt(p.body);
     os_ << "}\n";
     return os_.str();
   }
@@ -55,51 +55,42 @@ class Printer {
  private:
   void line(const std::string& s) { os_ << std::string(indent_ * 2, ' ') << s << "\n"; }
 
+  // head {, the indented body, then the closing line
   void block(const std::string& head, const Stmt& body) {
     line(head + " {");
     ++indent_;
-    stmt(body);
+    visit_stmt(body);
     --indent_;
   }
 
-  void stmt(const Stmt& s) {
-    if (!s) return;
-    switch (s->kind) {
-      case StmtKind::Seq:
-        for (auto& c : s->seq) stmt(c);
-        return;
-      case StmtKind::Declare:
-        line(s->var->name + ": " + s->var->dtype.name() +
-             (s->value ? " = " + expr_str(s->value) : std::string()));
-        return;
-      case StmtKind::Assign: line(s->var->name + " = " + expr_str(s->value)); return;
-      case StmtKind::For: {
-        std::string head = "for " + s->var->name + " in range(" + expr_str(s->start) + ", " +
-                           expr_str(s->end) + ", " + expr_str(s->step) + ")";
-        if (s->unroll != 0) head += s->unroll < 0 ? " unroll(all)" : " unroll(" + std::to_string(s->unroll) + ")";
-        block(head, s->body);
-        line("}");
-        return;
-      }
-      case StmtKind::If:
-        block("if " + expr_str(s->cond), s->then_body);
-        if (s->else_body) {
-          line("} else {");
-          ++indent_;
-          stmt(s->else_body);
-          --indent_;
-        }
-        line("}");
-        return;
-      case StmtKind::While:
-        block("while " + expr_str(s->cond), s->body);
-        line("}");
-        return;
-      case StmtKind::Break: line("break"); return;
-      case StmtKind::Continue: line("continue"); return;
-      case StmtKind::Inst: line(inst(*s->inst)); return;
-    }
+  void visit_declare(const Stmt& s) override {
+    line(s->var->name + ": " + s->var->dtype.name() + (s->value ? " = " + expr_str(s->value) : std::string()));
   }
+  void visit_assign(const Stmt& s) override { line(s->var->name + " = " + expr_str(s->value)); }
+  void visit_for(const Stmt& s) override {
+    std::string head = "for " + s->var->name + " in range(" + expr_str(s->start) + ", " +
+                       expr_str(s->end) + ", " + expr_str(s->step) + ")";
+    if (s->unroll != 0) head += s->unroll < 0 ? " unroll(all)" : " unroll(" + std::to_string(s->unroll) + ")";
+    block(head, s->body);
+    line("}");
+  }
+  void visit_if(const Stmt& s) override {
+    block("if " + expr_str(s->cond), s->then_body);
+    if (s->else_body) {
+      line("} else {");
+      ++indent_;
+      visit_stmt(s->else_body);
+      --indent_;
+    }
+    line("}");
+  }
+  void visit_while(const Stmt& s) override {
+    block("while " + expr_str(s->cond), s->body);
+    line("}");
+  }
+  void visit_break(const Stmt& s) override { line("break"); }
+  void visit_continue(const Stmt& s) override { line("continue"); }
+  void visit_inst(const Stmt& s) override { line(inst(*s->inst)); }
 
   static std::string t(const Tensor& x) { return "%" + x->name; }
 
@@ -169,7 +160,14 @@ class Printer {
         o << expr_str(i.args[0]) << ", value=" << expr_str(i.args[1]) << ")";
         break;
       case Op::PrintTensor: o << "\"" << i.text << "\", " << t(i.inputs[0]) << ")"; break;
-      default: {
+      // Operands only: inputs, then out= when writing into an existing tensor.
+      case Op::LoadShared:
+      case Op::StoreShared:
+      case Op::FreeShared:
+      case Op::Sync:
+      case Op::CopyAsyncCommitGroup:
+      case Op::Dot:
+      case Op::Where: {
         for (size_t k = 0; k < i.inputs.size(); ++k) o << (k ? ", " : "") << t(i.inputs[k]);
         if (i.output && !i.defines_output) o << (i.inputs.empty() ? "" : ", ") << "out=" << t(i.output);
         o << ")";

@@ -54,8 +54,17 @@ std::optional<MmaKind> mma_kind_for(DataType operand) {
     case ScalarKind::BFloat16: return MmaKind::M16N8K16;
     case ScalarKind::Int8:
     case ScalarKind::UInt8: return MmaKind::M16N8K32;
-    default: return std::nullopt;
+    case ScalarKind::Bool:
+    case ScalarKind::Int16:
+    case ScalarKind::Int32:
+    case ScalarKind::Int64:
+    case ScalarKind::UInt16:
+    case ScalarKind::UInt32:
+    case ScalarKind::UInt64:
+    case ScalarKind::Float32:
+    case ScalarKind::Float64: return std::nullopt;
   }
+  return std::nullopt;
 }
 
 MmaAtom mma_atom(MmaKind kind) {

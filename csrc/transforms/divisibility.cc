@@ -2,6 +2,8 @@
 
 #include <numeric>
 
+#include "ir/functor.h"
+
 namespace tilus {
 
 namespace {
@@ -9,36 +11,29 @@ namespace {
 int64_t gcd0(int64_t a, int64_t b) { return std::gcd(a < 0 ? -a : a, b < 0 ? -b : b); }
 
 // Collects every (var id, assigned expr) pair of the program.
-void collect(const Stmt& s, std::vector<std::pair<int, Expr>>& out) {
-  if (!s) return;
-  switch (s->kind) {
-    case StmtKind::Seq:
-      for (auto& c : s->seq) collect(c, out);
-      break;
-    case StmtKind::Declare:
-      if (s->value) out.push_back({s->var->var_id, s->value});
-      break;
-    case StmtKind::Assign: out.push_back({s->var->var_id, s->value}); break;
-    case StmtKind::For:
-      out.push_back({s->var->var_id, s->start});
-      out.push_back({s->var->var_id, s->step});
-      collect(s->body, out);
-      break;
-    case StmtKind::If:
-      collect(s->then_body, out);
-      collect(s->else_body, out);
-      break;
-    case StmtKind::While: collect(s->body, out); break;
-    default: break;
+class AssignedValues : public StmtVisitor {
+ public:
+  std::vector<std::pair<int, Expr>> out;
+
+ protected:
+  void visit_declare(const Stmt& s) override {
+    if (s->value) out.push_back({s->var->var_id, s->value});
   }
-}
+  void visit_assign(const Stmt& s) override { out.push_back({s->var->var_id, s->value}); }
+  void visit_for(const Stmt& s) override {
+    out.push_back({s->var->var_id, s->start});
+    out.push_back({s->var->var_id, s->step});
+    StmtVisitor::visit_for(s);
+  }
+};
 
 }  // namespace
 
 Divisibility::Divisibility(const Program& program) {
   for (auto& p : program.params) vars_[p->var_id] = 1;
-  std::vector<std::pair<int, Expr>> assigns;
-  collect(program.body, assigns);
+  AssignedValues collect;
+  collect.visit_stmt(program.body);
+  const std::vector<std::pair<int, Expr>>& assigns = collect.out;
   // Start from "any" (0) and lower to the gcd until nothing changes: assignments only
   // ever lower a variable's divisibility, so this terminates.
   for (auto& [id, e] : assigns) vars_.emplace(id, 0);
@@ -90,12 +85,23 @@ int64_t Divisibility::of(const Expr& e) const {
           if (g == 0) return 0;
           return g & -g;
         }
-        default: return 1;
+        case BinaryOp::Lt:
+        case BinaryOp::Le:
+        case BinaryOp::Gt:
+        case BinaryOp::Ge:
+        case BinaryOp::Eq:
+        case BinaryOp::Ne:
+        case BinaryOp::And:
+        case BinaryOp::Or: return 1;
       }
+      return 1;
     }
     case ExprKind::Select: return gcd0(of(e->a), of(e->b));
-    default: return 1;
+    case ExprKind::BlockIdx:
+    case ExprKind::ElementAddr:
+    case ExprKind::ElementLoad: return 1;
   }
+  return 1;
 }
 
 bool Divisibility::is_multiple(const Expr& e, int64_t n) const {

@@ -1,7 +1,8 @@
 #include "transforms/layout_inference.h"
 
-#include <functional>
 #include <numeric>
+
+#include "ir/functor.h"
 
 namespace tilus {
 
@@ -33,58 +34,36 @@ class Groups {
   std::unordered_map<int, int> parent_;
 };
 
-void for_each_inst(const Stmt& s, const std::function<void(const Instruction&, const SourceLoc&)>& f) {
-  if (!s) return;
-  switch (s->kind) {
-    case StmtKind::Seq:
-      for (auto& c : s->seq) for_each_inst(c, f);
-      break;
-    case StmtKind::For:
-    case StmtKind::While: for_each_inst(s->body, f); break;
-    case StmtKind::If:
-      for_each_inst(s->then_body, f);
-      for_each_inst(s->else_body, f);
-      break;
-    case StmtKind::Inst: f(*s->inst, s->loc); break;
-    default: break;
-  }
-}
-
 bool is_reg(const Tensor& t) { return t && t->scope == Scope::Register; }
 
 // For every dot, the load_shared instructions among the statements right before it in
 // its sequence (only load_shared / slice_shared may stand between them and the dot, so
 // nothing writes shared memory or synchronises in between).
-std::unordered_map<const Instruction*, std::vector<const Instruction*>> loads_before_dots(const Stmt& s) {
+class LoadsBeforeDots : public StmtVisitor {
+ public:
   std::unordered_map<const Instruction*, std::vector<const Instruction*>> out;
-  std::function<void(const Stmt&)> walk = [&](const Stmt& st) {
-    if (!st) return;
-    switch (st->kind) {
-      case StmtKind::Seq:
-        for (size_t j = 0; j < st->seq.size(); ++j) {
-          const Stmt& c = st->seq[j];
-          walk(c);
-          if (c->kind != StmtKind::Inst || c->inst->op != Op::Dot) continue;
-          auto& loads = out[c->inst.get()];
-          for (size_t k = j; k-- > 0;) {
-            const Stmt& p = st->seq[k];
-            if (p->kind != StmtKind::Inst) break;
-            if (p->inst->op == Op::LoadShared) loads.push_back(p->inst.get());
-            else if (p->inst->op != Op::SliceShared) break;
-          }
-        }
-        break;
-      case StmtKind::For:
-      case StmtKind::While: walk(st->body); break;
-      case StmtKind::If:
-        walk(st->then_body);
-        walk(st->else_body);
-        break;
-      default: break;
+
+ protected:
+  void visit_seq(const Stmt& st) override {
+    StmtVisitor::visit_seq(st);
+    for (size_t j = 0; j < st->seq.size(); ++j) {
+      const Stmt& c = st->seq[j];
+      if (c->kind != StmtKind::Inst || c->inst->op != Op::Dot) continue;
+      auto& loads = out[c->inst.get()];
+      for (size_t k = j; k-- > 0;) {
+        const Stmt& p = st->seq[k];
+        if (p->kind != StmtKind::Inst) break;
+        if (p->inst->op == Op::LoadShared) loads.push_back(p->inst.get());
+        else if (p->inst->op != Op::SliceShared) break;
+      }
     }
-  };
-  walk(s);
-  return out;
+  }
+};
+
+std::unordered_map<const Instruction*, std::vector<const Instruction*>> loads_before_dots(const Stmt& s) {
+  LoadsBeforeDots walk;
+  walk.visit_stmt(s);
+  return std::move(walk.out);
 }
 
 bool is_16bit_float(DataType t) {
@@ -153,7 +132,9 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
   std::vector<std::pair<const Instruction*, SourceLoc>> dots;
 
   // 1. Groups of register tensors that must share a layout; shared views -> roots.
-  for_each_inst(program.body, [&](const Instruction& inst, const SourceLoc& loc) {
+  for_each_inst(program.body, [&](const StmtNode& s) {
+    const Instruction& inst = *s.inst;
+    const SourceLoc& loc = s.loc;
     auto note = [&](const Tensor& t) {
       if (is_reg(t)) {
         tensors[t->id] = t;
@@ -190,7 +171,21 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
       case Op::SharedTensor:
         plan.shared[inst.output->id] = auto_shared_layout(inst.output->shape, inst.output->dtype.bytes());
         break;
-      default: break;
+      case Op::GlobalView:
+      case Op::GlobalTensor:
+      case Op::RegisterTensor:
+      case Op::LoadGlobal:
+      case Op::StoreGlobal:
+      case Op::LoadShared:
+      case Op::StoreShared:
+      case Op::FreeShared:
+      case Op::Sync:
+      case Op::CopyAsync:
+      case Op::CopyAsyncCommitGroup:
+      case Op::CopyAsyncWaitGroup:
+      case Op::LockSemaphore:
+      case Op::ReleaseSemaphore:
+      case Op::PrintTensor: break;
     }
   });
 
@@ -215,8 +210,8 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
   std::unordered_map<int, int> reads;
   std::unordered_map<const Instruction*, std::vector<const Instruction*>> before;
   if (allow_wgmma) {
-    for_each_inst(program.body, [&](const Instruction& inst, const SourceLoc&) {
-      for (auto& t : inst.inputs)
+    for_each_inst(program.body, [&](const StmtNode& s) {
+      for (auto& t : s.inst->inputs)
         if (is_reg(t)) ++reads[t->id];
     });
     before = loads_before_dots(program.body);
