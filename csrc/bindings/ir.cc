@@ -68,8 +68,9 @@ void init_ir(py::module_& m) {
       .def_property_readonly("is_float", &DataType::is_float)
       .def_property_readonly("is_integer", &DataType::is_integer)
       .def_property_readonly("is_bool", &DataType::is_bool)
+      .def_property_readonly("is_signed", &DataType::is_signed)
       .def_property_readonly("bits", &DataType::bits)
-      .def_property_readonly("nbytes", &DataType::bytes)
+      .def_property_readonly("nbytes", [](const DataType& t) { return whole_bytes(t, 1, "DataType.nbytes"); })
       .def_property_readonly("pointee", &DataType::pointee)
       .def("__invert__", &DataType::pointer_to)
       .def("__eq__", [](const DataType& a, const DataType& b) { return a == b; })
@@ -79,6 +80,26 @@ void init_ir(py::module_& m) {
       .def(py::pickle([](const DataType& t) { return t.name(); },
                       [](const std::string& s) { return dtype_from_name(s); }));
   m.def("dtype", &dtype_from_name, py::arg("name"));
+  // ir/dtypes.def, one dict per row: the Python name maps (lang/types.py) derive from it.
+  m.def("dtype_table", [] {
+    py::list rows;
+    for (const DTypeInfo* r = dtype_table_begin(); r != dtype_table_end(); ++r) {
+      py::dict row;
+      row["name"] = r->name;
+      row["bits"] = r->bits;
+      row["family"] = family_name(r->family);
+      row["signed"] = r->is_signed;
+      row["c_type"] = r->c_type;
+      row["torch"] = r->torch;
+      row["numpy"] = r->numpy;
+      row["dlpack_code"] = r->dlpack_code;
+      row["exponent_bits"] = r->exponent_bits;
+      row["mantissa_bits"] = r->mantissa_bits;
+      row["aliases"] = py::str(r->aliases).attr("split")();
+      rows.append(row);
+    }
+    return rows;
+  });
   m.def("promote", &promote);
 
   py::class_<ExprNode, std::shared_ptr<ExprNode>>(m, "Expr")

@@ -142,10 +142,10 @@ void init_layout(py::module_& m) {
 
   l.def("shared_row_major", [](py::args a) { return shared_row_major(shape_of(a)); });
   l.def("shared_column_major", [](py::args a) { return shared_column_major(shape_of(a)); });
-  l.def("shared_swizzled", &shared_swizzled, py::arg("shape"), py::arg("dtype_bytes"));
-  l.def("can_swizzle", &can_swizzle, py::arg("shape"), py::arg("dtype_bytes"));
-  l.def("auto_shared_layout", &auto_shared_layout, py::arg("shape"), py::arg("dtype_bytes"));
-  l.def("shared_wgmma_operand", &shared_wgmma_operand, py::arg("shape"), py::arg("dtype_bytes"));
+  l.def("shared_swizzled", &shared_swizzled, py::arg("shape"), py::arg("dtype_bits"));
+  l.def("can_swizzle", &can_swizzle, py::arg("shape"), py::arg("dtype_bits"));
+  l.def("auto_shared_layout", &auto_shared_layout, py::arg("shape"), py::arg("dtype_bits"));
+  l.def("shared_wgmma_operand", &shared_wgmma_operand, py::arg("shape"), py::arg("dtype_bits"));
 }
 
 }  // namespace tilus::bindings

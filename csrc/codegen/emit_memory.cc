@@ -64,12 +64,12 @@ void CudaEmitter::bind_global(const Tensor& t, const std::string& pointer, const
 
 int64_t CudaEmitter::global_vector(const GlobalInfo& g, const std::vector<Expr>& offsets,
                                    const std::vector<int>& dims, int64_t tile_last,
-                                   int64_t dtype_bytes, bool need_full_vectors) const {
+                                   int64_t dtype_bits, bool need_full_vectors) const {
   int last = static_cast<int>(g.shape.size()) - 1;
   int64_t c;
   if (!options_.pointers_aligned || dims.back() != last) return 1;
   if (!is_const_int(g.strides[last], &c) || c != 1) return 1;
-  int64_t v = pow2_divisor(tile_last, std::max<int64_t>(1, 16 / dtype_bytes));
+  int64_t v = pow2_divisor(tile_last, std::max<int64_t>(1, 128 / dtype_bits));
   for (; v > 1; v /= 2) {
     bool ok = div_.is_multiple(offsets[last], v);
     for (int d = 0; d < last && ok; ++d) ok = div_.is_multiple(g.strides[d], v);
@@ -103,9 +103,9 @@ void CudaEmitter::emit_load_global(const Instruction& i) {
   const RegisterLayout& layout = plan_.layout_of(t);
   const GlobalInfo& g = globals_.at(i.inputs[0]->id);
   std::string r = declare_reg(t, layout);
-  int64_t vec = global_vector(g, i.args, i.dims, t->shape.back(), t->dtype.bytes(), true);
+  int64_t vec = global_vector(g, i.args, i.dims, t->shape.back(), t->dtype.bits(), true);
   vec = pow2_divisor(innermost_run(layout), vec);
-  int64_t bytes = vec * t->dtype.bytes();
+  int64_t bytes = whole_bytes(t->dtype, vec, "load_global: one access");
   // Memory this kernel also writes (split-K partials) is read around L1, which is not
   // coherent with the other SMs' writes.
   bool bypass_l1 = written_globals_.count(i.inputs[0]->id) > 0;
@@ -134,9 +134,9 @@ void CudaEmitter::emit_store_global(const Instruction& i) {
   const RegisterLayout& layout = plan_.layout_of(x);
   const GlobalInfo& g = globals_.at(i.inputs[0]->id);
   std::string r = reg_name(x);
-  int64_t vec = global_vector(g, i.args, i.dims, x->shape.back(), x->dtype.bytes(), true);
+  int64_t vec = global_vector(g, i.args, i.dims, x->shape.back(), x->dtype.bits(), true);
   vec = pow2_divisor(innermost_run(layout), vec);
-  int64_t bytes = vec * x->dtype.bytes();
+  int64_t bytes = whole_bytes(x->dtype, vec, "store_global: one access");
   std::string leader = replica_leader(layout);
   if (!leader.empty()) open("if (" + leader + ")");
   for_each_local(layout, vec, [&](const Element& el) {
@@ -158,7 +158,7 @@ void CudaEmitter::emit_store_global(const Instruction& i) {
 void CudaEmitter::emit_shared_tensor(const Instruction& i) {
   const Tensor& t = i.output;
   const SharedLayout& layout = plan_.shared.at(t->id);
-  int64_t offset = smem_.allocate(layout.size() * t->dtype.bytes(), plan_.wgmma_roots.count(t->id) ? 1024 : 128);
+  int64_t offset = smem_.allocate(storage_bytes(layout.size() * t->dtype.bits()), plan_.wgmma_roots.count(t->id) ? 1024 : 128);
   smem_offset_[t->id] = offset;
   SharedInfo s;
   s.root = t->id;
@@ -283,14 +283,15 @@ void CudaEmitter::emit_load_shared(const Instruction& i) {
   const RegisterLayout& layout = plan_.layout_of(t);
   const SharedInfo& s = shared_.at(i.inputs[0]->id);
   std::string r = declare_reg(t, layout);
-  int64_t vec = pow2_divisor(innermost_run(layout), std::max<int64_t>(1, 16 / t->dtype.bytes()));
+  int64_t vec = pow2_divisor(innermost_run(layout), std::max<int64_t>(1, 128 / t->dtype.bits()));
   while (vec > 1 && !shared_contiguous(s, vec)) vec /= 2;
+  const int64_t bytes = whole_bytes(t->dtype, vec, "load_shared: one access");
   for_each_local(layout, vec, [&](const Element& el) {
     std::string src = s.ptr + " + " + expr(element_offset(s, layout, vec, el));
     if (vec == 1)
       line(r + "[" + expr(el.local) + "] = *(" + src + ");");
     else
-      line("tilus::load_shared_vec<" + std::to_string(vec * t->dtype.bytes()) + ">(&" + r + "[" +
+      line("tilus::load_shared_vec<" + std::to_string(bytes) + ">(&" + r + "[" +
            expr(el.local) + "], " + src + ");");
   });
 }
@@ -300,8 +301,9 @@ void CudaEmitter::emit_store_shared(const Instruction& i) {
   const RegisterLayout& layout = plan_.layout_of(x);
   const SharedInfo& s = shared_.at(i.inputs[0]->id);
   std::string r = reg_name(x);
-  int64_t vec = pow2_divisor(innermost_run(layout), std::max<int64_t>(1, 16 / x->dtype.bytes()));
+  int64_t vec = pow2_divisor(innermost_run(layout), std::max<int64_t>(1, 128 / x->dtype.bits()));
   while (vec > 1 && !shared_contiguous(s, vec)) vec /= 2;
+  const int64_t bytes = whole_bytes(x->dtype, vec, "store_shared: one access");
   std::string leader = replica_leader(layout);
   if (!leader.empty()) open("if (" + leader + ")");
   for_each_local(layout, vec, [&](const Element& el) {
@@ -309,7 +311,7 @@ void CudaEmitter::emit_store_shared(const Instruction& i) {
     if (vec == 1)
       line("*(" + dst + ") = " + r + "[" + expr(el.local) + "];");
     else
-      line("tilus::store_shared_vec<" + std::to_string(vec * x->dtype.bytes()) + ">(" + dst + ", &" +
+      line("tilus::store_shared_vec<" + std::to_string(bytes) + ">(" + dst + ", &" +
            r + "[" + expr(el.local) + "]);");
   });
   if (!leader.empty()) close();
@@ -388,12 +390,12 @@ void CudaEmitter::emit_copy_async(const Instruction& i) {
   const Tensor& dst = i.inputs[1];
   const GlobalInfo& g = globals_.at(src->id);
   const SharedInfo& s = shared_.at(dst->id);
-  int64_t bytes_per = dst->dtype.bytes();
-  RegisterLayout layout = auto_global_layout(dst->shape, threads_, std::max<int64_t>(1, 16 / bytes_per));
-  int64_t vec = global_vector(g, i.args, i.dims, dst->shape.back(), bytes_per, false);
+  const int64_t bits = dst->dtype.bits();
+  RegisterLayout layout = auto_global_layout(dst->shape, threads_, std::max<int64_t>(1, 128 / bits));
+  int64_t vec = global_vector(g, i.args, i.dims, dst->shape.back(), bits, false);
   vec = pow2_divisor(innermost_run(layout), vec);
   while (vec > 1 && !shared_contiguous(s, vec)) vec /= 2;
-  int64_t bytes = vec * bytes_per;
+  int64_t bytes = whole_bytes(dst->dtype, vec, "copy_async: one access");
   bool async = bytes == 4 || bytes == 8 || bytes == 16;
   if (!async) vec = 1;
   std::string leader = replica_leader(layout);
@@ -420,7 +422,7 @@ void CudaEmitter::emit_copy_async(const Instruction& i) {
     } else {
       line("const int " + n + " = (" + in_bounds(*this, gi, g, last) + ") ? tilus::max_(0, tilus::min_(" +
            std::to_string(bytes) + ", (" + g.shape_c[last] + " - (" + expr(gi[last]) + ")) * " +
-           std::to_string(bytes_per) + ")) : 0;");
+           std::to_string(whole_bytes(dst->dtype, 1, "copy_async: a partial chunk")) + ")) : 0;");
     }
     line("tilus::cp_async_" + std::to_string(bytes) + "(tilus::smem_u32(" + s.ptr + " + " + soff + "), " +
          g.ptr + " + " + goff + ", " + n + ");");
@@ -435,7 +437,7 @@ std::string CudaEmitter::convert(const std::string& array, DataType dtype, const
                                  const RegisterLayout& to) {
   TILUS_ASSERT(from.shape == to.shape);
   int64_t numel = from.numel();
-  int64_t offset = smem_.allocate(numel * dtype.bytes());
+  int64_t offset = smem_.allocate(storage_bytes(numel * dtype.bits()));
   std::string out = fresh(array + "_cvt");
   line("__align__(16) " + ctype(dtype) + " " + out + "[" + std::to_string(to.local_size()) + "];");
   open("{  // layout conversion through shared memory");

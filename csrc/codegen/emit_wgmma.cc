@@ -60,16 +60,15 @@ void CudaEmitter::emit_wgmma(const Instruction& i, const DotPlan& plan, const st
   const SharedInfo& sb = shared_.at(plan.load_b->inputs[0]->id);
   const SharedLayout& la = plan_.shared.at(sa.root);
   const SharedLayout& lb = plan_.shared.at(sb.root);
-  const int64_t bytes = a->dtype.bytes();
   // unswizzled byte offset of (r, c) of one trailing matrix of a layout
   auto byte_offset = [&](const SharedLayout& l, int64_t r, int64_t c) {
     std::vector<int64_t> coords(l.rank(), 0);
     coords[l.rank() - 2] = r;
     coords[l.rank() - 1] = c;
-    return unswizzled_offset(l, coords) * bytes;
+    return whole_bytes(a->dtype, unswizzled_offset(l, coords), "wgmma: a descriptor's address");
   };
   auto swizzle_mode = [&](const SharedLayout& l) {
-    int64_t row = (l.col_block ? l.col_block : l.shape.back()) * bytes;
+    int64_t row = whole_bytes(a->dtype, l.col_block ? l.col_block : l.shape.back(), "wgmma: a swizzled row");
     return row == 128 ? 1 : 2;  // 128-byte or 64-byte (shared_wgmma_operand)
   };
   // A, K-major: 8-row groups SBO apart (the leading offset is unused when swizzled).

@@ -80,25 +80,7 @@ Expr CudaEmitter::internal_var(const std::string& name, DataType dtype) {
   return v;
 }
 
-std::string CudaEmitter::ctype(DataType t) {
-  std::string base;
-  switch (t.kind) {
-    case ScalarKind::Bool: base = "bool"; break;
-    case ScalarKind::Int8: base = "signed char"; break;
-    case ScalarKind::Int16: base = "short"; break;
-    case ScalarKind::Int32: base = "int"; break;
-    case ScalarKind::Int64: base = "long long"; break;
-    case ScalarKind::UInt8: base = "unsigned char"; break;
-    case ScalarKind::UInt16: base = "unsigned short"; break;
-    case ScalarKind::UInt32: base = "unsigned int"; break;
-    case ScalarKind::UInt64: base = "unsigned long long"; break;
-    case ScalarKind::Float16: base = "tilus::half"; break;
-    case ScalarKind::BFloat16: base = "tilus::bfloat16"; break;
-    case ScalarKind::Float32: base = "float"; break;
-    case ScalarKind::Float64: base = "double"; break;
-  }
-  return t.is_pointer ? base + "*" : base;
-}
+std::string CudaEmitter::ctype(DataType t) { return t.c_name(); }
 
 std::string CudaEmitter::zero(DataType t) {
   if (t == dtypes::float32 || t == dtypes::float64 || t.is_integer() || t.is_bool())
@@ -436,7 +418,7 @@ CudaEmitter::CudaEmitter(const Program& program, const CodegenOptions& options)
   find_ring_counters();
   // Tensors read by an mma dot straight from load_shared are loaded with ldmatrix.
   for (auto& [inst, dp] : plan_.dots) {
-    if (!dp.mma || inst->inputs[0]->dtype.bytes() != 2) continue;
+    if (!dp.mma || inst->inputs[0]->dtype.bits() != 16) continue;
     mma_operands_[inst->inputs[0]->id] = {&dp, 0};
     mma_operands_[inst->inputs[1]->id] = {&dp, 1};
   }

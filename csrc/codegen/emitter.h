@@ -126,7 +126,7 @@ class CudaEmitter {
   Expr element_offset(const SharedInfo& s, const RegisterLayout& layout, int64_t vec, const Element& el);
   bool shared_contiguous(const SharedInfo& s, int64_t vec) const;
   int64_t global_vector(const GlobalInfo& g, const std::vector<Expr>& offsets,
-                        const std::vector<int>& dims, int64_t tile_last, int64_t dtype_bytes,
+                        const std::vector<int>& dims, int64_t tile_last, int64_t dtype_bits,
                         bool need_full_vectors) const;
 
   // ---- statements and instructions

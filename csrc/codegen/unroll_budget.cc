@@ -44,7 +44,7 @@ class OpEstimator : public StmtVisitor {
     if (it != plan_.reg.end()) return it->second.local_size();
     return ceil_div(t->numel(), threads_);
   }
-  int64_t vectors(const Tensor& t) const { return std::max<int64_t>(1, ceil_div(local(t) * t->dtype.bytes(), 16)); }
+  int64_t vectors(const Tensor& t) const { return std::max<int64_t>(1, ceil_div(local(t) * t->dtype.bits(), 128)); }
 
   int64_t inst(const Instruction& i) const {
     switch (i.op) {
@@ -56,7 +56,7 @@ class OpEstimator : public StmtVisitor {
         if (plan != plan_.dots.end() && plan->second.wgmma)  // one instruction per m64 slab and k16
           return plan->second.tiling.slabs * plan->second.tiling.k_steps;
         if (plan != plan_.dots.end() && plan->second.mma) {
-          const int64_t atom_k = std::max(1, 32 / a->dtype.bytes());  // k of one mma atom
+          const int64_t atom_k = std::max(1, 256 / a->dtype.bits());  // k of one mma atom
           return std::max<int64_t>(1, local(c) / 4 * ceil_div(k, atom_k));
         }
         return local(c) * k;  // SIMT: one fused multiply-add per element and k
@@ -68,7 +68,7 @@ class OpEstimator : public StmtVisitor {
       case Op::StoreShared:
       case Op::StoreGlobal: return vectors(i.inputs[1]);
       case Op::CopyAsync:  // the whole shared destination, in 16-byte pieces over the block
-        return std::max<int64_t>(1, ceil_div(i.inputs[1]->numel() * i.inputs[1]->dtype.bytes(), 16 * threads_));
+        return std::max<int64_t>(1, ceil_div(i.inputs[1]->numel() * i.inputs[1]->dtype.bits(), 128 * threads_));
       case Op::Cast:
       case Op::Elementwise:
       case Op::UnaryElementwise:

@@ -101,11 +101,15 @@ inline int64_t float_to_int(double v, ScalarKind k) {
 }
 
 inline bool is_float_kind(ScalarKind k) {
-  return k == ScalarKind::Float16 || k == ScalarKind::BFloat16 || k == ScalarKind::Float32 ||
-         k == ScalarKind::Float64;
+  return dtype_info(k).family == TypeFamily::Float;
 }
 
-inline int kind_bytes(ScalarKind k) { return DataType(k).bytes(); }
+// The interpreter reads and writes elements one at a time through byte pointers, so its
+// elements must be whole bytes: a sub-byte type is refused here, never truncated.
+inline int element_bytes(DataType t) {
+  return static_cast<int>(whole_bytes(t, 1, "the CPU interpreter addresses elements one by one"));
+}
+inline int kind_bytes(ScalarKind k) { return element_bytes(DataType(k)); }
 
 // Any element as a double (integers converted exactly where they fit).
 inline double load_f(const void* p, ScalarKind k) {

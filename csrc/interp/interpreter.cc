@@ -372,7 +372,7 @@ void interpret(const Program& program, const std::vector<HostArg>& args,
     auto& buf = l.workspace_storage.back();
     if (!ws.requires_clean)
       interp::poison(buf.data(), ws.tensor->dtype.kind,
-                     shape.workspace_bytes[w] / ws.tensor->dtype.bytes());
+                     shape.workspace_bytes[w] / interp::element_bytes(ws.tensor->dtype));
     l.workspace_base.push_back(reinterpret_cast<uintptr_t>(buf.data()));
     l.regions.push_back({l.workspace_base.back(), buf.size(), ws.tensor->name});
   }

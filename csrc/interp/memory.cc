@@ -65,11 +65,11 @@ void check_global_access(const Launch& l, uintptr_t addr, size_t bytes, const ch
 void convert_elements(const uint8_t* src, DataType src_dtype, uint8_t* dst, DataType dst_dtype,
                       int64_t n) {
   if (src_dtype == dst_dtype) {
-    std::memmove(dst, src, static_cast<size_t>(n) * src_dtype.bytes());
+    std::memmove(dst, src, static_cast<size_t>(n) * element_bytes(src_dtype));
     return;
   }
   ScalarKind sk = src_dtype.kind, dk = dst_dtype.kind;
-  int sb = src_dtype.bytes(), db = dst_dtype.bytes();
+  int sb = element_bytes(src_dtype), db = element_bytes(dst_dtype);
   if (is_float_kind(sk) || is_float_kind(dk)) {
     for (int64_t i = 0; i < n; ++i) store_f(dst + i * db, dk, load_f(src + i * sb, sk));
   } else {
@@ -91,8 +91,8 @@ void transfer_window(const Launch& l, const TensorValue& g, const std::vector<in
               " offsets and ", t, " dims");
   int64_t tile_numel = 1;
   for (int64_t s : tile_shape) tile_numel *= s;
-  const int tb = tile_dtype.bytes();
-  const int gb = g.dtype.bytes();
+  const int tb = element_bytes(tile_dtype);
+  const int gb = element_bytes(g.dtype);
   const bool same = tile_dtype == g.dtype;
 
   // Which tile positions land inside the global shape: a box [lo, hi) per tile dim.

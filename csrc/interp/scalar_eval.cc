@@ -104,7 +104,7 @@ uintptr_t element_address(BlockState& st, const ExprNode* e, const TensorValue*&
     offset += index[d] * (d < t.gstrides.size() ? t.gstrides[d] : 0);
   }
   tv = &t;
-  return t.base + static_cast<uintptr_t>(offset * t.dtype.bytes());
+  return t.base + static_cast<uintptr_t>(offset * element_bytes(t.dtype));
 }
 
 std::string index_str(const std::vector<int64_t>& index) {
@@ -197,7 +197,7 @@ Value eval(BlockState& st, const ExprNode* e) {
         TILUS_CHECK(index[d] >= 0 && index[d] < tv->gshape[d], "RuntimeError", "index ",
                     index_str(index), " is out of bounds for global tensor ", tv->node->name,
                     " of shape ", index_str(tv->gshape));
-      size_t bytes = static_cast<size_t>(tv->dtype.bytes());
+      size_t bytes = static_cast<size_t>(element_bytes(tv->dtype));
       check_global_access(*st.launch, addr, bytes, "reading an element", tv, index);
       const void* p = reinterpret_cast<const void*>(addr);
       if (e->dtype.is_float()) return Value::of_float(load_f(p, e->dtype.kind));
@@ -233,7 +233,7 @@ LaunchShape launch_shape(const Launch& l) {
                   expr_str(d), " evaluates to ", n, ", which is negative");
       numel *= n;
     }
-    shape.workspace_bytes.push_back(numel * w.tensor->dtype.bytes());
+    shape.workspace_bytes.push_back(storage_bytes(numel * w.tensor->dtype.bits()));
   }
   return shape;
 }

@@ -88,7 +88,7 @@ std::vector<double> gather_f(const Operand& o, int64_t n, DataType t) {
     return r;
   }
   const ScalarKind k = o.dtype.kind;
-  const int b = o.dtype.bytes();
+  const int b = element_bytes(o.dtype);
   const bool round = o.dtype != t;
   for (int64_t i = 0; i < n; ++i) {
     int64_t j = o.map.empty() ? i : o.map[i];
@@ -107,7 +107,7 @@ std::vector<int64_t> gather_i(const Operand& o, int64_t n, DataType t) {
     return r;
   }
   const ScalarKind k = o.dtype.kind;
-  const int b = o.dtype.bytes();
+  const int b = element_bytes(o.dtype);
   const bool from_float = o.dtype.is_float();
   for (int64_t i = 0; i < n; ++i) {
     const uint8_t* p = o.data + (o.map.empty() ? i : o.map[i]) * b;
@@ -118,7 +118,7 @@ std::vector<int64_t> gather_i(const Operand& o, int64_t n, DataType t) {
 
 // Stores integer results of type `t` into the output.
 void store_ints(TensorValue& d, const std::vector<int64_t>& v, DataType t) {
-  const int b = d.dtype.bytes();
+  const int b = element_bytes(d.dtype);
   for (size_t i = 0; i < v.size(); ++i) {
     if (d.dtype.is_float()) store_f(d.data + i * b, d.dtype.kind, convert(Value::of_int(v[i]), t, dtypes::float64).f);
     else store_i(d.data + i * b, d.dtype.kind, v[i]);
@@ -126,14 +126,14 @@ void store_ints(TensorValue& d, const std::vector<int64_t>& v, DataType t) {
 }
 
 void store_floats(TensorValue& d, const std::vector<double>& v) {
-  const int b = d.dtype.bytes();
+  const int b = element_bytes(d.dtype);
   for (size_t i = 0; i < v.size(); ++i) store_f(d.data + i * b, d.dtype.kind, v[i]);
 }
 
 template <typename T>
 std::vector<T> to_vector(const TensorValue& x) {
   std::vector<T> r(static_cast<size_t>(x.numel));
-  const int b = x.dtype.bytes();
+  const int b = element_bytes(x.dtype);
   const ScalarKind k = x.dtype.kind;
   if constexpr (std::is_same_v<T, float>) {
     if (k == ScalarKind::Float16) {
@@ -180,7 +180,7 @@ void dot_float(const TensorValue& a, const TensorValue& b, const TensorValue* c,
     std::memcpy(d.data, acc.data(), acc.size() * sizeof(T));
     return;
   }
-  const int db = d.dtype.bytes();
+  const int db = element_bytes(d.dtype);
   const ScalarKind dk = d.dtype.kind;
   for (size_t i = 0; i < acc.size(); ++i) store_f(d.data + i * db, dk, static_cast<double>(acc[i]));
 }
@@ -206,7 +206,7 @@ void exec_dot(BlockState& st, const Instruction& inst) {
     std::vector<uint64_t> acc(static_cast<size_t>(m * n), 0);  // uint64: wraps, never UB
     if (c)
       for (int64_t i = 0; i < m * n; ++i)
-        acc[i] = static_cast<uint64_t>(load_i(c->data + i * c->dtype.bytes(), c->dtype.kind));
+        acc[i] = static_cast<uint64_t>(load_i(c->data + i * element_bytes(c->dtype), c->dtype.kind));
     for (int64_t i = 0; i < m; ++i)
       for (int64_t kk = 0; kk < k; ++kk) {
         const auto x = static_cast<uint64_t>(av[i * k + kk]);
@@ -214,7 +214,7 @@ void exec_dot(BlockState& st, const Instruction& inst) {
           acc[i * n + j] += x * static_cast<uint64_t>(bv[kk * n + j]);
       }
     TensorValue& d = existing_output(st, inst);
-    const int db = d.dtype.bytes();
+    const int db = element_bytes(d.dtype);
     for (int64_t i = 0; i < m * n; ++i)
       store_i(d.data + i * db, d.dtype.kind, static_cast<int64_t>(acc[i]));
     return;

@@ -13,7 +13,7 @@ namespace tilus::interp {
 TensorValue& define_output(BlockState& st, const TensorNode* node, DataType dtype) {
   TensorValue& tv = st.tensor(node);
   int64_t n = node->numel();
-  size_t bytes = static_cast<size_t>(n) * dtype.bytes();
+  size_t bytes = static_cast<size_t>(storage_bytes(n * dtype.bits()));
   // Reuse the previous iteration's buffer unless a shared view or a pending copy
   // still refers to it.
   if (!(tv.storage && tv.storage.use_count() == 1 && tv.storage->size() == bytes))
@@ -75,7 +75,7 @@ void define_global(BlockState& st, const TensorNode* node, uintptr_t base) {
 }
 
 void fill(TensorValue& tv, Value v, DataType from) {
-  int b = tv.dtype.bytes();
+  int b = element_bytes(tv.dtype);
   if (tv.numel == 0) return;
   Value x = convert(v, from, tv.dtype);
   if (tv.dtype.is_float()) store_f(tv.data, tv.dtype.kind, x.f);
@@ -101,7 +101,7 @@ void slice_shared(BlockState& st, const Instruction& inst) {
   out.node = inst.output.get();
   out.dtype = s.dtype;
   out.storage = s.storage;
-  out.data = s.data + offset * s.dtype.bytes();
+  out.data = s.data + offset * element_bytes(s.dtype);
   out.shape = &inst.output->shape;
   out.numel = inst.output->numel();
 }
@@ -126,7 +126,7 @@ void print_values(std::ostringstream& os, const TensorValue& x, int dim, int64_t
                   int indent) {
   const auto& shape = *x.shape;
   if (dim == static_cast<int>(shape.size())) {
-    const uint8_t* p = x.data + i * x.dtype.bytes();
+    const uint8_t* p = x.data + i * element_bytes(x.dtype);
     ++i;
     if (x.dtype.is_float()) {
       char buf[32];

@@ -495,10 +495,10 @@ void IRBuilder::copy_async(const Tensor& src, const Tensor& dst, std::vector<Exp
   check_tile_window(src, offsets, dst->shape, dims, "copy_async");
   TILUS_CHECK(src->dtype == dst->dtype, "TypeError", "copy_async: src is ", src->dtype.name(),
               " but dst is ", dst->dtype.name());
-  int64_t row_bytes = dst->shape.back() * dst->dtype.bytes();
-  TILUS_CHECK(dst->dtype.bytes() <= 16 && row_bytes >= 4, "ValueError",
-              "copy_async: the innermost dimension of dst must span at least 4 bytes, got ",
-              row_bytes);
+  const int64_t row_bits = dst->shape.back() * dst->dtype.bits();
+  TILUS_CHECK(dst->dtype.bits() <= 128 && row_bits >= 32, "ValueError",
+              "copy_async: the innermost dimension of dst must span at least 4 bytes (32 bits), got ",
+              row_bits, " bits");
   for (auto& o : offsets) o = as_int(o, "copy_async: an offset");
   auto inst = new_inst(Op::CopyAsync);
   inst->inputs = {src, dst};

@@ -1,53 +1,69 @@
 #include "ir/dtype.h"
 
-#include <vector>
+#include <iterator>
 
 #include "support/error.h"
 
 namespace tilus {
 
 namespace {
-struct KindInfo {
-  ScalarKind kind;
-  const char* name;
-  const char* c_name;
-  int bits;
-  bool is_float;
-  bool is_signed;
+constexpr DTypeInfo kTable[] = {
+#define TILUS_DTYPE(name, Enum, bits, family, is_signed, c_type, torch, numpy, dlpack, exp, mant, \
+                    aliases)                                                                      \
+  {ScalarKind::Enum, #name, bits, TypeFamily::family, is_signed, c_type, torch, numpy, dlpack, exp,  \
+   mant, aliases},
+#include "ir/dtypes.def"
+#undef TILUS_DTYPE
 };
 
-const KindInfo kKinds[] = {
-    {ScalarKind::Bool, "boolean", "bool", 8, false, false},
-    {ScalarKind::Int8, "int8", "int8_t", 8, false, true},
-    {ScalarKind::Int16, "int16", "int16_t", 16, false, true},
-    {ScalarKind::Int32, "int32", "int32_t", 32, false, true},
-    {ScalarKind::Int64, "int64", "int64_t", 64, false, true},
-    {ScalarKind::UInt8, "uint8", "uint8_t", 8, false, false},
-    {ScalarKind::UInt16, "uint16", "uint16_t", 16, false, false},
-    {ScalarKind::UInt32, "uint32", "uint32_t", 32, false, false},
-    {ScalarKind::UInt64, "uint64", "uint64_t", 64, false, false},
-    {ScalarKind::Float16, "float16", "half", 16, true, true},
-    {ScalarKind::BFloat16, "bfloat16", "bfloat16", 16, true, true},
-    {ScalarKind::Float32, "float32", "float", 32, true, true},
-    {ScalarKind::Float64, "float64", "double", 64, true, true},
-};
-
-const KindInfo& info(ScalarKind k) { return kKinds[static_cast<int>(k)]; }
+// kTable and ScalarKind list the same table in the same order, so a kind is its row's index.
+constexpr int kRows = static_cast<int>(std::size(kTable));
 }  // namespace
 
-bool DataType::is_float() const { return !is_pointer && info(kind).is_float; }
-bool DataType::is_integer() const {
-  return !is_pointer && !info(kind).is_float && kind != ScalarKind::Bool;
+const DTypeInfo* dtype_table_begin() { return kTable; }
+const DTypeInfo* dtype_table_end() { return kTable + kRows; }
+const DTypeInfo& dtype_info(ScalarKind k) { return kTable[static_cast<int>(k)]; }
+
+const char* family_name(TypeFamily f) {
+  switch (f) {
+    case TypeFamily::Bool: return "bool";
+    case TypeFamily::Int: return "int";
+    case TypeFamily::Float: return "float";
+  }
+  TILUS_ASSERT(false, "unknown TypeFamily ", static_cast<int>(f));
+  return "";
 }
-bool DataType::is_signed() const { return !is_pointer && info(kind).is_signed; }
-int DataType::bits() const { return is_pointer ? 64 : info(kind).bits; }
+
+bool DataType::is_float() const { return !is_pointer && dtype_info(kind).family == TypeFamily::Float; }
+bool DataType::is_integer() const { return !is_pointer && dtype_info(kind).family == TypeFamily::Int; }
+bool DataType::is_signed() const { return !is_pointer && dtype_info(kind).is_signed; }
+int DataType::bits() const { return is_pointer ? 64 : dtype_info(kind).bits; }
 
 std::string DataType::name() const {
-  return (is_pointer ? std::string("~") : std::string()) + info(kind).name;
+  return (is_pointer ? std::string("~") : std::string()) + dtype_info(kind).name;
 }
 
 std::string DataType::c_name() const {
-  return std::string(info(kind).c_name) + (is_pointer ? "*" : "");
+  return std::string(dtype_info(kind).c_type) + (is_pointer ? "*" : "");
+}
+
+int64_t whole_bytes(int64_t bits, const char* what) {
+  TILUS_CHECK(bits % 8 == 0, "TypeError", what, ": ", bits,
+              " bits is not a whole number of bytes");
+  return bits / 8;
+}
+
+int64_t whole_bytes(DataType t, int64_t count, const char* what) {
+  const int64_t bits = count * t.bits();
+  TILUS_CHECK(bits % 8 == 0, "TypeError", what, ": ", count,
+              count == 1 ? " element of " : " elements of ", t.name(), count == 1 ? " is " : " are ",
+              bits, " bits, not a whole number of bytes");
+  return bits / 8;
+}
+
+int64_t storage_bytes(int64_t bits) {
+  TILUS_ASSERT(bits >= 0, "a negative size of ", bits, " bits");
+  return (bits + 7) / 8;
 }
 
 DataType dtype_from_name(const std::string& name) {
@@ -57,9 +73,9 @@ DataType dtype_from_name(const std::string& name) {
     ptr = true;
     n = n.substr(1);
   }
-  if (n == "bool") n = "boolean";
-  for (const auto& k : kKinds)
-    if (n == k.name) return DataType(k.kind, ptr);
+  for (const DTypeInfo& row : kTable)
+    if (n == row.name || (*row.torch && n == row.torch) || (*row.numpy && n == row.numpy))
+      return DataType(row.kind, ptr);
   throw ScriptError("ValueError", cat("unknown data type '", name, "'"));
 }
 

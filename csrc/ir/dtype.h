@@ -1,4 +1,5 @@
-// Scalar and pointer data types of the IR.
+// Scalar and pointer data types of the IR. The types themselves are the table in
+// ir/dtypes.def; this header turns it into ScalarKind, DataType and the row accessors.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -6,9 +7,35 @@
 namespace tilus {
 
 enum class ScalarKind : uint8_t {
-  Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64,
-  Float16, BFloat16, Float32, Float64,
+#define TILUS_DTYPE(name, Enum, ...) Enum,
+#include "ir/dtypes.def"
+#undef TILUS_DTYPE
 };
+
+// Bool, Int, Float; signedness is a separate column of the table.
+enum class TypeFamily : uint8_t { Bool, Int, Float };
+const char* family_name(TypeFamily f);  // "bool", "int", "float"
+
+// One row of ir/dtypes.def.
+struct DTypeInfo {
+  ScalarKind kind;
+  const char* name;    // script name: "float16"
+  int bits;
+  TypeFamily family;
+  bool is_signed;
+  const char* c_type;  // the C++ type in generated CUDA: "tilus::half"
+  const char* torch;   // "" where torch has no such type
+  const char* numpy;   // "" where numpy has no such type
+  int dlpack_code;     // -1 where DLPack has no such type
+  int exponent_bits;   // floats only
+  int mantissa_bits;   // floats only
+  const char* aliases; // space-separated
+};
+
+// The whole table, in ScalarKind order.
+const DTypeInfo* dtype_table_begin();
+const DTypeInfo* dtype_table_end();
+const DTypeInfo& dtype_info(ScalarKind k);
 
 // A scalar type, or a pointer to one (`~float16` in a script).
 struct DataType {
@@ -25,16 +52,30 @@ struct DataType {
   bool is_integer() const;   // bool excluded
   bool is_signed() const;
   bool is_bool() const { return !is_pointer && kind == ScalarKind::Bool; }
-  int bits() const;          // 64 for pointers
-  int bytes() const { return bits() == 1 ? 1 : bits() / 8; }
+  // The size of one element in bits (64 for pointers). There is no bytes(): a byte count
+  // comes from whole_bytes or storage_bytes below, which say whether rounding is allowed.
+  int bits() const;
 
   std::string name() const;   // "float16", "~float16"
-  std::string c_name() const; // "half", "half*"
+  std::string c_name() const; // the C++ type in generated CUDA: "tilus::half", "tilus::half*"
 
   bool operator==(const DataType& o) const { return kind == o.kind && is_pointer == o.is_pointer; }
   bool operator!=(const DataType& o) const { return !(*this == o); }
 };
 
+// Sizes are bits; memory is allocated and addressed in bytes. These are the ways across.
+//
+// whole_bytes: a size that must be a whole number of bytes because memory is addressed
+// with it (an element's address, the width of a vector access, a byte offset). A size
+// that is not throws ScriptError("TypeError") naming `what`; nothing is truncated.
+int64_t whole_bytes(int64_t bits, const char* what);
+// The same for `count` elements of `t`; the message names the type.
+int64_t whole_bytes(DataType t, int64_t count, const char* what);
+// storage_bytes: the bytes an allocation holding `bits` bits takes (rounded up: three
+// 4-bit elements take two bytes).
+int64_t storage_bytes(int64_t bits);
+
+// A script name ("float16", "~int32") or the torch / numpy name of a row ("bool").
 DataType dtype_from_name(const std::string& name);  // throws ScriptError("ValueError")
 
 // The common type of two operands of a scalar binary operation: floats win over
@@ -42,19 +83,9 @@ DataType dtype_from_name(const std::string& name);  // throws ScriptError("Value
 DataType promote(DataType a, DataType b);
 
 namespace dtypes {
-constexpr DataType boolean{ScalarKind::Bool};
-constexpr DataType int8{ScalarKind::Int8};
-constexpr DataType int16{ScalarKind::Int16};
-constexpr DataType int32{ScalarKind::Int32};
-constexpr DataType int64{ScalarKind::Int64};
-constexpr DataType uint8{ScalarKind::UInt8};
-constexpr DataType uint16{ScalarKind::UInt16};
-constexpr DataType uint32{ScalarKind::UInt32};
-constexpr DataType uint64{ScalarKind::UInt64};
-constexpr DataType float16{ScalarKind::Float16};
-constexpr DataType bfloat16{ScalarKind::BFloat16};
-constexpr DataType float32{ScalarKind::Float32};
-constexpr DataType float64{ScalarKind::Float64};
+#define TILUS_DTYPE(name, Enum, ...) constexpr DataType name{ScalarKind::Enum};
+#include "ir/dtypes.def"
+#undef TILUS_DTYPE
 }  // namespace dtypes
 
 }  // namespace tilus

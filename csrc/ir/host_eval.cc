@@ -116,12 +116,12 @@ bool HostEvaluator::launch_shape(const std::vector<HostArg>& args, LaunchShape& 
   shape.workspace_bytes.resize(program_.workspaces.size());
   for (size_t w = 0; w < program_.workspaces.size(); ++w) {
     const Tensor& t = program_.workspaces[w].tensor;
-    int64_t n = t->dtype.bytes(), v;
+    int64_t bits = t->dtype.bits(), v;
     for (auto& s : t->global_shape) {
       if (!eval(s, args, v) || v < 0) return false;
-      n *= v;
+      bits *= v;
     }
-    shape.workspace_bytes[w] = n;
+    shape.workspace_bytes[w] = storage_bytes(bits);
   }
   return true;
 }

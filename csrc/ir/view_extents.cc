@@ -101,7 +101,7 @@ std::string ViewExtents::misfit_message(const std::vector<HostArg>& args,
   const View& v = views_[i];
   const Expr& param = program_.params[v.param];
   const int64_t have = param_bytes[v.param];
-  const int64_t elem_bytes = v.dtype.bytes();
+  const int64_t elem_bits = v.dtype.bits();
   std::string view = "global_view " + v.name + " (shape " + shape_text(r.shape) + " of " +
                      v.dtype.name();
   if (v.loc.known()) view += ", at " + v.loc.str();
@@ -111,8 +111,8 @@ std::string ViewExtents::misfit_message(const std::vector<HostArg>& args,
                " bytes before the start of its tensor (a negative stride)");
   }
   return cat("argument '", param->name, "' is too small for ", view, ": the view spans ",
-             r.end_byte / elem_bytes, " elements (", r.end_byte, " bytes), the tensor has ",
-             have / elem_bytes, " (", have, " bytes)");
+             r.end_byte * 8 / elem_bits, " elements (", r.end_byte, " bytes), the tensor has ",
+             have * 8 / elem_bits, " (", have, " bytes)");
 }
 
 }  // namespace tilus

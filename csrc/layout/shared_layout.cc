@@ -158,39 +158,39 @@ SharedLayout shared_column_major(const std::vector<int64_t>& shape) {
   return l;
 }
 
-bool can_swizzle(const std::vector<int64_t>& shape, int64_t dtype_bytes) {
-  if (shape.size() < 2 || dtype_bytes < 1 || 16 % dtype_bytes) return false;
+bool can_swizzle(const std::vector<int64_t>& shape, int64_t dtype_bits) {
+  if (shape.size() < 2 || dtype_bits < 1 || 128 % dtype_bits) return false;
   for (auto s : shape)
     if (s < 1) return false;
-  return shape.back() * dtype_bytes % 64 == 0;
+  return shape.back() * dtype_bits % 512 == 0;
 }
 
-SharedLayout shared_swizzled(const std::vector<int64_t>& shape, int64_t dtype_bytes) {
+SharedLayout shared_swizzled(const std::vector<int64_t>& shape, int64_t dtype_bits) {
   check_shape(shape, "swizzled");
-  TILUS_CHECK(can_swizzle(shape, dtype_bytes), "ValueError",
+  TILUS_CHECK(can_swizzle(shape, dtype_bits), "ValueError",
               "a swizzled shared layout needs rank >= 2, an element size dividing 16 bytes and "
               "rows of a multiple of 64 bytes; got ", shape.size(), " dims, ",
-              shape.empty() ? 0 : shape.back(), " elements of ", dtype_bytes, " bytes per row");
+              shape.empty() ? 0 : shape.back(), " elements of ", dtype_bits, " bits per row");
   SharedLayout l = shared_row_major(shape);
-  const int64_t segment = shape.back() * dtype_bytes % 128 == 0 ? 128 : 64;
-  l.chunk_elems = 16 / dtype_bytes;
+  const int64_t segment = shape.back() * dtype_bits % 1024 == 0 ? 128 : 64;  // bytes
+  l.chunk_elems = 128 / dtype_bits;
   l.swizzle_chunks = segment / 16;
   l.rows_per_phase = 128 / segment;
   return l;
 }
 
-SharedLayout auto_shared_layout(const std::vector<int64_t>& shape, int64_t dtype_bytes) {
-  return can_swizzle(shape, dtype_bytes) ? shared_swizzled(shape, dtype_bytes)
-                                         : shared_row_major(shape);
+SharedLayout auto_shared_layout(const std::vector<int64_t>& shape, int64_t dtype_bits) {
+  return can_swizzle(shape, dtype_bits) ? shared_swizzled(shape, dtype_bits)
+                                        : shared_row_major(shape);
 }
 
 
-std::optional<SharedLayout> shared_wgmma_operand(const std::vector<int64_t>& shape, int64_t dtype_bytes) {
-  if (!can_swizzle(shape, dtype_bytes)) return std::nullopt;
-  const int64_t row_bytes = shape.back() * dtype_bytes;
-  if (row_bytes != 64 && row_bytes % 128 != 0) return std::nullopt;
-  SharedLayout l = shared_swizzled(shape, dtype_bytes);
-  if (row_bytes > 128) l.col_block = 128 / dtype_bytes;
+std::optional<SharedLayout> shared_wgmma_operand(const std::vector<int64_t>& shape, int64_t dtype_bits) {
+  if (!can_swizzle(shape, dtype_bits)) return std::nullopt;
+  const int64_t row_bits = shape.back() * dtype_bits;
+  if (row_bits != 512 && row_bits % 1024 != 0) return std::nullopt;  // 64 or k * 128 bytes
+  SharedLayout l = shared_swizzled(shape, dtype_bits);
+  if (row_bits > 1024) l.col_block = 1024 / dtype_bits;
   return l;
 }
 

@@ -59,18 +59,19 @@ SharedLayout shared_column_major(const std::vector<int64_t>& shape);
 // last dim) of a multiple of 64 bytes; segments are 128 bytes when the row size is a
 // multiple of 128, else 64 bytes (then 2 rows share one XOR value, since two 64-byte
 // rows already fill the 32 banks). Slicing leading dims (sa[stage]) keeps the layout
-// when the row count of the slice is a multiple of 8.
-SharedLayout shared_swizzled(const std::vector<int64_t>& shape, int64_t dtype_bytes);
-// True when shared_swizzled(shape, dtype_bytes) applies.
-bool can_swizzle(const std::vector<int64_t>& shape, int64_t dtype_bytes);
+// when the row count of the slice is a multiple of 8. Element sizes are in bits and
+// must divide the 128-bit chunk (sub-byte elements included).
+SharedLayout shared_swizzled(const std::vector<int64_t>& shape, int64_t dtype_bits);
+// True when shared_swizzled(shape, dtype_bits) applies.
+bool can_swizzle(const std::vector<int64_t>& shape, int64_t dtype_bits);
 // shared_swizzled when it applies, else shared_row_major: the default for shared tiles.
-SharedLayout auto_shared_layout(const std::vector<int64_t>& shape, int64_t dtype_bytes);
+SharedLayout auto_shared_layout(const std::vector<int64_t>& shape, int64_t dtype_bits);
 
 // The layout wgmma reads an operand tile [..., R, C] (C the contiguous dimension) from:
 // rows of 64 bytes with the 64-byte swizzle (C * bytes == 64), or column blocks of 128
 // bytes with the 128-byte swizzle (C * bytes a multiple of 128). nullopt otherwise.
 // It is shared_swizzled's layout whenever the rows are 64 or 128 bytes.
-std::optional<SharedLayout> shared_wgmma_operand(const std::vector<int64_t>& shape, int64_t dtype_bytes);
+std::optional<SharedLayout> shared_wgmma_operand(const std::vector<int64_t>& shape, int64_t dtype_bits);
 // The unswizzled offset of coordinate `coords` in `layout` (what a wgmma descriptor's
 // start address holds): equal to offset() for coordinates at a swizzle-period boundary.
 int64_t unswizzled_offset(const SharedLayout& layout, const std::vector<int64_t>& coords);

@@ -169,7 +169,7 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
         break;
       }
       case Op::SharedTensor:
-        plan.shared[inst.output->id] = auto_shared_layout(inst.output->shape, inst.output->dtype.bytes());
+        plan.shared[inst.output->id] = auto_shared_layout(inst.output->shape, inst.output->dtype.bits());
         break;
       case Op::GlobalView:
       case Op::GlobalTensor:
@@ -249,8 +249,8 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
       if (view->shape != std::vector<int64_t>{rows, cols} || shape.size() < 2 ||
           shape[shape.size() - 2] != rows || shape.back() != cols)
         return std::nullopt;
-      auto layout = shared_wgmma_operand(shape, view->dtype.bytes());
-      if (!layout || (needs_128 && cols * view->dtype.bytes() % 128)) return std::nullopt;
+      auto layout = shared_wgmma_operand(shape, view->dtype.bits());
+      if (!layout || (needs_128 && cols * view->dtype.bits() % 1024)) return std::nullopt;  // 128 bytes
       return std::make_pair(root, *layout);
     };
     auto la = operand_layout(dp.load_a, m, k, false);
@@ -323,7 +323,7 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
     int g = groups.find(id);
     auto it = group_layout.find(g);
     if (it == group_layout.end()) {
-      int64_t vec = std::max<int64_t>(1, 16 / t->dtype.bytes());
+      int64_t vec = std::max<int64_t>(1, 128 / t->dtype.bits());
       it = group_layout.emplace(g, auto_global_layout(t->shape, threads, vec)).first;
     }
     plan.reg.emplace(id, it->second);

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple
 
 from tilus.lang import errors
-from tilus.lang.types import DataType, from_foreign
+from tilus.lang.types import TABLE, DataType, from_foreign
 
 JIT_TYPES = (int, float, bool)
 
@@ -204,11 +204,21 @@ def _check_dtype(param: str, dtype, shown, expected: DataType):
                         f"{expected.name} (a pointer to {expected.pointee.name})")
 
 
+def _typestr_kind(row) -> str:
+    """The array-interface kind letter of a type-table row."""
+    if row.family == "bool":
+        return "b"
+    if row.family == "float":
+        return "f"
+    return "i" if row.signed else "u"
+
+
+# Array-interface typestr (kind letter, itemsize) -> numpy name, for the types numpy has.
+_TYPESTR_NAMES = {(_typestr_kind(row), row.bits // 8): row.numpy for row in TABLE if row.numpy}
+
+
 def _typestr_name(typestr: str) -> str:
-    kinds = {("f", 2): "float16", ("f", 4): "float32", ("f", 8): "float64", ("i", 1): "int8",
-             ("i", 2): "int16", ("i", 4): "int32", ("i", 8): "int64", ("u", 1): "uint8",
-             ("u", 2): "uint16", ("u", 4): "uint32", ("u", 8): "uint64", ("b", 1): "bool"}
-    return kinds.get((typestr[1], int(typestr[2:])), typestr)
+    return _TYPESTR_NAMES.get((typestr[1], int(typestr[2:])), typestr)
 
 
 def _c_contiguous(shape, strides, itemsize) -> bool:
@@ -225,7 +235,7 @@ def int_range(t: DataType):
     if t.is_bool:
         return 0, 1
     bits = t.bits
-    if t.name.startswith("int"):
+    if t.is_signed:
         return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
     return 0, (1 << bits) - 1
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 import ctypes
 from typing import Optional, Tuple
 
+from tilus.lang.types import TABLE
+
 _KDL_CPU, _KDL_CUDA, _KDL_CUDA_HOST, _KDL_CUDA_MANAGED = 1, 2, 3, 13
 
-_CODES = {(0, 8): "int8", (0, 16): "int16", (0, 32): "int32", (0, 64): "int64",
-          (1, 8): "uint8", (1, 16): "uint16", (1, 32): "uint32", (1, 64): "uint64",
-          (2, 16): "float16", (2, 32): "float32", (2, 64): "float64", (4, 16): "bfloat16",
-          (6, 8): "bool"}
+# (DLDataTypeCode, bits) -> the type's name as torch prints it (what from_foreign reads).
+_CODES = {(row.dlpack_code, row.bits): row.torch or row.name for row in TABLE
+          if row.dlpack_code >= 0}
 
 
 class _Device(ctypes.Structure):

@@ -70,15 +70,16 @@ SharedLayout.offset = _pythonic(SharedLayout.offset)
 del _name
 
 
-def _dtype_bytes(dtype) -> int:
+def _dtype_bits(dtype) -> int:
+    # an int is an element size in bytes (the documented form); dtypes carry their bits
     if isinstance(dtype, int):
-        return dtype
-    if hasattr(dtype, "nbytes"):
-        return int(dtype.nbytes)
+        return dtype * 8
+    if hasattr(dtype, "bits"):
+        return int(dtype.bits)
     name = dtype if isinstance(dtype, str) else getattr(dtype, "name", str(dtype))
     import tilus._C as _C
 
-    return int(_C.dtype(name).nbytes)
+    return int(_C.dtype(name).bits)
 
 
 # ---- register layouts: primitives --------------------------------------------------------
@@ -200,13 +201,13 @@ def shared_swizzled(shape: Sequence[int], dtype: Union[int, str, object]) -> Sha
     """Row-major with the 16-byte chunks of each row XOR-swizzled by the row index, for
     ``ldmatrix`` / ``cp.async`` without bank conflicts. ``dtype`` is an element size in
     bytes or a dtype. Needs rank >= 2 and rows of a multiple of 64 bytes."""
-    return _native.shared_swizzled(list(shape), _dtype_bytes(dtype))
+    return _native.shared_swizzled(list(shape), _dtype_bits(dtype))
 
 
 @_pythonic
 def auto_shared_layout(shape: Sequence[int], dtype: Union[int, str, object]) -> SharedLayout:
     """:func:`shared_swizzled` where it applies, else :func:`shared_row_major`."""
-    return _native.auto_shared_layout(list(shape), _dtype_bytes(dtype))
+    return _native.auto_shared_layout(list(shape), _dtype_bits(dtype))
 
 
 @_pythonic
@@ -214,7 +215,7 @@ def shared_wgmma_operand(shape: Sequence[int], dtype: Union[int, str, object]) -
     """The layout a ``wgmma`` operand tile is read from (the code generator picks it for
     the shared tiles a Hopper dot reads): 64-byte rows with the 64-byte swizzle, or
     column blocks of 128 bytes with the 128-byte swizzle. None for other row sizes."""
-    return _native.shared_wgmma_operand(list(shape), _dtype_bytes(dtype))
+    return _native.shared_wgmma_operand(list(shape), _dtype_bits(dtype))
 
 
 # Short names for the shared layouts.

@@ -510,7 +510,7 @@ static void test_shared() {
        vs = make_var("s", dtypes::int32);
   for (auto cs : {Case{{64, 32}, 2}, Case{{32, 64}, 2}, Case{{8, 256}, 2}, Case{{16, 16}, 4},
                   Case{{16, 96}, 2}, Case{{16, 128}, 1}, Case{{3, 16, 64}, 2}, Case{{32, 8}, 8}}) {
-    SharedLayout s = shared_swizzled(cs.shape, cs.bytes);
+    SharedLayout s = shared_swizzled(cs.shape, cs.bytes * 8);  // the API takes bits
     CHECK(s.is_swizzled());
     const int64_t cols = cs.shape.back(), rows = s.size() / cols;
     CHECK_EQ(s.size(), rows * cols);
@@ -565,13 +565,19 @@ static void test_shared() {
     }
   }
   // constant coordinates fold to a constant
-  SharedLayout s = shared_swizzled({64, 32}, 2);
+  SharedLayout s = shared_swizzled({64, 32}, 16);
   Expr e = s.offset_expr({make_int(5), make_int(16)});
   CHECK(e->is_const() && e->int_value == s.offset({5, 16}));
-  CHECK_THROWS(shared_swizzled({16, 16}, 2), "ValueError");  // 32-byte rows
-  CHECK_THROWS(shared_swizzled({64}, 2), "ValueError");
-  CHECK(auto_shared_layout({16, 16}, 2) == shared_row_major({16, 16}));
-  CHECK(auto_shared_layout({16, 64}, 2).is_swizzled());
+  CHECK_THROWS(shared_swizzled({16, 16}, 16), "ValueError");  // 32-byte rows
+  CHECK_THROWS(shared_swizzled({64}, 16), "ValueError");
+  CHECK(auto_shared_layout({16, 16}, 16) == shared_row_major({16, 16}));
+  CHECK(auto_shared_layout({16, 64}, 16).is_swizzled());
+  // 4-bit elements: a 16-byte chunk holds 32 of them; 128 per 64-byte row
+  SharedLayout s4 = shared_swizzled({8, 128}, 4);
+  CHECK_EQ(s4.chunk_elems, 32);
+  CHECK_EQ(s4.swizzle_chunks, 4);
+  CHECK(!can_swizzle({8, 64}, 4));   // 32-byte rows
+  CHECK(!can_swizzle({8, 96}, 3));   // 3 bits do not divide a 16-byte chunk
   std::printf("  %s\n  offset(r, c) = %s\n", s.str().c_str(), expr_str(s.offset_expr({vr, vc})).c_str());
 }
 

@@ -1,36 +1,62 @@
-"""Data types exported as ``tilus.float16`` etc. ``~float16`` is a pointer type."""
+"""Data types exported as ``tilus.float16`` etc. ``~float16`` is a pointer type.
+
+The types are the rows of the native table csrc/ir/dtypes.def (``_C.dtype_table()``):
+the module-level names, the torch/numpy names and the other maps tilus keeps
+(dlpack.py, arguments.py, runtime/launcher.py) are derived from it, so a new type is one
+line in that table.
+"""
+
+from typing import Dict, NamedTuple, Optional, Tuple
 
 from tilus import _C
 
 DataType = _C.DataType
 
-boolean = _C.dtype("boolean")
-int8 = _C.dtype("int8")
-int16 = _C.dtype("int16")
-int32 = _C.dtype("int32")
-int64 = _C.dtype("int64")
-uint8 = _C.dtype("uint8")
-uint16 = _C.dtype("uint16")
-uint32 = _C.dtype("uint32")
-uint64 = _C.dtype("uint64")
-float16 = _C.dtype("float16")
-bfloat16 = _C.dtype("bfloat16")
-float32 = _C.dtype("float32")
-float64 = _C.dtype("float64")
 
-ALL = [boolean, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16,
-       float32, float64]
+class DTypeRow(NamedTuple):
+    """One row of csrc/ir/dtypes.def (its header describes the columns)."""
 
-# Names torch and numpy give the same types.
-_FOREIGN_NAMES = {
-    "bool": boolean, "int8": int8, "int16": int16, "int32": int32, "int64": int64,
-    "uint8": uint8, "uint16": uint16, "uint32": uint32, "uint64": uint64,
-    "float16": float16, "half": float16, "bfloat16": bfloat16, "float32": float32,
-    "float": float32, "float64": float64, "double": float64,
-}
+    name: str            # script name: tilus.<name>
+    bits: int            # size of one element in bits
+    family: str          # "bool", "int" or "float"
+    signed: bool
+    c_type: str          # C++ type in generated CUDA
+    torch: str           # torch.<torch>, "" where torch has none
+    numpy: str           # numpy.<numpy>, "" where numpy has none
+    dlpack_code: int     # DLDataTypeCode, -1 where DLPack has none
+    exponent_bits: int   # floats only
+    mantissa_bits: int   # floats only
+    aliases: Tuple[str, ...]
+
+    @property
+    def dtype(self) -> DataType:
+        return _C.dtype(self.name)
 
 
-def from_foreign(dtype) -> "DataType | None":
+TABLE: Tuple[DTypeRow, ...] = tuple(DTypeRow(**{**row, "aliases": tuple(row["aliases"])})
+                                    for row in _C.dtype_table())
+NAMES = [row.name for row in TABLE]
+ALL = [row.dtype for row in TABLE]
+_ROWS: Dict[str, DTypeRow] = {row.name: row for row in TABLE}
+
+# tilus.boolean, tilus.int8, ..., tilus.float64: one module attribute per row.
+globals().update({row.name: row.dtype for row in TABLE})
+
+__all__ = ["DataType", "DTypeRow", "TABLE", "NAMES", "ALL", "row_of", "from_foreign", *NAMES]
+
+
+def row_of(t: DataType) -> DTypeRow:
+    """The table row of a type (of the pointee for a pointer type)."""
+    return _ROWS[t.pointee.name if t.is_pointer else t.name]
+
+
+# Names torch and numpy give the types (str(torch.float16) is "torch.float16"), plus the
+# aliases other libraries print ("half", "float", "double").
+_FOREIGN_NAMES: Dict[str, DataType] = {
+    name: row.dtype for row in TABLE for name in (row.torch, row.numpy, *row.aliases) if name}
+
+
+def from_foreign(dtype) -> "Optional[DataType]":
     """The tilus type of a torch or numpy dtype, or None."""
     name = str(dtype)
     if name.startswith("torch."):

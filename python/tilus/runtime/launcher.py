@@ -13,14 +13,25 @@ import warnings
 from typing import Dict, Optional
 
 from tilus import _C
+from tilus.lang.types import TABLE, row_of
 
 _rt = _C.runtime
 
-_SCALAR_KINDS = {
-    "boolean": "i32", "int8": "i32", "int16": "i32", "int32": "i32", "uint8": "u32",
-    "uint16": "u32", "uint32": "u32", "int64": "i64", "uint64": "u64", "float32": "f32",
-    "float64": "f64",
-}
+
+def _scalar_kind(row) -> Optional[str]:
+    """How a scalar argument of a type-table row is packed into the kernel's parameters:
+    integers and bool widened to 32 or 64 bits, 16-bit floats as their bit pattern
+    ("half:<name>", packed in Python), float32/float64 as themselves; None: unsupported."""
+    if row.family == "float":
+        if row.bits == 16:
+            return "half:" + row.name
+        return {32: "f32", 64: "f64"}.get(row.bits)
+    if row.bits > 64:
+        return None
+    return ("u" if row.family == "int" and not row.signed else "i") + ("32" if row.bits <= 32 else "64")
+
+
+_SCALAR_KINDS = {row.name: _scalar_kind(row) for row in TABLE}
 
 
 def _stream(device_index: int) -> int:
@@ -68,11 +79,12 @@ class GpuKernel:
         self.param_dtypes = list(self.program.param_dtypes)
         self.pointer_slots = [i for i, t in enumerate(self.param_dtypes) if t.is_pointer]
         self.kinds = []
-        for t in self.param_dtypes:
+        for position, t in enumerate(self.param_dtypes):
             if t.is_pointer:
                 self.kinds.append("ptr")
-            elif t.name in ("float16", "bfloat16"):
-                self.kinds.append("half:" + t.name)
+            elif _SCALAR_KINDS[t.name] is None:
+                raise TypeError(f"{self.program.name}: runtime parameter {position} is a {t.name} "
+                                "scalar, which cannot be passed to a GPU kernel")
             else:
                 self.kinds.append(_SCALAR_KINDS[t.name])
         # One workspace per (kernel, index, size); clean ones are zeroed once and kept
@@ -96,9 +108,10 @@ class GpuKernel:
             dtype = self.param_dtypes[position]
             kind = self.kinds[position]
             if kind == "ptr":
-                name = dtype.pointee.name
-                torch_dtype = getattr(torch, "bool" if name == "boolean" else name)
-                params.append((index, kind, torch_dtype, 0, 0))
+                torch_name = row_of(dtype).torch
+                if not torch_name or not hasattr(torch, torch_name):
+                    return None  # no torch type to compare with: the Python path checks it
+                params.append((index, kind, getattr(torch, torch_name), 0, 0))
             else:
                 # the native path packs at most 64 bits: uint64 above 2**63 takes the slow path
                 lo, hi = int_range(dtype) if (dtype.is_integer or dtype.is_bool) else (0, 0)
