@@ -55,10 +55,15 @@ struct Preparer {
   }
   std::unordered_map<int, int> assigned;  // var_id -> times it is (re)defined
 
+  std::unordered_map<int, std::vector<const ExprNode*>> pointer_defs;  // var_id -> values
+  std::vector<std::pair<int, const ExprNode*>> views;  // global_view tensor id -> pointer
+
   void stmt(const StmtNode* s) {
     if (!s) return;
     if (s->kind == StmtKind::Declare || s->kind == StmtKind::Assign || s->kind == StmtKind::For)
       ++assigned[s->var->var_id];
+    if ((s->kind == StmtKind::Declare || s->kind == StmtKind::Assign) && s->var->dtype.is_pointer)
+      pointer_defs[s->var->var_id].push_back(s->value.get());  // null: declared uninitialised
     for (const Stmt& c : s->seq) stmt(c.get());
     for (const ExprNode* e : {s->var.get(), s->value.get(), s->start.get(), s->end.get(),
                               s->step.get(), s->cond.get()})
@@ -68,10 +73,56 @@ struct Preparer {
     stmt(s->body.get());
     if (const Instruction* inst = s->inst.get()) {
       if (inst->op == Op::LockSemaphore) p.uses_semaphores = true;
+      if (inst->op == Op::GlobalView) views.emplace_back(inst->output->id, inst->args[0].get());
       tensor(inst->output.get());
       for (const Tensor& t : inst->inputs) tensor(t.get());
       for (const Expr& e : inst->args) expr(e.get());
     }
+  }
+};
+
+// Which pointer parameter an address expression derives from. kUnknown: from several,
+// from an integer, or from something we cannot see; kNone: contributes no origin of
+// its own (a pointer variable's assignment from itself, `p = p`).
+constexpr int kUnknown = -1, kNone = -2;
+
+int merge_origins(int a, int b) {
+  if (a == kNone) return b;
+  if (b == kNone || a == b) return a;
+  return kUnknown;
+}
+
+struct OriginFinder {
+  const std::unordered_map<int, int>& param_pos;  // var_id -> parameter position
+  const std::unordered_map<int, std::vector<const ExprNode*>>& defs;
+  std::unordered_map<int, int> visiting_or_done;  // var_id -> origin (kNone while visiting)
+
+  int origin(const ExprNode* e) {
+    if (!e || !e->dtype.is_pointer) return kUnknown;
+    switch (e->kind) {
+      case ExprKind::Var: {
+        auto p = param_pos.find(e->var_id);
+        if (p != param_pos.end()) return p->second;
+        auto [it, fresh] = visiting_or_done.emplace(e->var_id, kNone);
+        if (!fresh) return it->second;
+        auto d = defs.find(e->var_id);
+        int o = d == defs.end() ? kUnknown : kNone;
+        if (d != defs.end())
+          for (const ExprNode* v : d->second) o = merge_origins(o, origin(v));
+        if (o == kNone) o = kUnknown;
+        visiting_or_done[e->var_id] = o;
+        return o;
+      }
+      case ExprKind::Select: return merge_origins(origin(e->a.get()), origin(e->b.get()));
+      case ExprKind::Cast: return origin(e->a.get());
+      case ExprKind::Const:
+      case ExprKind::BlockIdx:
+      case ExprKind::Unary:
+      case ExprKind::Binary:
+      case ExprKind::ElementAddr:
+      case ExprKind::ElementLoad: return kUnknown;
+    }
+    return kUnknown;
   }
 };
 
@@ -271,6 +322,14 @@ Prepared prepare(const Program& program) {
   for (const Expr& e : program.grid) w.expr(e.get());
   for (const Workspace& ws : program.workspaces) w.tensor(ws.tensor.get());
   w.stmt(program.body.get());
+  std::unordered_map<int, int> param_pos;
+  for (size_t i = 0; i < program.params.size(); ++i)
+    param_pos[program.params[i]->var_id] = static_cast<int>(i);
+  OriginFinder origins{param_pos, w.pointer_defs, {}};
+  for (const auto& [tensor_id, ptr] : w.views) {
+    int o = origins.origin(ptr);
+    if (o >= 0) p.view_param[tensor_id] = o;
+  }
   // Top-level declarations, looking through nested Seqs but not into loops or branches.
   std::vector<const StmtNode*> todo{program.body.get()};
   while (!todo.empty()) {
@@ -369,7 +428,18 @@ void interpret(const Program& program, const std::vector<HostArg>& args,
       interp::poison(buf.data(), ws.tensor->dtype.kind,
                      shape.workspace_bytes[w] / ws.tensor->dtype.bytes());
     l.workspace_base.push_back(reinterpret_cast<uintptr_t>(buf.data()));
+    l.workspace_region.push_back(static_cast<int>(l.regions.size()));
     l.regions.push_back({l.workspace_base.back(), buf.size(), ws.tensor->name});
+  }
+  // The caller names each argument's region after its parameter.
+  l.param_region.assign(program.params.size(), -1);
+  for (size_t i = 0; i < program.params.size(); ++i) {
+    if (!program.params[i]->dtype.is_pointer) continue;
+    for (size_t r = 0; r < regions.size(); ++r)
+      if (regions[r].name == program.params[i]->name) {
+        l.param_region[i] = static_cast<int>(r);
+        break;
+      }
   }
   const int64_t total = l.grid[0] * l.grid[1] * l.grid[2];
   if (total == 0) return;

@@ -88,7 +88,14 @@ double float_binary(BinaryOp op, double x, double y) {
 
 namespace {
 
-// Address of an element of a global tensor; `index` receives the evaluated indices.
+std::string index_str(const std::vector<int64_t>& index) {
+  std::string s = "[";
+  for (size_t i = 0; i < index.size(); ++i) s += (i ? ", " : "") + std::to_string(index[i]);
+  return s + "]";
+}
+
+}  // namespace
+
 uintptr_t element_address(BlockState& st, const ExprNode* e, const TensorValue*& tv,
                           std::vector<int64_t>& index) {
   TILUS_CHECK(!st.launch_only, "ValueError", "the grid and workspace shapes may only use the ",
@@ -105,14 +112,6 @@ uintptr_t element_address(BlockState& st, const ExprNode* e, const TensorValue*&
   tv = &t;
   return t.base + static_cast<uintptr_t>(offset * t.dtype.bytes());
 }
-
-std::string index_str(const std::vector<int64_t>& index) {
-  std::string s = "[";
-  for (size_t i = 0; i < index.size(); ++i) s += (i ? ", " : "") + std::to_string(index[i]);
-  return s + "]";
-}
-
-}  // namespace
 
 int64_t eval_int(BlockState& st, const Expr& e) { return as_int64(eval(st, e.get()), e->dtype); }
 

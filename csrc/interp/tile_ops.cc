@@ -53,8 +53,9 @@ std::vector<int64_t> eval_ints(BlockState& st, const std::vector<Expr>& es) {
   return r;
 }
 
-void define_global(BlockState& st, const TensorNode* node, uintptr_t base) {
+void define_global(BlockState& st, const TensorNode* node, uintptr_t base, int region) {
   TensorValue& tv = st.tensor(node);
+  tv.region = region;
   tv.defined = true;
   tv.node = node;
   tv.dtype = node->dtype;
@@ -114,6 +115,14 @@ void copy_tensor(const TensorValue& src, TensorValue& dst, const Instruction& in
 }
 
 uintptr_t semaphore_address(BlockState& st, const Instruction& inst) {
+  const ExprNode* addr = inst.args[0].get();
+  if (addr->kind == ExprKind::ElementAddr) {  // ~g[i]: it must lie in g's own buffer
+    const TensorValue* tv;
+    std::vector<int64_t> index;
+    uintptr_t p = element_address(st, addr, tv, index);
+    check_global_access(*st.launch, p, 4, op_name(inst.op), tv, index);
+    return p;
+  }
   auto p = static_cast<uintptr_t>(eval(st, inst.args[0]).i);
   TILUS_CHECK(find_region(*st.launch, p, 4) != nullptr, "RuntimeError",
               "global memory access out of bounds: ", op_name(inst.op),
@@ -186,14 +195,18 @@ void complete_all_copies(BlockState& st) {
 void exec_inst(BlockState& st, const StmtNode& stmt, const Instruction& inst) {
   const TensorNode* out = inst.output.get();
   switch (inst.op) {
-    case Op::GlobalView:
-      define_global(st, out, static_cast<uintptr_t>(eval(st, inst.args[0]).i));
+    case Op::GlobalView: {
+      const Launch& l = *st.launch;
+      auto param = l.prep.view_param.find(out->id);
+      int region = param == l.prep.view_param.end() ? -1 : l.param_region[param->second];
+      define_global(st, out, static_cast<uintptr_t>(eval(st, inst.args[0]).i), region);
       return;
+    }
     case Op::GlobalTensor: {
       int w = inst.workspace;
       TILUS_ASSERT(w >= 0 && w < static_cast<int>(st.launch->workspace_base.size()),
                    "global_tensor without a workspace");
-      define_global(st, out, st.launch->workspace_base[w]);
+      define_global(st, out, st.launch->workspace_base[w], st.launch->workspace_region[w]);
       return;
     }
     case Op::SharedTensor: {
