@@ -147,6 +147,7 @@ Flow exec_for(BlockState& st, const StmtNode* s) {
   // The loop counter is ours: assigning the loop variable in the body does not change
   // the iteration sequence, as with Python's range().
   for (int64_t i = start; i < end;) {
+    maybe_poll(*st.launch);
     st.var(s->var.get()) = convert(Value::of_int(i), dtypes::int64, t);
     if (exec_body(st, s->body.get()) == Flow::Break) break;
     if (i > INT64_MAX - step) break;
@@ -180,8 +181,10 @@ Flow exec(BlockState& st, const StmtNode* s) {
         if (truthy(eval(st, s->cond), s->cond->dtype)) return exec_body(st, s->then_body.get());
         return exec_body(st, s->else_body.get());
       case StmtKind::While:
-        while (truthy(eval(st, s->cond), s->cond->dtype))
+        while (truthy(eval(st, s->cond), s->cond->dtype)) {
+          maybe_poll(*st.launch);
           if (exec_body(st, s->body.get()) == Flow::Break) break;
+        }
         return Flow::Normal;
       case StmtKind::Break: return Flow::Break;
       case StmtKind::Continue: return Flow::Continue;
@@ -251,6 +254,7 @@ class Scheduler {
           }
         }
         if (next < total && waiting_.size() < kMaxSuspendedBlocks) {
+          maybe_poll(launch_);
           std::unique_ptr<Task> t = acquire();
           int64_t b = next++;
           t->state.reset(launch_, {b % g[0], (b / g[0]) % g[1], b / (g[0] * g[1])});
@@ -414,9 +418,10 @@ LaunchShape evaluate_launch_shape(const Program& program, const std::vector<Host
 }
 
 void interpret(const Program& program, const std::vector<HostArg>& args,
-               const std::vector<HostRegion>& regions) {
+               const std::vector<HostRegion>& regions, const std::function<void()>& poll) {
   interp::Launch l;
   interp::init_launch(l, program, args);
+  l.poll = poll;
   LaunchShape shape = interp::launch_shape(l);
   l.grid = shape.grid;
   l.regions = regions;
@@ -451,6 +456,7 @@ void interpret(const Program& program, const std::vector<HostArg>& args,
   for (int64_t z = 0; z < l.grid[2]; ++z)
     for (int64_t y = 0; y < l.grid[1]; ++y)
       for (int64_t x = 0; x < l.grid[0]; ++x) {
+        interp::maybe_poll(l);
         st.reset(l, {x, y, z});
         interp::run_block(st);
       }

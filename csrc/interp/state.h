@@ -87,7 +87,7 @@ struct Launch {
   mutable uint32_t until_poll = 0;
 };
 
-constexpr uint32_t kPollInterval = 1u << 12;
+constexpr uint32_t kPollInterval = 256;
 inline void maybe_poll(const Launch& l) {
   if (l.poll && ++l.until_poll >= kPollInterval) {
     l.until_poll = 0;
