@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <new>
 
 #include "interp/buffer.h"
 #include "interp/coroutine.h"
@@ -427,7 +428,14 @@ void interpret(const Program& program, const std::vector<HostArg>& args,
   l.regions = regions;
   for (size_t w = 0; w < program.workspaces.size(); ++w) {
     const Workspace& ws = program.workspaces[w];
-    l.workspace_storage.emplace_back(static_cast<size_t>(shape.workspace_bytes[w]));
+    try {
+      l.workspace_storage.emplace_back(static_cast<size_t>(shape.workspace_bytes[w]));
+    } catch (const std::bad_alloc&) {
+      ScriptError e("MemoryError", cat("the interpreter cannot allocate ", shape.workspace_bytes[w],
+                                       " bytes for global_tensor ", ws.tensor->name));
+      e.set_loc_if_unknown(ws.loc);
+      throw e;
+    }
     auto& buf = l.workspace_storage.back();
     if (!ws.requires_clean)
       interp::poison(buf.data(), ws.tensor->dtype.kind,

@@ -172,6 +172,14 @@ Value eval(BlockState& st, const ExprNode* e) {
         return Value::of_float(round_float(r, e->dtype.kind));
       }
       int64_t r = int_binary(e->binary_op, a.i, b.i, t.is_pointer ? ScalarKind::UInt64 : t.kind);
+      // A grid or workspace size that wrapped around is garbage, not a size: say where.
+      if (st.launch_only && !t.is_pointer && t.kind != ScalarKind::UInt64 && !is_comparison(e->binary_op) &&
+          r != int_binary(e->binary_op, a.i, b.i, ScalarKind::Int64))
+        throw ScriptError("ValueError",
+                          cat(expr_str(e->a), " ", binary_op_symbol(e->binary_op), " ",
+                              expr_str(e->b), " overflows ", t.name(), " (", a.i, " ",
+                              binary_op_symbol(e->binary_op), " ", b.i,
+                              "); declare the parameters it uses as int64 for sizes this large"));
       if (!is_comparison(e->binary_op) && e->dtype != t) return convert(Value::of_int(r), t, e->dtype);
       return Value::of_int(r);
     }
@@ -218,20 +226,32 @@ LaunchShape launch_shape(const Launch& l) {
   for (int axis = 0; axis < 3; ++axis) {
     const Expr& g = l.program->grid[axis];
     if (!g) continue;
-    int64_t n = eval_int(st, g);
-    TILUS_CHECK(n >= 0, "ValueError", "the grid's ", "xyz"[axis], " size ", expr_str(g),
-                " evaluates to ", n, ", which is negative");
-    shape.grid[axis] = n;
+    try {
+      int64_t n = eval_int(st, g);
+      TILUS_CHECK(n >= 0, "ValueError", "the grid's ", "xyz"[axis], " size ", expr_str(g),
+                  " evaluates to ", n, ", which is negative");
+      shape.grid[axis] = n;
+    } catch (ScriptError& e) {
+      e.set_loc_if_unknown(l.program->grid_loc);
+      throw;
+    }
   }
   for (const Workspace& w : l.program->workspaces) {
-    int64_t numel = 1;
-    for (const Expr& d : w.tensor->global_shape) {
-      int64_t n = eval_int(st, d);
-      TILUS_CHECK(n >= 0, "ValueError", "global_tensor ", w.tensor->name, ": dimension ",
-                  expr_str(d), " evaluates to ", n, ", which is negative");
-      numel *= n;
+    try {
+      int64_t bytes = w.tensor->dtype.bytes();
+      for (const Expr& d : w.tensor->global_shape) {
+        int64_t n = eval_int(st, d);
+        TILUS_CHECK(n >= 0, "ValueError", "global_tensor ", w.tensor->name, ": dimension ",
+                    expr_str(d), " evaluates to ", n, ", which is negative");
+        TILUS_CHECK(n == 0 || bytes <= std::numeric_limits<int64_t>::max() / n, "ValueError",
+                    "global_tensor ", w.tensor->name, ": its size in bytes overflows int64");
+        bytes *= n;
+      }
+      shape.workspace_bytes.push_back(bytes);
+    } catch (ScriptError& e) {
+      e.set_loc_if_unknown(w.loc);
+      throw;
     }
-    shape.workspace_bytes.push_back(numel * w.tensor->dtype.bytes());
   }
   return shape;
 }

@@ -1,6 +1,7 @@
 // The tile instructions: one case per op of ir/ops.def. All threads of a block execute
 // an instruction together, so each case works on whole tensors of one block.
 #include <cstdio>
+#include <new>
 #include <sstream>
 
 #include "interp/buffer.h"
@@ -16,8 +17,14 @@ TensorValue& define_output(BlockState& st, const TensorNode* node, DataType dtyp
   size_t bytes = static_cast<size_t>(n) * dtype.bytes();
   // Reuse the previous iteration's buffer unless a shared view or a pending copy
   // still refers to it.
-  if (!(tv.storage && tv.storage.use_count() == 1 && tv.storage->size() == bytes))
-    tv.storage = std::make_shared<std::vector<uint8_t>>(bytes);
+  if (!(tv.storage && tv.storage.use_count() == 1 && tv.storage->size() == bytes)) {
+    try {
+      tv.storage = std::make_shared<std::vector<uint8_t>>(bytes);
+    } catch (const std::bad_alloc&) {
+      throw ScriptError("MemoryError", cat("the interpreter cannot allocate ", bytes,
+                                           " bytes for ", node->name, " (", node->type_str(), ")"));
+    }
+  }
   tv.data = tv.storage->data();
   tv.defined = true;
   tv.node = node;
@@ -120,6 +127,10 @@ uintptr_t semaphore_address(BlockState& st, const Instruction& inst) {
     const TensorValue* tv;
     std::vector<int64_t> index;
     uintptr_t p = element_address(st, addr, tv, index);
+    for (size_t d = 0; d < index.size() && d < tv->gshape.size(); ++d)
+      TILUS_CHECK(index[d] >= 0 && index[d] < tv->gshape[d], "IndexError", op_name(inst.op),
+                  ": index ", index[d], " is out of range for dimension ", d, " of ",
+                  addr->tensor->name, " (size ", tv->gshape[d], ")");
     check_global_access(*st.launch, p, 4, op_name(inst.op), tv, index);
     return p;
   }

@@ -79,6 +79,10 @@ class ScriptZeroDivisionError(ScriptError, ZeroDivisionError):
     pass
 
 
+class ScriptMemoryError(ScriptError, MemoryError):
+    pass
+
+
 _BY_KIND = {
     "TypeError": ScriptTypeError,
     "ValueError": ScriptValueError,
@@ -88,6 +92,7 @@ _BY_KIND = {
     "RuntimeError": ScriptRuntimeError,
     "AttributeError": ScriptAttributeError,
     "ZeroDivisionError": ScriptZeroDivisionError,
+    "MemoryError": ScriptMemoryError,
 }
 
 
