@@ -1,6 +1,6 @@
 // Bindings for the CPU interpreter (csrc/interp). Only argument translation lives here.
 //
-//   interpret(program, args, regions) -> None
+//   interpret(program, args, regions) -> None  (Ctrl-C raises KeyboardInterrupt)
 //     args:    one Python value per program.params entry: int for integer and pointer
 //              params (the pointer is a host address), float for float params, bool.
 //     regions: [(address, nbytes, name)], the host buffers the kernel may touch.
@@ -10,6 +10,10 @@
 //
 // ScriptError propagates through the translator registered in ir.cc.
 #include <pybind11/stl.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
 
 #include "bindings/bindings.h"
 #include "interp/interpreter.h"
@@ -65,6 +69,20 @@ std::vector<HostRegion> to_regions(const py::list& regions) {
   return out;
 }
 
+// Ctrl-C while a kernel runs: Python only notes the signal, so the interpreter asks
+// now and then (at most every 20 ms, taking the GIL for it) and a pending
+// KeyboardInterrupt abandons the launch.
+std::function<void()> check_signals_now_and_then() {
+  auto last = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  return [last] {
+    auto now = std::chrono::steady_clock::now();
+    if (now - *last < std::chrono::milliseconds(20)) return;
+    *last = now;
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  };
+}
+
 }  // namespace
 
 void init_interp(py::module_& m) {
@@ -75,7 +93,7 @@ void init_interp(py::module_& m) {
         std::vector<HostArg> host_args = to_host_args(*program, args);
         std::vector<HostRegion> host_regions = to_regions(regions);
         py::gil_scoped_release release;
-        interpret(*program, host_args, host_regions);
+        interpret(*program, host_args, host_regions, check_signals_now_and_then());
       },
       py::arg("program"), py::arg("args"), py::arg("regions"),
       "Run a program on host memory with the CPU interpreter.");

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <new>
 
 #include "interp/buffer.h"
 #include "interp/coroutine.h"
@@ -49,6 +50,12 @@ struct Preparer : StmtExprVisitor {
     }
   }
 
+  std::unordered_map<int, std::vector<const ExprNode*>> pointer_defs;  // var_id -> values
+  std::vector<std::pair<int, const ExprNode*>> views;  // global_view tensor id -> pointer
+  void pointer_def(const Stmt& s) {
+    if (s->var->dtype.is_pointer)
+      pointer_defs[s->var->var_id].push_back(s->value.get());  // null: declared uninitialised
+  }
   void visit_var(const Expr& e) override { var(e.get(), false); }
   void visit_element_addr(const Expr& e) override {
     tensor(e->tensor.get());
@@ -61,10 +68,12 @@ struct Preparer : StmtExprVisitor {
 
   void visit_declare(const Stmt& s) override {
     ++assigned[s->var->var_id];
+    pointer_def(s);
     StmtExprVisitor::visit_declare(s);
   }
   void visit_assign(const Stmt& s) override {
     ++assigned[s->var->var_id];
+    pointer_def(s);
     StmtExprVisitor::visit_assign(s);
   }
   void visit_for(const Stmt& s) override {
@@ -74,9 +83,55 @@ struct Preparer : StmtExprVisitor {
   void visit_inst(const Stmt& s) override {
     const Instruction& inst = *s->inst;
     if (inst.op == Op::LockSemaphore) p.uses_semaphores = true;
+    if (inst.op == Op::GlobalView) views.emplace_back(inst.output->id, inst.args[0].get());
     tensor(inst.output.get());
     for (const Tensor& t : inst.inputs) tensor(t.get());
     StmtExprVisitor::visit_inst(s);  // the arguments
+  }
+};
+
+// Which pointer parameter an address expression derives from. kUnknown: from several,
+// from an integer, or from something we cannot see; kNone: contributes no origin of
+// its own (a pointer variable's assignment from itself, `p = p`).
+constexpr int kUnknown = -1, kNone = -2;
+
+int merge_origins(int a, int b) {
+  if (a == kNone) return b;
+  if (b == kNone || a == b) return a;
+  return kUnknown;
+}
+
+struct OriginFinder {
+  const std::unordered_map<int, int>& param_pos;  // var_id -> parameter position
+  const std::unordered_map<int, std::vector<const ExprNode*>>& defs;
+  std::unordered_map<int, int> visiting_or_done;  // var_id -> origin (kNone while visiting)
+
+  int origin(const ExprNode* e) {
+    if (!e || !e->dtype.is_pointer) return kUnknown;
+    switch (e->kind) {
+      case ExprKind::Var: {
+        auto p = param_pos.find(e->var_id);
+        if (p != param_pos.end()) return p->second;
+        auto [it, fresh] = visiting_or_done.emplace(e->var_id, kNone);
+        if (!fresh) return it->second;
+        auto d = defs.find(e->var_id);
+        int o = d == defs.end() ? kUnknown : kNone;
+        if (d != defs.end())
+          for (const ExprNode* v : d->second) o = merge_origins(o, origin(v));
+        if (o == kNone) o = kUnknown;
+        visiting_or_done[e->var_id] = o;
+        return o;
+      }
+      case ExprKind::Select: return merge_origins(origin(e->a.get()), origin(e->b.get()));
+      case ExprKind::Cast: return origin(e->a.get());
+      case ExprKind::Const:
+      case ExprKind::BlockIdx:
+      case ExprKind::Unary:
+      case ExprKind::Binary:
+      case ExprKind::ElementAddr:
+      case ExprKind::ElementLoad: return kUnknown;
+    }
+    return kUnknown;
   }
 };
 
@@ -101,6 +156,7 @@ Flow exec_for(BlockState& st, const StmtNode* s) {
   // The loop counter is ours: assigning the loop variable in the body does not change
   // the iteration sequence, as with Python's range().
   for (int64_t i = start; i < end;) {
+    maybe_poll(*st.launch);
     st.var(s->var.get()) = convert(Value::of_int(i), dtypes::int64, t);
     if (exec_body(st, s->body.get()) == Flow::Break) break;
     if (i > INT64_MAX - step) break;
@@ -134,8 +190,10 @@ Flow exec(BlockState& st, const StmtNode* s) {
         if (truthy(eval(st, s->cond), s->cond->dtype)) return exec_body(st, s->then_body.get());
         return exec_body(st, s->else_body.get());
       case StmtKind::While:
-        while (truthy(eval(st, s->cond), s->cond->dtype))
+        while (truthy(eval(st, s->cond), s->cond->dtype)) {
+          maybe_poll(*st.launch);
           if (exec_body(st, s->body.get()) == Flow::Break) break;
+        }
         return Flow::Normal;
       case StmtKind::Break: return Flow::Break;
       case StmtKind::Continue: return Flow::Continue;
@@ -205,6 +263,7 @@ class Scheduler {
           }
         }
         if (next < total && waiting_.size() < kMaxSuspendedBlocks) {
+          maybe_poll(launch_);
           std::unique_ptr<Task> t = acquire();
           int64_t b = next++;
           t->state.reset(launch_, {b % g[0], (b / g[0]) % g[1], b / (g[0] * g[1])});
@@ -276,6 +335,14 @@ Prepared prepare(const Program& program) {
   for (const Expr& e : program.grid) w.visit_expr(e);
   for (const Workspace& ws : program.workspaces) w.tensor(ws.tensor.get());
   w.visit_stmt(program.body);
+  std::unordered_map<int, int> param_pos;
+  for (size_t i = 0; i < program.params.size(); ++i)
+    param_pos[program.params[i]->var_id] = static_cast<int>(i);
+  OriginFinder origins{param_pos, w.pointer_defs, {}};
+  for (const auto& [tensor_id, ptr] : w.views) {
+    int o = origins.origin(ptr);
+    if (o >= 0) p.view_param[tensor_id] = o;
+  }
   // Top-level declarations, looking through nested Seqs but not into loops or branches.
   std::vector<const StmtNode*> todo{program.body.get()};
   while (!todo.empty()) {
@@ -360,21 +427,40 @@ LaunchShape evaluate_launch_shape(const Program& program, const std::vector<Host
 }
 
 void interpret(const Program& program, const std::vector<HostArg>& args,
-               const std::vector<HostRegion>& regions) {
+               const std::vector<HostRegion>& regions, const std::function<void()>& poll) {
   interp::Launch l;
   interp::init_launch(l, program, args);
+  l.poll = poll;
   LaunchShape shape = interp::launch_shape(l);
   l.grid = shape.grid;
   l.regions = regions;
   for (size_t w = 0; w < program.workspaces.size(); ++w) {
     const Workspace& ws = program.workspaces[w];
-    l.workspace_storage.emplace_back(static_cast<size_t>(shape.workspace_bytes[w]));
+    try {
+      l.workspace_storage.emplace_back(static_cast<size_t>(shape.workspace_bytes[w]));
+    } catch (const std::bad_alloc&) {
+      ScriptError e("MemoryError", cat("the interpreter cannot allocate ", shape.workspace_bytes[w],
+                                       " bytes for global_tensor ", ws.tensor->name));
+      e.set_loc_if_unknown(ws.loc);
+      throw e;
+    }
     auto& buf = l.workspace_storage.back();
     if (!ws.requires_clean)
       interp::poison(buf.data(), ws.tensor->dtype.kind,
                      shape.workspace_bytes[w] / interp::element_bytes(ws.tensor->dtype));
     l.workspace_base.push_back(reinterpret_cast<uintptr_t>(buf.data()));
+    l.workspace_region.push_back(static_cast<int>(l.regions.size()));
     l.regions.push_back({l.workspace_base.back(), buf.size(), ws.tensor->name});
+  }
+  // The caller names each argument's region after its parameter.
+  l.param_region.assign(program.params.size(), -1);
+  for (size_t i = 0; i < program.params.size(); ++i) {
+    if (!program.params[i]->dtype.is_pointer) continue;
+    for (size_t r = 0; r < regions.size(); ++r)
+      if (regions[r].name == program.params[i]->name) {
+        l.param_region[i] = static_cast<int>(r);
+        break;
+      }
   }
   const int64_t total = l.grid[0] * l.grid[1] * l.grid[2];
   if (total == 0) return;
@@ -386,6 +472,7 @@ void interpret(const Program& program, const std::vector<HostArg>& args,
   for (int64_t z = 0; z < l.grid[2]; ++z)
     for (int64_t y = 0; y < l.grid[1]; ++y)
       for (int64_t x = 0; x < l.grid[0]; ++x) {
+        interp::maybe_poll(l);
         st.reset(l, {x, y, z});
         interp::run_block(st);
       }

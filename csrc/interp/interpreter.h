@@ -6,6 +6,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,8 +43,13 @@ LaunchShape evaluate_launch_shape(const Program& program, const std::vector<Host
 // Runs the whole grid. Throws ScriptError (with the offending statement's location).
 // The program's workspaces (global_tensor) are allocated here for this launch: zeroed
 // when requires_clean, otherwise poisoned; `regions` need only cover the arguments.
+// A region named like a pointer parameter is that argument's buffer: global views made
+// from the parameter may touch only it.
+// `poll`, when given, is called every few thousand loop iterations and blocks; what it
+// throws abandons the launch and propagates (how Ctrl-C stops a kernel that never ends).
 // Thread-safe: concurrent calls share no state.
 void interpret(const Program& program, const std::vector<HostArg>& args,
-               const std::vector<HostRegion>& regions);
+               const std::vector<HostRegion>& regions,
+               const std::function<void()>& poll = {});
 
 }  // namespace tilus

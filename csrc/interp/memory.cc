@@ -1,5 +1,6 @@
 // Global memory: tile windows moved between global tensors and dense tile buffers,
-// every access checked against the host regions the launch was given.
+// every access checked against the buffer its view was made from (see
+// TensorValue::region).
 #include <algorithm>
 #include <cstdio>
 
@@ -9,10 +10,15 @@
 
 namespace tilus::interp {
 
+namespace {
+bool in_region(const HostRegion& r, uintptr_t addr, size_t bytes) {
+  return addr >= r.begin && addr - r.begin <= r.bytes && bytes <= r.bytes - (addr - r.begin);
+}
+}  // namespace
+
 const HostRegion* find_region(const Launch& l, uintptr_t addr, size_t bytes) {
   for (const HostRegion& r : l.regions)
-    if (addr >= r.begin && addr - r.begin <= r.bytes && bytes <= r.bytes - (addr - r.begin))
-      return &r;
+    if (in_region(r, addr, bytes)) return &r;
   return nullptr;
 }
 
@@ -36,12 +42,21 @@ std::string index_str(const std::vector<int64_t>& index) {
   if (tensor && !tensor->gshape.empty())
     shape_note = cat("; is the global view's shape ", index_str(tensor->gshape),
                      " larger than the buffer passed in?");
+  const std::string name = tensor && tensor->node ? tensor->node->name : std::string("?");
+  if (tensor && tensor->region >= 0) {
+    const HostRegion& r = l.regions[static_cast<size_t>(tensor->region)];
+    throw ScriptError(
+        "RuntimeError",
+        cat("global memory access out of bounds: ", what, " through the view ", name, " touches ",
+            bytes, " bytes at ", hex(addr), " (index ", index_str(index),
+            "), outside the buffer passed as '", r.name, "' (", r.bytes, " bytes at ",
+            hex(r.begin), ")", shape_note));
+  }
   throw ScriptError(
       "RuntimeError",
       cat("global memory access out of bounds: ", what, " touches ", bytes, " bytes at ",
           hex(addr), ", outside every buffer passed to the kernel", shape_note, " (tensor ",
-          tensor && tensor->node ? tensor->node->name : std::string("?"), ", index ",
-          index_str(index), ")"));
+          name, ", index ", index_str(index), ")"));
 }
 
 // Copies one element between a global address and a tile slot.
@@ -57,9 +72,17 @@ inline void move_element(uint8_t* dst, const uint8_t* src, int bytes) {
 
 }  // namespace
 
+bool allowed_access(const Launch& l, const TensorValue& tensor, uintptr_t addr, size_t bytes) {
+  // A view may not reach into a neighbouring argument even though that memory is
+  // the kernel's too: on the GPU the neighbour is wherever the allocator put it.
+  if (tensor.region >= 0) return in_region(l.regions[static_cast<size_t>(tensor.region)], addr, bytes);
+  return find_region(l, addr, bytes) != nullptr;
+}
+
 void check_global_access(const Launch& l, uintptr_t addr, size_t bytes, const char* what,
                          const TensorValue* tensor, const std::vector<int64_t>& index) {
-  if (!find_region(l, addr, bytes)) out_of_bounds(l, addr, bytes, what, tensor, index);
+  bool ok = tensor ? allowed_access(l, *tensor, addr, bytes) : find_region(l, addr, bytes) != nullptr;
+  if (!ok) out_of_bounds(l, addr, bytes, what, tensor, index);
 }
 
 void convert_elements(const uint8_t* src, DataType src_dtype, uint8_t* dst, DataType dst_dtype,
@@ -128,7 +151,7 @@ void transfer_window(const Launch& l, const TensorValue& g, const std::vector<in
   }
   const uintptr_t min_addr = g.base + static_cast<uintptr_t>(min_e * gb);
   const size_t span = static_cast<size_t>((max_e - min_e + 1) * gb);
-  const bool checked = find_region(l, min_addr, span) != nullptr;
+  const bool checked = allowed_access(l, g, min_addr, span);
 
   // Row-major tile strides.
   std::vector<int64_t> tstride(t, 1);
@@ -153,7 +176,7 @@ void transfer_window(const Launch& l, const TensorValue& g, const std::vector<in
     if (!checked) {
       for (int64_t q = 0; q < inner_n; ++q) {
         auto addr = reinterpret_cast<uintptr_t>(gp + q * inner_gs * gb);
-        if (!find_region(l, addr, static_cast<size_t>(gb))) {
+        if (!allowed_access(l, g, addr, static_cast<size_t>(gb))) {
           std::vector<int64_t> index(offsets);
           for (int p = 0; p < t; ++p) index[dims[p]] += (p == inner ? lo[p] + q : j[p]);
           out_of_bounds(l, addr, static_cast<size_t>(gb), what, &g, index);

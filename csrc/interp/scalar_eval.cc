@@ -89,7 +89,14 @@ double float_binary(BinaryOp op, double x, double y) {
 
 namespace {
 
-// Address of an element of a global tensor; `index` receives the evaluated indices.
+std::string index_str(const std::vector<int64_t>& index) {
+  std::string s = "[";
+  for (size_t i = 0; i < index.size(); ++i) s += (i ? ", " : "") + std::to_string(index[i]);
+  return s + "]";
+}
+
+}  // namespace
+
 uintptr_t element_address(BlockState& st, const ExprNode* e, const TensorValue*& tv,
                           std::vector<int64_t>& index) {
   TILUS_CHECK(!st.launch_only, "ValueError", "the grid and workspace shapes may only use the ",
@@ -106,14 +113,6 @@ uintptr_t element_address(BlockState& st, const ExprNode* e, const TensorValue*&
   tv = &t;
   return t.base + static_cast<uintptr_t>(offset * element_bytes(t.dtype));
 }
-
-std::string index_str(const std::vector<int64_t>& index) {
-  std::string s = "[";
-  for (size_t i = 0; i < index.size(); ++i) s += (i ? ", " : "") + std::to_string(index[i]);
-  return s + "]";
-}
-
-}  // namespace
 
 int64_t eval_int(BlockState& st, const Expr& e) { return as_int64(eval(st, e.get()), e->dtype); }
 
@@ -174,6 +173,14 @@ Value eval(BlockState& st, const ExprNode* e) {
         return Value::of_float(round_float(r, e->dtype.kind));
       }
       int64_t r = int_binary(e->binary_op, a.i, b.i, t.is_pointer ? ScalarKind::UInt64 : t.kind);
+      // A grid or workspace size that wrapped around is garbage, not a size: say where.
+      if (st.launch_only && !t.is_pointer && t.kind != ScalarKind::UInt64 && !is_comparison(e->binary_op) &&
+          r != int_binary(e->binary_op, a.i, b.i, ScalarKind::Int64))
+        throw ScriptError("ValueError",
+                          cat(expr_str(e->a), " ", binary_op_symbol(e->binary_op), " ",
+                              expr_str(e->b), " overflows ", t.name(), " (", a.i, " ",
+                              binary_op_symbol(e->binary_op), " ", b.i,
+                              "); declare the parameters it uses as int64 for sizes this large"));
       if (!is_comparison(e->binary_op) && e->dtype != t) return convert(Value::of_int(r), t, e->dtype);
       return Value::of_int(r);
     }
@@ -220,20 +227,33 @@ LaunchShape launch_shape(const Launch& l) {
   for (int axis = 0; axis < 3; ++axis) {
     const Expr& g = l.program->grid[axis];
     if (!g) continue;
-    int64_t n = eval_int(st, g);
-    TILUS_CHECK(n >= 0, "ValueError", "the grid's ", "xyz"[axis], " size ", expr_str(g),
-                " evaluates to ", n, ", which is negative");
-    shape.grid[axis] = n;
+    try {
+      int64_t n = eval_int(st, g);
+      TILUS_CHECK(n >= 0, "ValueError", "the grid's ", "xyz"[axis], " size ", expr_str(g),
+                  " evaluates to ", n, ", which is negative");
+      shape.grid[axis] = n;
+    } catch (ScriptError& e) {
+      e.set_loc_if_unknown(l.program->grid_loc);
+      throw;
+    }
   }
   for (const Workspace& w : l.program->workspaces) {
-    int64_t numel = 1;
-    for (const Expr& d : w.tensor->global_shape) {
-      int64_t n = eval_int(st, d);
-      TILUS_CHECK(n >= 0, "ValueError", "global_tensor ", w.tensor->name, ": dimension ",
-                  expr_str(d), " evaluates to ", n, ", which is negative");
-      numel *= n;
+    try {
+      // counted in bits (sub-byte types), rounded up to bytes once at the end
+      int64_t bits = w.tensor->dtype.bits();
+      for (const Expr& d : w.tensor->global_shape) {
+        int64_t n = eval_int(st, d);
+        TILUS_CHECK(n >= 0, "ValueError", "global_tensor ", w.tensor->name, ": dimension ",
+                    expr_str(d), " evaluates to ", n, ", which is negative");
+        TILUS_CHECK(n == 0 || bits <= std::numeric_limits<int64_t>::max() / n, "ValueError",
+                    "global_tensor ", w.tensor->name, ": its size in bits overflows int64");
+        bits *= n;
+      }
+      shape.workspace_bytes.push_back(storage_bytes(bits));
+    } catch (ScriptError& e) {
+      e.set_loc_if_unknown(w.loc);
+      throw;
     }
-    shape.workspace_bytes.push_back(storage_bytes(numel * w.tensor->dtype.bits()));
   }
   return shape;
 }

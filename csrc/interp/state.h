@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -44,6 +45,10 @@ struct TensorValue {
   // global: elements at base + sum(index[d] * strides[d]) * elem_bytes
   uintptr_t base = 0;
   std::vector<int64_t> gshape, gstrides;
+  // The one buffer (index into Launch::regions) this global tensor may touch: the
+  // argument its pointer parameter points into, or its workspace. -1: where its
+  // address came from is unknown, so any buffer of the launch is accepted.
+  int region = -1;
 };
 
 // Dense slot numbers for the variables and tensors of one program, so a block's frame
@@ -59,6 +64,9 @@ struct Prepared {
   // var_id -> their initialiser. The launch shape may use them (`m_blocks =
   // cdiv(m_size, block_m)` before a global_tensor) when they depend on params only.
   std::unordered_map<int, const ExprNode*> launch_defs;
+  // global_view tensor id -> position of the pointer parameter its address derives
+  // from; absent when it may derive from several or from an integer.
+  std::unordered_map<int, int> view_param;
 };
 Prepared prepare(const Program& program);
 
@@ -71,7 +79,21 @@ struct Launch {
   std::vector<HostRegion> regions;  // the arguments' buffers and the workspaces
   std::vector<std::vector<uint8_t>> workspace_storage;
   std::vector<uintptr_t> workspace_base;
+  std::vector<int> param_region;      // per param: index into regions of its buffer, or -1
+  std::vector<int> workspace_region;  // per workspace: index into regions
+  // Called every kPollInterval loop iterations and blocks; may throw to abandon the
+  // launch (the Python binding raises KeyboardInterrupt there on Ctrl-C).
+  std::function<void()> poll;
+  mutable uint32_t until_poll = 0;
 };
+
+constexpr uint32_t kPollInterval = 256;
+inline void maybe_poll(const Launch& l) {
+  if (l.poll && ++l.until_poll >= kPollInterval) {
+    l.until_poll = 0;
+    l.poll();
+  }
+}
 
 // A copy_async issued but not yet performed.
 struct PendingCopy {
@@ -118,6 +140,10 @@ LaunchShape launch_shape(const Launch& l);  // grid and workspace sizes from par
 Value eval(BlockState& st, const ExprNode* e);
 inline Value eval(BlockState& st, const Expr& e) { return eval(st, e.get()); }
 int64_t eval_int(BlockState& st, const Expr& e);
+// Address of an element of a global tensor (an ElementAddr/ElementLoad node); `tv` and
+// `index` receive the tensor and the evaluated indices.
+uintptr_t element_address(BlockState& st, const ExprNode* e, const TensorValue*& tv,
+                          std::vector<int64_t>& index);
 // Integer and float binary operators shared by scalar and tile evaluation. Integer
 // results are wrapped to `k`; comparisons and logical operators give 0/1.
 int64_t int_binary(BinaryOp op, int64_t x, int64_t y, ScalarKind k);
@@ -125,6 +151,9 @@ double float_binary(BinaryOp op, double x, double y);
 
 // ---- memory.cc: global memory, checked against the launch's regions
 const HostRegion* find_region(const Launch& l, uintptr_t addr, size_t bytes);
+// Whether [addr, addr + bytes) lies in the buffer `tensor` may touch (any buffer when
+// its origin is unknown).
+bool allowed_access(const Launch& l, const TensorValue& tensor, uintptr_t addr, size_t bytes);
 void check_global_access(const Launch& l, uintptr_t addr, size_t bytes, const char* what,
                          const TensorValue* tensor, const std::vector<int64_t>& index);
 enum class Transfer { Load, Store };

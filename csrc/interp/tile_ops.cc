@@ -1,6 +1,7 @@
 // The tile instructions: one case per op of ir/ops.def. All threads of a block execute
 // an instruction together, so each case works on whole tensors of one block.
 #include <cstdio>
+#include <new>
 #include <sstream>
 
 #include "interp/buffer.h"
@@ -16,8 +17,14 @@ TensorValue& define_output(BlockState& st, const TensorNode* node, DataType dtyp
   size_t bytes = static_cast<size_t>(storage_bytes(n * dtype.bits()));
   // Reuse the previous iteration's buffer unless a shared view or a pending copy
   // still refers to it.
-  if (!(tv.storage && tv.storage.use_count() == 1 && tv.storage->size() == bytes))
-    tv.storage = std::make_shared<std::vector<uint8_t>>(bytes);
+  if (!(tv.storage && tv.storage.use_count() == 1 && tv.storage->size() == bytes)) {
+    try {
+      tv.storage = std::make_shared<std::vector<uint8_t>>(bytes);
+    } catch (const std::bad_alloc&) {
+      throw ScriptError("MemoryError", cat("the interpreter cannot allocate ", bytes,
+                                           " bytes for ", node->name, " (", node->type_str(), ")"));
+    }
+  }
   tv.data = tv.storage->data();
   tv.defined = true;
   tv.node = node;
@@ -53,8 +60,9 @@ std::vector<int64_t> eval_ints(BlockState& st, const std::vector<Expr>& es) {
   return r;
 }
 
-void define_global(BlockState& st, const TensorNode* node, uintptr_t base) {
+void define_global(BlockState& st, const TensorNode* node, uintptr_t base, int region) {
   TensorValue& tv = st.tensor(node);
+  tv.region = region;
   tv.defined = true;
   tv.node = node;
   tv.dtype = node->dtype;
@@ -114,6 +122,18 @@ void copy_tensor(const TensorValue& src, TensorValue& dst, const Instruction& in
 }
 
 uintptr_t semaphore_address(BlockState& st, const Instruction& inst) {
+  const ExprNode* addr = inst.args[0].get();
+  if (addr->kind == ExprKind::ElementAddr) {  // ~g[i]: it must lie in g's own buffer
+    const TensorValue* tv;
+    std::vector<int64_t> index;
+    uintptr_t p = element_address(st, addr, tv, index);
+    for (size_t d = 0; d < index.size() && d < tv->gshape.size(); ++d)
+      TILUS_CHECK(index[d] >= 0 && index[d] < tv->gshape[d], "IndexError", op_name(inst.op),
+                  ": index ", index[d], " is out of range for dimension ", d, " of ",
+                  addr->tensor->name, " (size ", tv->gshape[d], ")");
+    check_global_access(*st.launch, p, 4, op_name(inst.op), tv, index);
+    return p;
+  }
   auto p = static_cast<uintptr_t>(eval(st, inst.args[0]).i);
   TILUS_CHECK(find_region(*st.launch, p, 4) != nullptr, "RuntimeError",
               "global memory access out of bounds: ", op_name(inst.op),
@@ -186,14 +206,18 @@ void complete_all_copies(BlockState& st) {
 void exec_inst(BlockState& st, const StmtNode& stmt, const Instruction& inst) {
   const TensorNode* out = inst.output.get();
   switch (inst.op) {
-    case Op::GlobalView:
-      define_global(st, out, static_cast<uintptr_t>(eval(st, inst.args[0]).i));
+    case Op::GlobalView: {
+      const Launch& l = *st.launch;
+      auto param = l.prep.view_param.find(out->id);
+      int region = param == l.prep.view_param.end() ? -1 : l.param_region[param->second];
+      define_global(st, out, static_cast<uintptr_t>(eval(st, inst.args[0]).i), region);
       return;
+    }
     case Op::GlobalTensor: {
       int w = inst.workspace;
       TILUS_ASSERT(w >= 0 && w < static_cast<int>(st.launch->workspace_base.size()),
                    "global_tensor without a workspace");
-      define_global(st, out, st.launch->workspace_base[w]);
+      define_global(st, out, st.launch->workspace_base[w], st.launch->workspace_region[w]);
       return;
     }
     case Op::SharedTensor: {

@@ -68,8 +68,23 @@ void IRBuilder::emit_inst(std::shared_ptr<Instruction> inst) {
   emit(s);
 }
 
+// A tile lives in one thread block's registers or shared memory, a few hundred KiB on
+// any GPU; far beyond that a size is a mistake (and would exhaust the interpreter's
+// memory), so it is refused where it is written.
+constexpr int64_t kMaxTileBits = int64_t{1} << 34;  // 2 GiB
+
 Tensor IRBuilder::define(Scope scope, DataType dtype, std::vector<int64_t> shape,
                          const std::string& hint) {
+  int64_t bits = dtype.bits();
+  bool too_big = false;
+  for (int64_t s : shape) {
+    if (s > 0 && bits > kMaxTileBits / s) too_big = true;
+    else bits *= s;
+  }
+  TILUS_CHECK(!too_big && bits <= kMaxTileBits, "MemoryError", "a ", scope_name(scope),
+              " tile of shape ", shape_str(shape), " and dtype ", dtype.name(),
+              " is larger than 2 GiB; a tile must fit in one thread block's ",
+              scope == Scope::Shared ? "shared memory" : "registers");
   return make_tensor(scope, dtype, std::move(shape), unique_name(hint));
 }
 
@@ -150,6 +165,7 @@ void IRBuilder::set_grid(std::vector<Expr> blocks) {
       program_->grid[i] = make_int(1);
     }
   }
+  program_->grid_loc = loc_;
   grid_set_ = true;
 }
 
@@ -354,7 +370,7 @@ Tensor IRBuilder::global_tensor(DataType dtype, std::vector<Expr> shape, bool re
   inst->dtype = dtype;
   inst->requires_clean = requires_clean;
   inst->workspace = static_cast<int>(program_->workspaces.size());
-  program_->workspaces.push_back({t, requires_clean});
+  program_->workspaces.push_back({t, requires_clean, loc_});
   emit_inst(inst);
   return t;
 }

@@ -256,6 +256,15 @@ void check_element_indices(const Tensor& t, std::vector<Expr>& indices, const ch
                 " is ", i->dtype.name(), ", not an integer");
     if (i->dtype != dtypes::int64) i = make_cast(i, dtypes::int32);
   }
+  // Constant indices outside a constant extent are wrong on every launch.
+  for (size_t d = 0; d < indices.size() && d < t->global_shape.size(); ++d) {
+    int64_t i, extent;
+    if (!is_const_int(indices[d], &i)) continue;
+    bool known = is_const_int(t->global_shape[d], &extent);
+    TILUS_CHECK(i >= 0 && (!known || i < extent), "IndexError", what, ": index ", i,
+                " is out of range for dimension ", d, " of ", t->name, " (",
+                t->type_str(), ")");
+  }
 }
 }  // namespace
 

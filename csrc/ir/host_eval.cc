@@ -92,7 +92,8 @@ bool HostEvaluator::eval(const Expr& e, const std::vector<HostArg>& args, int64_
         case BinaryOp::BitAnd: out = a & b; break;
         case BinaryOp::BitXor: out = a ^ b; break;
       }
-      if (e->dtype == dtypes::int32) out = static_cast<int32_t>(out);
+      // Wrapped around: the interpreter's evaluator reports it with the script line.
+      if (e->dtype == dtypes::int32 && out != static_cast<int32_t>(out)) return false;
       return true;
     case ExprKind::BlockIdx:
     case ExprKind::Unary:
@@ -112,7 +113,7 @@ int HostEvaluator::pointer_param(const Expr& e) const {
 
 bool HostEvaluator::launch_shape(const std::vector<HostArg>& args, LaunchShape& shape) const {
   for (int d = 0; d < 3; ++d)
-    if (!eval(program_.grid[d], args, shape.grid[d])) return false;
+    if (!eval(program_.grid[d], args, shape.grid[d]) || shape.grid[d] < 0) return false;
   shape.workspace_bytes.resize(program_.workspaces.size());
   for (size_t w = 0; w < program_.workspaces.size(); ++w) {
     const Tensor& t = program_.workspaces[w].tensor;

@@ -33,12 +33,14 @@ struct StmtNode {
 struct Workspace {
   Tensor tensor;
   bool requires_clean = false;
+  SourceLoc loc;  // the global_tensor line: errors in its size point there
 };
 
 struct Program {
   std::string name;                      // kernel name, from the script class
   std::vector<Expr> params;              // runtime parameters, in call order (Var exprs)
   std::array<Expr, 3> grid;              // blocks in x, y, z (int32 exprs over params)
+  SourceLoc grid_loc;                    // the self.attrs.blocks line
   int warps = 1;
   Stmt body;
   std::vector<Workspace> workspaces;

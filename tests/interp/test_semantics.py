@@ -235,3 +235,70 @@ def test_one_tensor_as_both_dot_operands():
     c = torch.full((32, 32), float("nan"))
     SelfProduct()(a, c)
     torch.testing.assert_close(c, a.float() @ a.float(), rtol=1e-3, atol=1e-3)
+
+
+class ReadsPastItsArgument(tilus.Script):
+    """The view of `a` claims 16 elements but `a` holds 8; `b` lies right behind it."""
+
+    def __call__(self, a: ~float32, b: ~float32, out: ~float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        if self.blockIdx.x == 0:  # hides the view from the launcher's up-front check
+            ga = self.global_view(a, dtype=float32, shape=[16])
+            go = self.global_view(out, dtype=float32, shape=[16])
+            x = self.load_global(ga, offsets=[0], shape=[16])  # MARK-past-a
+            self.store_global(go, x, offsets=[0])
+
+
+def test_a_view_may_not_reach_into_the_neighbouring_argument():
+    # a and b are adjacent halves of one allocation: every address the view of a
+    # touches lies in *some* argument, but the upper half is not a's.
+    storage = torch.arange(16, dtype=torch.float32)
+    a, b = storage[:8], storage[8:]
+    out = torch.zeros(16)
+    with pytest.raises(RuntimeError) as err:
+        ReadsPastItsArgument()(a, b, out)
+    message = str(err.value)
+    assert "out of bounds" in message and "MARK-past-a" in message
+    assert "'a'" in message and "ga" in message and "[8]" in message
+    assert torch.all(out == 0)
+
+
+class StoresPastItsArgument(tilus.Script):
+    def __call__(self, n: int32, a: ~float32, b: ~float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        if self.blockIdx.x == 0:  # hides the view from the launcher's up-front check
+            ga = self.global_view(a, dtype=float32, shape=[n])
+            x = self.register_tensor(dtype=float32, shape=[16], init=7.0)
+            self.store_global(ga, x, offsets=[0])  # MARK-store-past-a
+
+
+def test_a_store_through_an_overlong_view_stays_in_its_argument():
+    storage = torch.zeros(16)
+    a, b = storage[:8], storage[8:]
+    StoresPastItsArgument()(8, a, b)
+    assert torch.all(a == 7) and torch.all(b == 0)
+    a.zero_()
+    with pytest.raises(RuntimeError) as err:
+        StoresPastItsArgument()(12, a, b)
+    assert "MARK-store-past-a" in str(err.value) and "'a'" in str(err.value)
+    assert torch.all(b == 0)
+
+
+class SemaphorePastItsView(tilus.Script):
+    def __call__(self, sems: ~int32, other: ~int32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        if self.blockIdx.x == 0:  # hides the view from the launcher's up-front check
+            g = self.global_view(sems, dtype=int32, shape=[8])
+            self.release_semaphore(~g[6], value=3)  # MARK-sem
+
+
+def test_a_semaphore_address_stays_in_its_argument():
+    storage = torch.zeros(8, dtype=torch.int32)
+    sems, other = storage[:4], storage[4:]
+    with pytest.raises(RuntimeError) as err:
+        SemaphorePastItsView()(sems, other)
+    assert "MARK-sem" in str(err.value) and "'sems'" in str(err.value)
+    assert torch.all(other == 0)

@@ -128,6 +128,10 @@ def source_not_found(fn) -> ScriptSourceError:
         code.co_filename, code.co_firstlineno, "", fn.__qualname__)
 
 
+class ScriptMemoryError(ScriptError, MemoryError):
+    pass
+
+
 _BY_KIND = {
     "TypeError": ScriptTypeError,
     "ValueError": ScriptValueError,
@@ -137,6 +141,7 @@ _BY_KIND = {
     "RuntimeError": ScriptRuntimeError,
     "AttributeError": ScriptAttributeError,
     "ZeroDivisionError": ScriptZeroDivisionError,
+    "MemoryError": ScriptMemoryError,
 }
 
 

@@ -178,6 +178,9 @@ class InstructionMixin:
         builder = current_builder()
         a, b = _tensor(a, "a"), _tensor(b, "b")
         if c is None:
+            if len(a.shape) != 2 or len(b.shape) != 2:  # the builder checks when c is given
+                raise ValueError(f"dot: operands must be 2-D tiles, got a {a.type_str()} and b "
+                                 f"{b.type_str()}")
             acc = _DEFAULT_ACCUMULATOR.get(a.dtype)
             if acc is None:
                 raise TypeError(f"dot: no default accumulator for {a.dtype}; pass c")

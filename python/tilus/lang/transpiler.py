@@ -111,6 +111,59 @@ def parse_function(fn) -> _Function:
     return _Function(fn)
 
 
+class _LoopExit(Exception):
+    """A break/continue of an unrolled Python loop decided at compile time."""
+
+    def __init__(self, is_break: bool):
+        self.is_break = is_break
+
+
+class _Unrolled:
+    """A Python loop being unrolled, and how its break/continue are carried out.
+
+    A break or continue reached with no runtime block opened since the loop began is
+    decided now: the unrolling stops, or the rest of this iteration is not emitted.
+    One under a runtime condition sets a runtime flag (declared before the loop); every
+    statement after a place that may have set it runs only while the flags are clear.
+    """
+
+    def __init__(self, depth: int, broke, skipped):
+        self.depth = depth      # len(Transpiler.scopes) when the loop began
+        self.broke = broke      # runtime bool set by break, or None when none can be
+        self.skipped = skipped  # runtime bool set by continue, reset every iteration
+        self.exits = 0          # runtime breaks/continues emitted so far
+        self.breaks = 0
+
+    def stay(self):
+        """The runtime condition for the loop body to go on."""
+        flags = [f for f in (self.broke, self.skipped) if f is not None]
+        left = flags[0] if len(flags) == 1 else _C.binary("or", flags[0], flags[1])
+        return _C.logical_not(left)
+
+
+def _exits_of(body: List[ast.stmt], nested: bool = False, found=None):
+    """The kinds of break/continue that leave the loop owning `body` ({"break",
+    "continue"}) and whether any sits under an if (so may depend on a runtime value)."""
+    found = found if found is not None else [set(), False]
+    for stmt in body:
+        if isinstance(stmt, (ast.Break, ast.Continue)):
+            found[0].add("break" if isinstance(stmt, ast.Break) else "continue")
+            found[1] = found[1] or nested
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            _exits_of(stmt.orelse, True, found)  # the loop's own body owns its exits
+        elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for field in ("body", "orelse", "finalbody"):
+                _exits_of(getattr(stmt, field, []) or [], True, found)
+            for handler in getattr(stmt, "handlers", []) or []:
+                _exits_of(handler.body, True, found)
+    return found
+
+
+_BOOL = _C.dtype("boolean")
+# The scope kind of the runtime `if` that skips what follows a runtime break/continue.
+_GUARD = "if (the code after a break/continue that depends on a runtime value)"
+
+
 class _Return(Exception):
     """Carries the value of a `return` out of an inlined helper method."""
 
@@ -129,6 +182,8 @@ class Transpiler:
         self.current_func = self.func
         self.current_node: Optional[ast.AST] = None
         self.loop_vars: List[Expr] = []  # variables of the runtime loops being walked
+        # The loops being walked, innermost last: None for a runtime loop.
+        self.loops: List[Optional[_Unrolled]] = []
 
     # ------------------------------------------------------------------ entry
     def transpile(self, params: List[tuple]):
@@ -190,7 +245,7 @@ class Transpiler:
         """Run fn with `node` as the location of any error it raises."""
         try:
             return fn(*args)
-        except (errors.ScriptError, _Return):
+        except (errors.ScriptError, _Return, _LoopExit):
             raise
         except errors.NativeError as e:
             raise self.error_from_native(e) from None
@@ -199,8 +254,21 @@ class Transpiler:
 
     # ------------------------------------------------------------------ statements
     def visit_body(self, stmts: List[ast.stmt]):
-        for stmt in stmts:
+        loop = self.loops[-1] if self.loops else None
+        for k, stmt in enumerate(stmts):
+            exits = loop.exits if loop is not None else 0
             self.visit_stmt(stmt)
+            if loop is None or loop.exits == exits:
+                continue
+            if isinstance(stmt, (ast.Break, ast.Continue)):
+                return  # what follows in this block is unreachable
+            if k + 1 < len(stmts):
+                # A runtime break/continue of the unrolled loop may have run.
+                self.set_loc(stmts[k + 1])
+                self.builder.begin_if(loop.stay())
+                self.visit_block(stmts[k + 1:], _GUARD)
+                self.builder.end_if()
+            return
 
     def visit_stmt(self, node: ast.stmt):
         self.set_loc(node)
@@ -289,10 +357,37 @@ class Transpiler:
         if isinstance(iterable, (Expr, Tensor)):
             raise self.error("TypeError", "cannot iterate over a runtime value; use range(...) "
                              "or self.range(...)")
-        # A Python iterable: unrolled at compile time.
-        for item in iterable:
-            self.assign(node.target, item, node)
-            self.visit_body(node.body)
+        self.unrolled_for(node, iterable)
+
+    def unrolled_for(self, node: ast.For, iterable):
+        """A Python iterable: the body is emitted once per item."""
+        kinds, conditional = _exits_of(node.body)
+        broke = skipped = None
+        if conditional:  # flags for exits that may depend on runtime values
+            if "break" in kinds:
+                broke = self.builder.declare("unrolled_break", _BOOL, _C.const_bool(False))
+            if "continue" in kinds:
+                skipped = self.builder.declare("unrolled_continue", _BOOL, _C.const_bool(False))
+        loop = _Unrolled(len(self.scopes), broke, skipped)
+        self.loops.append(loop)
+        try:
+            for item in iterable:
+                self.set_loc(node)
+                if skipped is not None and loop.exits:  # a new iteration is not skipped
+                    self.builder.assign(skipped, _C.const_bool(False))
+                self.assign(node.target, item, node)
+                try:
+                    if loop.breaks:  # an earlier iteration may have broken out at run time
+                        self.builder.begin_if(loop.stay())
+                        self.visit_block(node.body, _GUARD)
+                        self.builder.end_if()
+                    else:
+                        self.visit_body(node.body)
+                except _LoopExit as e:
+                    if e.is_break:
+                        break
+        finally:
+            self.loops.pop()
 
     def runtime_for(self, node: ast.For, start, end, step, unroll: int):
         if not isinstance(node.target, ast.Name):
@@ -307,11 +402,13 @@ class Transpiler:
         saved = self.env.get(node.target.id, _MISSING)
         self.env[node.target.id] = var
         self.loop_vars.append(var)
+        self.loops.append(None)
         try:
             self.visit_body(node.body)
         finally:
             self.scopes.pop()
             self.loop_vars.pop()
+            self.loops.pop()
         self.close_scope(scope, node)
         self.builder.end_for()
         # After the loop the Python name refers to the loop variable's last value; we
@@ -327,14 +424,31 @@ class Transpiler:
             raise self.error("TypeError", "a while condition must be a runtime value; loops "
                              "on compile-time values are written with for over a range")
         self.builder.begin_while(cond)
-        self.visit_block(node.body, "while")
+        self.loops.append(None)
+        try:
+            self.visit_block(node.body, "while")
+        finally:
+            self.loops.pop()
         self.builder.end_while()
 
     def stmt_Break(self, node):
-        self.builder.emit_break()
+        self.loop_exit(True)
 
     def stmt_Continue(self, node):
-        self.builder.emit_continue()
+        self.loop_exit(False)
+
+    def loop_exit(self, is_break: bool):
+        loop = self.loops[-1] if self.loops else None
+        if loop is None:  # a runtime loop's (the builder reports one outside any loop)
+            self.builder.emit_break() if is_break else self.builder.emit_continue()
+            return
+        if len(self.scopes) == loop.depth:
+            raise _LoopExit(is_break)
+        flag = loop.broke if is_break else loop.skipped
+        assert flag is not None, "_exits_of missed a break/continue under a runtime block"
+        self.builder.assign(flag, _C.const_bool(True))
+        loop.exits += 1
+        loop.breaks += is_break
 
     def stmt_Return(self, node: ast.Return):
         value = None if node.value is None else self.eval(node.value)
