@@ -137,7 +137,7 @@ void init_ir(py::module_& m) {
       .def_property_readonly("name", [](const TensorNode& t) { return t.name; },
                              "The tensor's name in the IR (the Python variable it was bound to).")
       .def_property_readonly("scope", [](const TensorNode& t) { return scope_name(t.scope); },
-                             "Where it lives: ``'global'``, ``'shared'`` or ``'register'``.")
+                             "Where it lives, one of ``'global'``, ``'shared'`` or ``'register'``.")
       .def_property_readonly("dtype", [](const TensorNode& t) { return t.dtype; },
                              "The element type (a :class:`tilus.DataType`).")
       .def_property_readonly("rank", &TensorNode::rank, "The number of dimensions.")
@@ -152,7 +152,7 @@ void init_ir(py::module_& m) {
           for (auto s : t.shape) out.append(s);
         }
         return out;
-      }, "The shape: ints (compile-time) for shared and register tensors; ints or runtime "
+      }, "The shape, compile-time ints for shared and register tensors, ints or runtime "
          "values for global tensors.")
       .def_property_readonly("layout", [](const TensorNode& t) { return t.layout; },
                              "The register layout given at creation, or None (inferred later).")
