@@ -51,14 +51,19 @@ def load(srcdir: Path):
                                                      else len(ORDER), kv[0])))
 
 
-def _cell(value) -> str:
+def _text(value) -> str:
     if isinstance(value, float):
-        text = f"{value:.3f}" if abs(value) < 100 else f"{value:.0f}"
-    elif isinstance(value, dict):
-        text = ", ".join(f"{k}={_cell(v)}" for k, v in value.items())
-    else:
-        text = str(value)
-    return text.replace("|", "/").replace("\n", " ") or "-"
+        return f"{value:.3f}" if abs(value) < 100 else f"{value:.0f}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_text(v)}" for k, v in value.items())
+    return str(value)
+
+
+def _cell(value) -> str:
+    text = _text(value).replace("\n", " ")
+    for special in "\\*`_|":  # literal text, not reST markup (torch.Tensor.add_)
+        text = text.replace(special, "\\" + special)
+    return text or "-"
 
 
 def list_table(header, rows, title=""):
@@ -90,12 +95,12 @@ def matmul_table(data):
         rows.append([f"{r['m']}×{r['n']}×{r['k']}", r.get("torch_ms"), r.get("tilus_ms"),
                      r.get("triton_ms", "-"), r.get("tilus_tflops"), r.get("tilus_vs_cublas"),
                      r.get("triton_vs_cublas", "-"),
-                     f"{r.get('tilus_script', '')} {_cell(r.get('tilus_config', {}))}"])
+                     f"{r.get('tilus_script', '')} {_text(r.get('tilus_config', {}))}"])
     return header, rows
 
 
 def launch_table(data):
-    header = ["what", "µs per call", "vs torch add\\_"]
+    header = ["what", "µs per call", "vs torch add_"]
     rows = [[r["name"], r["us_per_call"], r.get("vs_add_", "-")] for r in data["results"]
             if "us_per_call" in r]
     return header, rows
