@@ -61,18 +61,38 @@ void translate_errors() {
 void init_ir(py::module_& m) {
   translate_errors();
 
-  py::class_<DataType>(m, "DataType")
-      .def_property_readonly("name", &DataType::name)
-      .def_property_readonly("c_name", &DataType::c_name)
-      .def_property_readonly("is_pointer", [](const DataType& t) { return t.is_pointer; })
-      .def_property_readonly("is_float", &DataType::is_float)
-      .def_property_readonly("is_integer", &DataType::is_integer)
-      .def_property_readonly("is_bool", &DataType::is_bool)
-      .def_property_readonly("is_signed", &DataType::is_signed)
-      .def_property_readonly("bits", &DataType::bits)
-      .def_property_readonly("nbytes", [](const DataType& t) { return whole_bytes(t, 1, "DataType.nbytes"); })
-      .def_property_readonly("pointee", &DataType::pointee)
-      .def("__invert__", &DataType::pointer_to)
+  // The docs build lists every instruction of this table and fails when one has no
+  // documented Python surface (docs/_ext/instruction_reference.py).
+  m.def(
+      "instruction_table",
+      [] {
+        py::list out;
+#define TILUS_OP(e, name, defines) out.append(py::make_tuple(name, defines));
+#include "ir/ops.def"
+#undef TILUS_OP
+        return out;
+      },
+      "The tile instruction table (csrc/ir/ops.def) in table order: one (script name, "
+      "defines a new tensor) tuple per instruction.");
+
+  py::class_<DataType>(m, "DataType",
+                       "A tilus element type (``tilus.float16``, ...); ``~t`` is the pointer "
+                       "type to ``t``.")
+      .def_property_readonly("name", &DataType::name, "The type's name, e.g. ``'float16'``.")
+      .def_property_readonly("c_name", &DataType::c_name, "The CUDA C++ spelling of the type.")
+      .def_property_readonly("is_pointer", [](const DataType& t) { return t.is_pointer; },
+                             "Whether this is a pointer type (``~float16``).")
+      .def_property_readonly("is_float", &DataType::is_float, "Whether the type is floating-point.")
+      .def_property_readonly("is_integer", &DataType::is_integer, "Whether the type is an integer.")
+      .def_property_readonly("is_bool", &DataType::is_bool, "Whether the type is ``boolean``.")
+      .def_property_readonly("is_signed", &DataType::is_signed, "Whether the type is signed.")
+      .def_property_readonly("bits", &DataType::bits, "The size of one element in bits.")
+      .def_property_readonly(
+          "nbytes", [](const DataType& t) { return whole_bytes(t, 1, "DataType.nbytes"); },
+          "The size of one element in bytes (a TypeError for sub-byte types).")
+      .def_property_readonly("pointee", &DataType::pointee,
+                             "The element type a pointer type points to.")
+      .def("__invert__", &DataType::pointer_to, "``~t``: the pointer type to ``t``.")
       .def("__eq__", [](const DataType& a, const DataType& b) { return a == b; })
       .def("__eq__", [](const DataType&, const py::object&) { return false; })
       .def("__hash__", [](const DataType& t) { return static_cast<int>(t.kind) * 2 + t.is_pointer; })
@@ -133,11 +153,17 @@ void init_ir(py::module_& m) {
     return ex(make_element_load(t, std::vector<Expr>(idx.begin(), idx.end())));
   });
 
-  py::class_<TensorNode, std::shared_ptr<TensorNode>>(m, "Tensor")
-      .def_property_readonly("name", [](const TensorNode& t) { return t.name; })
-      .def_property_readonly("scope", [](const TensorNode& t) { return scope_name(t.scope); })
-      .def_property_readonly("dtype", [](const TensorNode& t) { return t.dtype; })
-      .def_property_readonly("rank", &TensorNode::rank)
+  py::class_<TensorNode, std::shared_ptr<TensorNode>>(
+      m, "Tensor",
+      "A tile inside a script: a global, shared or register tensor. Operators and indexing "
+      "are defined in python/tilus/lang/values.py.")
+      .def_property_readonly("name", [](const TensorNode& t) { return t.name; },
+                             "The tensor's name in the IR (the Python variable it was bound to).")
+      .def_property_readonly("scope", [](const TensorNode& t) { return scope_name(t.scope); },
+                             "Where it lives, one of ``'global'``, ``'shared'`` or ``'register'``.")
+      .def_property_readonly("dtype", [](const TensorNode& t) { return t.dtype; },
+                             "The element type (a :class:`tilus.DataType`).")
+      .def_property_readonly("rank", &TensorNode::rank, "The number of dimensions.")
       .def_property_readonly("shape", [](const TensorNode& t) -> py::list {
         py::list out;
         if (t.scope == Scope::Global) {
@@ -149,9 +175,12 @@ void init_ir(py::module_& m) {
           for (auto s : t.shape) out.append(s);
         }
         return out;
-      })
-      .def_property_readonly("layout", [](const TensorNode& t) { return t.layout; })
-      .def("type_str", &TensorNode::type_str)
+      }, "The shape, compile-time ints for shared and register tensors, ints or runtime "
+         "values for global tensors.")
+      .def_property_readonly("layout", [](const TensorNode& t) { return t.layout; },
+                             "The register layout given at creation, or None (inferred later).")
+      .def("type_str", &TensorNode::type_str, "The type as the IR prints it, e.g. "
+                                              "``'register float32[64, 64]'``.")
       .def("__repr__", [](const TensorNode& t) { return "%" + t.name + ": " + t.type_str(); });
 
   py::class_<Program, std::shared_ptr<Program>>(m, "Program")

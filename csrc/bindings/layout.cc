@@ -50,18 +50,18 @@ void init_layout(py::module_& m) {
   py::module_ l = m.def_submodule("layout", "The layout algebra (csrc/layout).");
   using RL = RegisterLayout;
 
-  py::class_<RL, std::shared_ptr<RL>>(l, "RegisterLayout")
+  py::class_<RL, std::shared_ptr<RL>>(l, "RegisterLayout", "How the elements of a register tile are spread over the threads of a block: (thread, local index) -> coordinate, stored as modes (csrc/layout/register_layout.h).")
       .def(py::init(&make_register_layout), py::arg("shape"), py::arg("mode_shape"),
            py::arg("spatial_modes"), py::arg("local_modes"))
-      .def_property_readonly("shape", [](const RL& x) { return x.shape; })
-      .def_property_readonly("mode_shape", [](const RL& x) { return x.mode_shape; })
-      .def_property_readonly("spatial_modes", [](const RL& x) { return x.spatial_modes; })
-      .def_property_readonly("local_modes", [](const RL& x) { return x.local_modes; })
-      .def_property_readonly("rank", &RL::rank)
-      .def_property_readonly("numel", &RL::numel)
-      .def_property_readonly("num_threads", &RL::num_threads)
-      .def_property_readonly("local_size", &RL::local_size)
-      .def_property_readonly("replication", &RL::replication)
+      .def_property_readonly("shape", [](const RL& x) { return x.shape; }, "The tile shape the layout covers.")
+      .def_property_readonly("mode_shape", [](const RL& x) { return x.mode_shape; }, "Each dimension split into modes, outer to inner, dimension 0 first.")
+      .def_property_readonly("spatial_modes", [](const RL& x) { return x.spatial_modes; }, "The modes indexed by the thread id (outer to inner); -k is a replication over k thread groups.")
+      .def_property_readonly("local_modes", [](const RL& x) { return x.local_modes; }, "The modes indexed by the local index (outer to inner).")
+      .def_property_readonly("rank", &RL::rank, "The number of dimensions.")
+      .def_property_readonly("numel", &RL::numel, "The number of elements of the tile.")
+      .def_property_readonly("num_threads", &RL::num_threads, "The threads the layout spans (replications included).")
+      .def_property_readonly("local_size", &RL::local_size, "The elements each thread holds.")
+      .def_property_readonly("replication", &RL::replication, "How many thread groups hold the same data (1 when none).")
       .def("is_replicated", &RL::is_replicated)
       .def("mode_dims", &RL::mode_dims)
       .def("coords", [](const RL& x, int64_t t, int64_t i) { return tuple_of(x.coords(t, i)); },
@@ -122,15 +122,15 @@ void init_layout(py::module_& m) {
   }, py::arg("m"), py::arg("n"), py::arg("k"), py::arg("num_warps"));
 
   using SL = SharedLayout;
-  py::class_<SL, std::shared_ptr<SL>>(l, "SharedLayout")
-      .def_property_readonly("shape", [](const SL& x) { return x.shape; })
-      .def_property_readonly("strides", [](const SL& x) { return x.strides; })
-      .def_property_readonly("rank", &SL::rank)
-      .def_property_readonly("size", &SL::size)
-      .def_property_readonly("chunk_elems", [](const SL& x) { return x.chunk_elems; })
-      .def_property_readonly("swizzle_chunks", [](const SL& x) { return x.swizzle_chunks; })
-      .def_property_readonly("rows_per_phase", [](const SL& x) { return x.rows_per_phase; })
-      .def_property_readonly("col_block", [](const SL& x) { return x.col_block; })
+  py::class_<SL, std::shared_ptr<SL>>(l, "SharedLayout", "Where each element of a shared tile lives in its buffer: strided, optionally with 16-byte chunks XOR-swizzled per row (csrc/layout/shared_layout.h).")
+      .def_property_readonly("shape", [](const SL& x) { return x.shape; }, "The tile shape.")
+      .def_property_readonly("strides", [](const SL& x) { return x.strides; }, "Strides in elements, before the swizzle.")
+      .def_property_readonly("rank", &SL::rank, "The number of dimensions.")
+      .def_property_readonly("size", &SL::size, "The elements the buffer needs.")
+      .def_property_readonly("chunk_elems", [](const SL& x) { return x.chunk_elems; }, "Elements per 16-byte chunk (0 without a swizzle).")
+      .def_property_readonly("swizzle_chunks", [](const SL& x) { return x.swizzle_chunks; }, "Chunks in one swizzled segment, 8 (128 bytes) or 4 (64 bytes), or 0 without a swizzle.")
+      .def_property_readonly("rows_per_phase", [](const SL& x) { return x.rows_per_phase; }, "Rows sharing one XOR value.")
+      .def_property_readonly("col_block", [](const SL& x) { return x.col_block; }, "Width of the column blocks a matrix is stored in, 0 for none (used by wgmma operands).")
       .def("unswizzled_offset", [](const SL& x, py::args a) { return unswizzled_offset(x, shape_of(a)); })
       .def("is_swizzled", &SL::is_swizzled)
       .def("offset", [](const SL& x, py::args a) { return x.offset(shape_of(a)); })

@@ -7,6 +7,9 @@ import sys
 
 
 def main(argv=None) -> int:
+    """Run the command line ``python -m tilus ...`` with ``argv`` (default: ``sys.argv[1:]``);
+    returns the exit status (1 when some cache file could not be removed).
+    """
     parser = argparse.ArgumentParser(prog="python -m tilus")
     commands = parser.add_subparsers(dest="command", required=True)
     cache = commands.add_parser("cache", help="the disk cache of binaries and tuning results")

@@ -173,6 +173,7 @@ def clear_cache(root: Optional[str] = None, cubins: bool = True, tuning: bool = 
 
 
 def format_info(info: dict) -> str:
+    """The text ``python -m tilus cache info`` prints for a :func:`cache_info` result."""
     def mib(n):
         return f"{n / (1 << 20):.1f} MiB" if n >= 1 << 20 else f"{n / 1024:.1f} KiB"
 

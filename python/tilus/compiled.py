@@ -16,6 +16,10 @@ from tilus.arguments import prepare_runtime_args
 
 
 class CompiledKernel:
+    """A kernel built for one set of compile-time arguments, ready to launch; made by
+    ``Script.compiled(*args)`` or ``TunedScript.compiled(*args)``. Call it with the
+    kernel's arguments, positionally.
+    """
     def __init__(self, script, sig, compiled, values: list):
         self.script = script
         self.sig = sig
@@ -39,6 +43,7 @@ class CompiledKernel:
 
     @property
     def program(self):
+        """The kernel's IR program (``str()`` prints it)."""
         return self.compiled.program
 
     def __call__(self, *args):

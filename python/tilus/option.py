@@ -67,6 +67,9 @@ def build_threads(n: Optional[int]) -> None:
 
 
 def get_build_threads() -> int:
+    """The number of build threads in use: :func:`build_threads`, else
+    $TILUS_BUILD_THREADS, else the usable CPU cores.
+    """
     n = _set.get("build_threads")
     if n is None:
         n = _env_number("TILUS_BUILD_THREADS", int, 1)
@@ -85,6 +88,7 @@ def dump(path: Optional[str]) -> None:
 
 
 def get_dump_dir() -> Optional[str]:
+    """The dump directory in use (:func:`dump`, else $TILUS_DUMP_DIR), or None."""
     path = _set.get("dump")
     return path if path is not None else _env("TILUS_DUMP_DIR")
 
@@ -92,6 +96,7 @@ def get_dump_dir() -> Optional[str]:
 # ---------------------------------------------------------------------------- tuning
 @dataclass(frozen=True)
 class TuningOptions:
+    """How autotuning times candidates (see :func:`tuning`)."""
     warmup: int = 2         # untimed runs of each candidate first
     repeat: int = 10        # timed runs; the median is the candidate's time
     flush_l2: bool = True   # overwrite a buffer larger than L2 before each timed run
@@ -115,11 +120,17 @@ def tuning(warmup: Optional[int] = None, repeat: Optional[int] = None,
 
 
 def reset_tuning() -> None:
+    """Forget the values given to :func:`tuning`; the environment and defaults
+    apply again.
+    """
     for name in ("warmup", "repeat", "flush_l2", "prune"):
         _set.pop("tuning." + name, None)
 
 
 def get_tuning() -> TuningOptions:
+    """The tuning options in force: values set by :func:`tuning`, else the
+    environment, else the defaults of :class:`TuningOptions`.
+    """
     defaults = TuningOptions()
 
     def pick(name, env, kind, minimum):
@@ -145,6 +156,7 @@ def progress(enabled: Optional[bool]) -> None:
 
 
 def get_progress() -> bool:
+    """Whether progress bars are shown (:func:`progress`, else $TILUS_PROGRESS)."""
     enabled = _set.get("progress")
     if enabled is None:
         enabled = _env("TILUS_PROGRESS") not in ("0", "false", "no")
@@ -165,6 +177,8 @@ def check_view_bounds(enabled: Optional[bool]) -> None:
 
 
 def get_check_view_bounds() -> bool:
+    """Whether GPU launches check global views against their tensors first (see
+    :func:`check_view_bounds`)."""
     return _C.check_view_bounds()
 
 

@@ -88,7 +88,36 @@ class InstructionMixin:
 
     # ------------------------------------------------------------ loops
     def range(self, start, end=None, step=None, /, *, unroll: Optional[int] = None):
-        """A runtime loop ``for i in self.range(start, end, step, unroll=n)``."""
+        """A runtime loop: ``for i in self.range(start, end, step, unroll=n)``.
+
+        Like Python's ``range``, the bounds are evaluated once before the loop; ``i`` is a
+        runtime ``int32`` value. ``range(...)`` inside a script gives the same loop without the
+        hint. With one argument the loop runs from 0 to ``start``.
+
+        Args:
+            start: the first value (or the end, when it is the only argument); an int or a
+                runtime integer.
+            end: one past the last value.
+            step: the increment, a positive integer (default 1).
+            unroll: a hint to unroll ``n`` iterations (``#pragma unroll n``), kept within the
+                unroll budget (docs/codegen.md); ``0`` or None leaves the loop rolled.
+
+        Returns:
+            An object only a ``for`` statement may iterate.
+
+        Dtypes and layouts:
+            Bounds are integer scalars (Python ints or runtime ``int32``/``int64`` values).
+
+        Raises:
+            ValueError: ``unroll`` is negative or not an int; a constant step is not positive.
+            TypeError: the result is iterated outside a ``for`` statement.
+
+        Example:
+            .. code-block:: python
+
+                for k in self.range(cdiv(k_size, self.block_k), unroll=2):
+                    ...
+        """
         if end is None:
             start, end = 0, start
         if step is None:
@@ -99,28 +128,132 @@ class InstructionMixin:
 
     # ------------------------------------------------------------ tensors
     def global_view(self, ptr, *, dtype, shape: Sequence, strides: Optional[Sequence] = None):
-        """View the memory at `ptr` as a global tensor of `dtype` and `shape` (row-major
-        unless `strides` is given, in elements)."""
+        """View the memory at a pointer as a global tensor.
+
+        The view is row-major over ``shape`` unless ``strides`` (in elements) are given. It
+        moves no data: loads and stores through it address ``ptr``. Shape entries may be
+        runtime values (parameters), so one kernel serves every size.
+
+        Args:
+            ptr: a pointer parameter (annotated ``~dtype``) or a pointer expression.
+            dtype: the element type; must be the pointer's pointee type.
+            shape: one entry per dimension (ints or runtime integers).
+            strides: optional strides in elements, one per dimension.
+
+        Returns:
+            A global tensor of ``dtype`` and ``shape``.
+
+        Dtypes and layouts:
+            Any scalar dtype equal to the pointee of ``ptr``. Global tensors have no register
+            layout; tiles loaded from them get one by layout inference.
+
+        Raises:
+            TypeError: ``ptr`` is not a pointer, ``dtype`` is not a tilus dtype or differs
+                from the pointee type.
+            ValueError: ``shape`` is empty, or ``strides`` has another length than ``shape``.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                ga = self.global_view(a_ptr, dtype=float16, shape=[m, k])
+        """
         return current_builder().global_view(
             as_expr(ptr, "the pointer"), _dtype(dtype, "dtype"), _exprs(shape, "a shape entry"),
             [] if strides is None else _exprs(strides, "a stride"), "g")
 
     def global_tensor(self, dtype, shape: Sequence, *, requires_clean: bool = False):
-        """A global workspace the runtime provides for each launch. With
-        ``requires_clean=True`` it is all zeros at the start of every launch, and the kernel
-        must leave it zeroed."""
+        """A global workspace that the runtime provides for each launch.
+
+        The runtime allocates the buffer before the launch (its shape may only use parameters
+        and constants). With ``requires_clean=True`` it is all zeros when the launch starts,
+        and the kernel must leave it zeroed again (split-K semaphores rely on this).
+
+        Args:
+            dtype: the element type.
+            shape: one entry per dimension (ints or expressions of the parameters).
+            requires_clean: hand the buffer out zeroed at every launch.
+
+        Returns:
+            A global tensor of ``dtype`` and ``shape``.
+
+        Dtypes and layouts:
+            Any scalar dtype; row-major.
+
+        Raises:
+            TypeError: ``dtype`` is not a tilus dtype or is a pointer type.
+            ValueError: ``shape`` is empty.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                semaphores = self.global_tensor(int32, shape=[grid_m, grid_n], requires_clean=True)
+        """
         return current_builder().global_tensor(_dtype(dtype, "dtype"),
                                                _exprs(shape, "a shape entry"),
                                                bool(requires_clean), "workspace")
 
     def shared_tensor(self, *, dtype, shape: Sequence):
-        """Allocate a shared-memory tensor (shape known at compile time)."""
+        """Allocate a tensor in the thread block's shared memory.
+
+        The shape is known at compile time. The allocation lives until :meth:`free_shared`
+        (or the end of the kernel); its contents start undefined.
+
+        Args:
+            dtype: the element type.
+            shape: compile-time positive ints.
+
+        Returns:
+            A shared tensor of ``dtype`` and ``shape``.
+
+        Dtypes and layouts:
+            Any scalar dtype. The shared layout is chosen by the code generator: swizzled when
+            rows span at least 64 bytes (conflict-free ``ldmatrix`` and ``cp.async``),
+            row-major otherwise; wgmma operands get the layout wgmma reads.
+
+        Raises:
+            TypeError: ``dtype`` is not a tilus dtype, or a shape entry is a runtime value.
+            ValueError: ``shape`` is empty or has a non-positive entry.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                sa = self.shared_tensor(dtype=float16, shape=[num_stages, block_m, block_k])
+        """
         return current_builder().shared_tensor(_dtype(dtype, "dtype"),
                                                _const_ints(shape, "shared_tensor shape"), "s")
 
     def register_tensor(self, *, dtype, shape: Optional[Sequence] = None, init=None, layout=None):
-        """Allocate a register tensor, optionally filled with `init` and with an explicit
-        `layout` (tilus.layout); the shape defaults to the layout's."""
+        """Allocate a tile in the threads' registers, optionally filled with a value.
+
+        Args:
+            dtype: the element type.
+            shape: compile-time positive ints; defaults to the layout's shape.
+            init: a scalar every element starts with (cast to ``dtype``); None leaves the
+                tile uninitialised (the interpreter poisons it so a read shows).
+            layout: an explicit register layout (:mod:`tilus.layout`); None lets layout
+                inference choose.
+
+        Returns:
+            A register tensor of ``dtype`` and ``shape``.
+
+        Dtypes and layouts:
+            Any scalar dtype. A given layout must cover exactly ``shape``; it is kept, and
+            tiles tied to this one (by elementwise ops, casts, dots) follow it.
+
+        Raises:
+            TypeError: neither ``shape`` nor ``layout`` is given; ``init`` is a pointer.
+            ValueError: the layout's shape differs from ``shape``; ``shape`` is empty or has a
+                non-positive entry.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                acc = self.register_tensor(dtype=float32, shape=[block_m, block_n], init=0.0)
+        """
         if shape is None:
             if layout is None:
                 raise TypeError("register_tensor needs a shape or a layout")
@@ -135,46 +268,268 @@ class InstructionMixin:
 
     # ------------------------------------------------------------ memory
     def load_global(self, src, /, *, offsets: Sequence, shape: Sequence, dims=None):
-        """Load a `shape` tile of global tensor `src` starting at `offsets`; elements
-        outside `src` read as zero."""
+        """Load a tile of a global tensor into registers.
+
+        Reads the ``shape`` tile whose first element is at ``offsets`` of ``src``. Elements
+        outside ``src`` read as zero, so edge tiles need no masking.
+
+        Args:
+            src: a global tensor (:meth:`global_view` or :meth:`global_tensor`).
+            offsets: one start coordinate per dimension of ``src`` (runtime values allowed).
+            shape: the tile's shape, compile-time ints; its rank may be lower than ``src``'s.
+            dims: the dimensions of ``src`` the tile spans, strictly increasing (default: the
+                last ``len(shape)`` dimensions); the others are fixed at their offset.
+
+        Returns:
+            A register tensor of ``src``'s dtype and shape ``shape``.
+
+        Dtypes and layouts:
+            The tile keeps ``src``'s dtype. Its layout comes from layout inference (16-byte
+            vectors when offsets and strides are provably aligned).
+
+        Raises:
+            TypeError: ``src`` is not a global tensor; a shape entry is a runtime value.
+            ValueError: the number of offsets differs from ``src``'s rank; the tile's rank is
+                larger than ``src``'s; ``dims`` is malformed.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                a = self.load_global(ga, offsets=[offset_m, k * self.block_k],
+                                     shape=[self.block_m, self.block_k])
+        """
         return current_builder().load_global(_tensor(src, "src"), _exprs(offsets, "an offset"),
                                              _const_ints(shape, "the tile shape"), _dims(dims))
 
     def store_global(self, dst, src, /, *, offsets: Sequence, dims=None):
-        """Store register tile `src` into global tensor `dst` at `offsets`; elements
-        outside `dst` are dropped."""
+        """Store a register tile into a global tensor.
+
+        Writes ``src`` so that its first element lands at ``offsets`` of ``dst``; elements
+        that fall outside ``dst`` are dropped.
+
+        Args:
+            dst: a global tensor.
+            src: a register tensor.
+            offsets: one start coordinate per dimension of ``dst``.
+            dims: the dimensions of ``dst`` the tile spans (default: the last ``src.rank``).
+
+        Dtypes and layouts:
+            ``src``'s dtype must equal ``dst``'s (cast first with :meth:`cast`). Any register
+            layout.
+
+        Raises:
+            TypeError: ``dst`` is not a global tensor, ``src`` is not a register tensor, or the
+                dtypes differ.
+            ValueError: the offsets do not match ``dst``'s rank; ``dims`` is malformed.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                self.store_global(gc, self.cast(acc, dtype=float16), offsets=[offset_m, offset_n])
+        """
         current_builder().store_global(_tensor(dst, "dst"), _tensor(src, "src"),
                                        _exprs(offsets, "an offset"), _dims(dims))
 
     def load_shared(self, src, /):
+        """Load a whole shared tensor (or a slice ``s[i]``) into registers.
+
+        Args:
+            src: a shared tensor that has not been freed.
+
+        Returns:
+            A register tensor with ``src``'s dtype and shape.
+
+        Dtypes and layouts:
+            Any dtype. fp16/bf16/int8 tiles feeding a dot are read with ``ldmatrix``; on sm_90a
+            a load right before a wgmma dot is folded into it.
+
+        Raises:
+            TypeError: ``src`` is not a shared tensor.
+            ValueError: ``src`` was freed.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                a = self.load_shared(sa[current_stage])
+        """
         return current_builder().load_shared(_tensor(src, "src"))
 
     def store_shared(self, dst, src, /):
+        """Store a register tile into a whole shared tensor.
+
+        Args:
+            dst: a shared tensor (or a slice) that has not been freed.
+            src: a register tensor of the same shape and dtype.
+
+        Dtypes and layouts:
+            ``src`` must have ``dst``'s dtype and shape; any register layout.
+
+        Raises:
+            TypeError: ``dst`` is not shared, ``src`` is not a register tensor, or the dtypes
+                differ.
+            ValueError: the shapes differ, or ``dst`` was freed.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                self.store_shared(sa, a)
+                self.sync()
+        """
         current_builder().store_shared(_tensor(dst, "dst"), _tensor(src, "src"))
 
     def free_shared(self, tensor, /):
+        """Release a shared tensor; its memory may be reused by later allocations.
+
+        Args:
+            tensor: a shared tensor from :meth:`shared_tensor` (not a slice of one).
+
+        Dtypes and layouts:
+            Any shared tensor.
+
+        Raises:
+            TypeError: ``tensor`` is not a shared tensor.
+            ValueError: ``tensor`` is a slice ``s[i]``, or was already freed.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                self.free_shared(sa)
+        """
         current_builder().free_shared(_tensor(tensor, "tensor"))
 
     def sync(self):
-        """Barrier across the thread block (__syncthreads)."""
+        """A barrier across the thread block (``__syncthreads``).
+
+        Every thread waits until all threads of the block reach it, and shared-memory writes
+        before it are visible after it.
+
+        Dtypes and layouts:
+            Not applicable (no operands).
+
+        Raises:
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                self.store_shared(sa, a)
+                self.sync()
+                b = self.load_shared(sa)
+        """
         current_builder().sync()
 
     def copy_async(self, src, dst, offsets: Sequence, dims=None):
-        """Start copying the tile of global `src` at `offsets` into shared `dst`
-        (cp.async); out-of-range elements are filled with zero."""
+        """Start copying a tile of a global tensor into a shared tensor (``cp.async``).
+
+        The tile has ``dst``'s shape and starts at ``offsets`` of ``src``; out-of-range
+        elements are filled with zero. The copy joins the open group; close the group with
+        :meth:`copy_async_commit_group` and wait for it with :meth:`copy_async_wait_group`.
+
+        Args:
+            src: a global tensor.
+            dst: a shared tensor (often one stage ``s[i]`` of a pipeline buffer).
+            offsets: one start coordinate per dimension of ``src``.
+            dims: the dimensions of ``src`` the tile spans (default: the last ``dst.rank``).
+
+        Dtypes and layouts:
+            ``src`` and ``dst`` have the same dtype; ``dst``'s innermost dimension spans at
+            least 4 bytes. Copies are 4 to 16 bytes wide as alignment allows.
+
+        Raises:
+            TypeError: ``src`` is not global or ``dst`` not shared; the dtypes differ.
+            ValueError: the innermost dimension of ``dst`` is narrower than 4 bytes; the offsets
+                do not match ``src``'s rank; ``dst`` was freed.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                self.copy_async(src=ga, dst=sa[stage], offsets=[offset_m, k * self.block_k])
+                self.copy_async_commit_group()
+        """
         current_builder().copy_async(_tensor(src, "src"), _tensor(dst, "dst"),
                                      _exprs(offsets, "an offset"), _dims(dims))
 
     def copy_async_commit_group(self):
+        """Close the open group of :meth:`copy_async` copies (``cp.async.commit_group``).
+
+        Dtypes and layouts:
+            Not applicable (no operands).
+
+        Raises:
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                self.copy_async(src=ga, dst=sa[stage], offsets=[offset_m, 0])
+                self.copy_async_commit_group()
+        """
         current_builder().copy_async_commit_group()
 
     def copy_async_wait_group(self, n):
-        """Wait until at most `n` committed copy groups are still in flight."""
+        """Wait until at most ``n`` committed copy groups are still in flight.
+
+        Together with a following :meth:`sync` this makes the older groups' data visible in
+        shared memory; ``n = num_stages - 2`` keeps a pipeline's newer stages loading.
+
+        Args:
+            n: a compile-time int >= 0.
+
+        Dtypes and layouts:
+            Not applicable.
+
+        Raises:
+            TypeError: ``n`` is a runtime value.
+            ValueError: ``n`` is negative.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                self.copy_async_wait_group(0)
+                self.sync()
+        """
         current_builder().copy_async_wait_group(_const_ints([n], "n")[0])
 
     # ------------------------------------------------------------ compute
     def dot(self, a, b, c=None, /, *, out=None):
-        """``a @ b + c`` on register tiles; with ``out=`` the result is written there."""
+        """Matrix multiply-accumulate of register tiles: ``a @ b + c``.
+
+        Args:
+            a: a register tile of shape ``[m, k]``.
+            b: a register tile of shape ``[k, n]``.
+            c: the accumulator ``[m, n]``; None starts from zeros of the default accumulator
+                type (float32 for fp16/bf16, int32 for int8, the input type for fp32/fp64).
+            out: write the result into this register tensor instead of a new one.
+
+        Returns:
+            The ``[m, n]`` result (``out`` when given) in the accumulator's dtype.
+
+        Dtypes and layouts:
+            ``a`` and ``b`` share a dtype. Supported: float16 -> float16 or float32,
+            bfloat16 -> float32, int8 -> int32 (tensor cores, ``mma.sync``; ``wgmma`` on sm_90a
+            when both operands come straight from :meth:`load_shared`), float32 -> float32 and
+            float64 -> float64 (CUDA cores). Layout inference gives the operands the fragment
+            layouts the instruction needs.
+
+        Raises:
+            TypeError: an operand is not a register tensor; ``a`` and ``b`` differ in dtype;
+                the dtype pair is not supported.
+            ValueError: operands are not 2-D; the inner dimensions differ; ``c`` or ``out`` has
+                another shape than ``[m, n]``.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                acc = self.dot(a, b, acc)       # acc is updated (rebinding writes into it)
+        """
         builder = current_builder()
         a, b = _tensor(a, "a"), _tensor(b, "b")
         if c is None:
@@ -188,39 +543,300 @@ class InstructionMixin:
         return builder.dot(a, b, _tensor(c, "c"), out if out is None else _tensor(out, "out"))
 
     def cast(self, x, /, *, dtype):
+        """Convert a register tile to another element type.
+
+        Args:
+            x: a register tensor.
+            dtype: the target element type.
+
+        Returns:
+            A register tensor of ``dtype`` with ``x``'s shape and layout.
+
+        Dtypes and layouts:
+            Any scalar dtype to any scalar dtype. Float-to-int conversions saturate and map NaN
+            to 0 (as the GPU does). The layout is ``x``'s.
+
+        Raises:
+            TypeError: ``x`` is not a register tensor; ``dtype`` is not a tilus dtype or is a
+                pointer type.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                c16 = self.cast(acc, dtype=float16)
+        """
         return current_builder().cast(_tensor(x, "x"), _dtype(dtype, "dtype"))
 
     def add(self, x, y, /, *, out=None):
+        """Elementwise ``x + y`` of two tiles, or of a tile and a scalar.
+
+        Args:
+            x: a register tensor or a scalar.
+            y: a register tensor or a scalar (at least one side is a tensor).
+            out: write the result into this register tensor instead of a new one.
+
+        Returns:
+            A register tensor (``out`` when given).
+
+        Dtypes and layouts:
+            Tile dtypes promote as in C; a Python constant takes the tile's dtype (an int tile
+            with a float constant becomes float32). Shapes broadcast numpy-style; the CUDA
+            backend needs equal shapes. Tied tiles share one layout.
+
+        Raises:
+            TypeError: neither operand is a tensor; an operand is a pointer or a non-register
+                tensor.
+            ValueError: the shapes cannot be broadcast, or ``out`` has another shape.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                z = self.add(x, y)            # the same as x + y
+        """
         return tensor_binary("+", x, y, out)
 
     def sub(self, x, y, /, *, out=None):
+        """Elementwise ``x - y`` of two tiles, or of a tile and a scalar.
+
+        Args:
+            x: a register tensor or a scalar.
+            y: a register tensor or a scalar (at least one side is a tensor).
+            out: write the result into this register tensor instead of a new one.
+
+        Returns:
+            A register tensor (``out`` when given).
+
+        Dtypes and layouts:
+            Tile dtypes promote as in C; a Python constant takes the tile's dtype (an int tile
+            with a float constant becomes float32). Shapes broadcast numpy-style; the CUDA
+            backend needs equal shapes. Tied tiles share one layout.
+
+        Raises:
+            TypeError: neither operand is a tensor; an operand is a pointer or a non-register
+                tensor.
+            ValueError: the shapes cannot be broadcast, or ``out`` has another shape.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                z = self.sub(x, y)            # the same as x - y
+        """
         return tensor_binary("-", x, y, out)
 
     def mul(self, x, y, /, *, out=None):
+        """Elementwise ``x * y`` of two tiles, or of a tile and a scalar.
+
+        Args:
+            x: a register tensor or a scalar.
+            y: a register tensor or a scalar (at least one side is a tensor).
+            out: write the result into this register tensor instead of a new one.
+
+        Returns:
+            A register tensor (``out`` when given).
+
+        Dtypes and layouts:
+            Tile dtypes promote as in C; a Python constant takes the tile's dtype (an int tile
+            with a float constant becomes float32). Shapes broadcast numpy-style; the CUDA
+            backend needs equal shapes. Tied tiles share one layout.
+
+        Raises:
+            TypeError: neither operand is a tensor; an operand is a pointer or a non-register
+                tensor.
+            ValueError: the shapes cannot be broadcast, or ``out`` has another shape.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                z = self.mul(x, y)            # the same as x * y
+        """
         return tensor_binary("*", x, y, out)
 
     def div(self, x, y, /, *, out=None):
+        """Elementwise ``x / y`` of two tiles, or of a tile and a scalar.
+
+        Args:
+            x: a register tensor or a scalar.
+            y: a register tensor or a scalar (at least one side is a tensor).
+            out: write the result into this register tensor instead of a new one.
+
+        Returns:
+            A register tensor (``out`` when given).
+
+        Dtypes and layouts:
+            Tile dtypes promote as in C; a Python constant takes the tile's dtype (an int tile
+            with a float constant becomes float32). Shapes broadcast numpy-style; the CUDA
+            backend needs equal shapes. Tied tiles share one layout.
+
+        Raises:
+            TypeError: neither operand is a tensor; an operand is a pointer or a non-register
+                tensor.
+            ValueError: the shapes cannot be broadcast, or ``out`` has another shape.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                z = self.div(x, y)            # the same as x / y
+        """
         return tensor_binary("/", x, y, out)
 
     def maximum(self, x, y, /, *, out=None):
+        """Elementwise ``max(x, y)`` of two tiles, or of a tile and a scalar.
+
+        Args:
+            x: a register tensor or a scalar.
+            y: a register tensor or a scalar (at least one side is a tensor).
+            out: write the result into this register tensor instead of a new one.
+
+        Returns:
+            A register tensor (``out`` when given).
+
+        Dtypes and layouts:
+            Tile dtypes promote as in C; a Python constant takes the tile's dtype (an int tile
+            with a float constant becomes float32). Shapes broadcast numpy-style; the CUDA
+            backend needs equal shapes. Tied tiles share one layout.
+
+        Raises:
+            TypeError: neither operand is a tensor; an operand is a pointer or a non-register
+                tensor.
+            ValueError: the shapes cannot be broadcast, or ``out`` has another shape.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                z = self.maximum(x, y)            # the same as an elementwise max
+        """
         return tensor_binary("max", x, y, out)
 
     def minimum(self, x, y, /, *, out=None):
+        """Elementwise ``min(x, y)`` of two tiles, or of a tile and a scalar.
+
+        Args:
+            x: a register tensor or a scalar.
+            y: a register tensor or a scalar (at least one side is a tensor).
+            out: write the result into this register tensor instead of a new one.
+
+        Returns:
+            A register tensor (``out`` when given).
+
+        Dtypes and layouts:
+            Tile dtypes promote as in C; a Python constant takes the tile's dtype (an int tile
+            with a float constant becomes float32). Shapes broadcast numpy-style; the CUDA
+            backend needs equal shapes. Tied tiles share one layout.
+
+        Raises:
+            TypeError: neither operand is a tensor; an operand is a pointer or a non-register
+                tensor.
+            ValueError: the shapes cannot be broadcast, or ``out`` has another shape.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                z = self.minimum(x, y)            # the same as an elementwise min
+        """
         return tensor_binary("min", x, y, out)
 
     def where(self, cond, x, y, /):
+        """Elementwise selection: ``x`` where ``cond`` is true, else ``y``.
+
+        Args:
+            cond: a boolean register tensor (e.g. from a comparison ``x > 0``).
+            x: a register tensor.
+            y: a register tensor.
+
+        Returns:
+            A register tensor of the promoted dtype of ``x`` and ``y``.
+
+        Dtypes and layouts:
+            ``cond`` is boolean; ``x`` and ``y`` promote. Shapes broadcast numpy-style in the
+            interpreter; the CUDA backend needs equal shapes.
+
+        Raises:
+            TypeError: an operand is not a register tensor, or ``cond`` is not boolean.
+            ValueError: the shapes cannot be broadcast.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                relu = self.where(acc > 0.0, acc, zeros)
+        """
         return current_builder().where(_tensor(cond, "cond"), _tensor(x, "x"), _tensor(y, "y"))
 
     # ------------------------------------------------------------ synchronisation
     def lock_semaphore(self, semaphore, /, *, value):
-        """Wait until the int32 at `semaphore` equals `value` (acquire)."""
+        """Wait until the int32 at ``semaphore`` equals ``value`` (acquire ordering).
+
+        Blocks spin on the value; writes released by the block that set it are visible after
+        the wait. On the CPU interpreter a wait no block can satisfy raises a deadlock error.
+
+        Args:
+            semaphore: a ``~int32`` address, e.g. ``~workspace[i, j]``.
+            value: the integer to wait for.
+
+        Dtypes and layouts:
+            ``semaphore`` is a pointer to int32; ``value`` an integer scalar.
+
+        Raises:
+            TypeError: ``semaphore`` is not a ``~int32`` pointer; ``value`` is not an integer.
+            RuntimeError: (interpreter) deadlock: no block can ever release the value.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                self.lock_semaphore(~semaphores[bi, bj], value=self.blockIdx.z)
+        """
         current_builder().lock_semaphore(as_expr(semaphore, "semaphore"), as_expr(value, "value"))
 
     def release_semaphore(self, semaphore, /, *, value):
-        """Set the int32 at `semaphore` to `value` after this block's prior writes (release)."""
+        """Set the int32 at ``semaphore`` to ``value`` after this block's prior writes (release).
+
+        Args:
+            semaphore: a ``~int32`` address.
+            value: the integer to store.
+
+        Dtypes and layouts:
+            ``semaphore`` is a pointer to int32; ``value`` an integer scalar.
+
+        Raises:
+            TypeError: ``semaphore`` is not a ``~int32`` pointer; ``value`` is not an integer.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                self.release_semaphore(~semaphores[bi, bj], value=self.blockIdx.z + 1)
+        """
         current_builder().release_semaphore(as_expr(semaphore, "semaphore"),
                                             as_expr(value, "value"))
 
     # ------------------------------------------------------------ debugging
     def print_tensor(self, msg: str, tensor, /):
+        """Print a register or shared tile with a message (debugging).
+
+        The interpreter prints every block's tile; on the GPU only block (0, 0, 0) prints.
+
+        Args:
+            msg: a label printed before the tile.
+            tensor: a register or shared tensor.
+
+        Dtypes and layouts:
+            Any dtype and layout.
+
+        Raises:
+            TypeError: ``tensor`` is a global tensor or not a tensor.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                self.print_tensor("acc", acc)
+        """
         current_builder().print_tensor(_tensor(tensor, "tensor"), str(msg))

@@ -493,6 +493,36 @@ class Transpiler:
         self.env[name] = value
 
     def assign(self, target: ast.AST, value, node):
+        """Assignment in a script, ``x = value``: the ``assign`` instruction for register tiles.
+
+        Rebinding a name that holds a register tensor to another register tensor of the same
+        dtype and shape writes the value into the existing tensor (an ``assign`` instruction),
+        which is how loop-carried tiles work: ``acc = self.dot(a, b, acc)`` inside a loop
+        updates ``acc``. Any other assignment binds the name (runtime scalars become variables,
+        compile-time Python values stay Python values).
+
+        Args:
+            target: the assignment target (a name, a tuple of names, or ``self.attrs.*``).
+            value: the value assigned.
+            node: the statement, for error locations.
+
+        Dtypes and layouts:
+            The value must have the tile's dtype and shape (cast first); after the assignment the
+            two tiles share a layout.
+
+        Raises:
+            TypeError: a tile defined outside a loop or ``if`` is given another dtype or shape
+                inside it; a runtime value is unpacked.
+            ValueError: a tuple unpacking has the wrong number of values.
+            SyntaxError: the target is not a name, tuple or ``self.attrs`` field.
+
+        Example:
+            .. code-block:: python
+
+                acc = self.register_tensor(dtype=float32, shape=[64, 64], init=0.0)
+                for k in range(num_k):
+                    acc = self.dot(a, b, acc)   # writes into acc
+        """
         if isinstance(target, (ast.Tuple, ast.List)):
             if isinstance(value, (Expr, Tensor)):
                 raise self.error("TypeError", "cannot unpack a runtime value")

@@ -109,7 +109,41 @@ Expr.__repr__ = lambda self: f"Expr({self}: {self.dtype.name})"
 # ------------------------------------------------------------------ Tensor operators
 
 def tensor_binary(op: str, a, b, out=None):
-    """a op b where at least one side is a register tensor; the other may be a scalar."""
+    """Elementwise ``a op b`` where at least one side is a register tensor.
+
+    Python operators on tiles land here: ``+ - * / %`` (``//`` divides like ``/``),
+    comparisons ``< <= > >= == !=``, and their reflected forms (``1.0 - x``). A scalar
+    side (a Python number or a runtime value) applies to every element.
+
+    Args:
+        op: the operator: ``"+"``, ``"-"``, ``"*"``, ``"/"``, ``"%"``, ``"<"``,
+            ``"<="``, ``">"``, ``">="``, ``"=="``, ``"!="``, ``"min"`` or ``"max"``.
+        a: the left operand, a register tensor or a scalar.
+        b: the right operand, a register tensor or a scalar.
+        out: write the result into this register tensor instead of a new one.
+
+    Returns:
+        A register tensor: boolean for comparisons, else the promoted dtype.
+
+    Dtypes and layouts:
+        Two tiles promote as in C. A Python constant takes the tile's dtype (a float32
+        tile + 1.0 stays float32; an int tile with a float constant becomes float32); a
+        runtime scalar promotes with the tile. Shapes broadcast numpy-style in the
+        interpreter; the CUDA backend needs equal shapes. Tiles tied by an elementwise
+        operation share one layout.
+
+    Raises:
+        TypeError: neither side is a tensor; a side is a pointer, or a global or shared
+            tensor.
+        ValueError: the shapes cannot be broadcast together, or ``out`` has another shape.
+        RuntimeError: used outside a script's ``__call__`` while tilus compiles it.
+
+    Example:
+        .. code-block:: python
+
+            b = a * scale + 1.0
+            mask = a > 0.0
+    """
     builder = current_builder()
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         return builder.binary(op, a, b, out)
@@ -136,8 +170,60 @@ for _name, _op in [("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"), (
 for _name, _op in [("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"), ("mod", "%")]:
     setattr(Tensor, f"__r{_name}__", _tensor_binop(_op, reflected=True))
 Tensor.__floordiv__ = _tensor_binop("/")
-Tensor.__neg__ = lambda self: current_builder().neg(self)
-Tensor.__invert__ = lambda self: current_builder().logical_not(self)
+
+
+def _tensor_neg(x):
+    """Elementwise negation of a register tile: ``-x``.
+
+    Args:
+        x: a register tensor.
+
+    Returns:
+        A register tensor of ``x``'s dtype, shape and layout.
+
+    Dtypes and layouts:
+        Any numeric dtype; the result keeps ``x``'s dtype and layout.
+
+    Raises:
+        TypeError: ``x`` is a global or shared tensor.
+        RuntimeError: used outside a script's ``__call__`` while tilus compiles it.
+
+    Example:
+        .. code-block:: python
+
+            y = -x
+    """
+    return current_builder().neg(x)
+
+
+def _tensor_invert(x):
+    """Elementwise logical not of a register tile: ``~x`` (on a tensor; ``~g[i, j]`` on a
+    global tensor element is its address, see indexing).
+
+    Args:
+        x: a register tensor, usually boolean (from a comparison).
+
+    Returns:
+        A boolean register tensor of ``x``'s shape.
+
+    Dtypes and layouts:
+        Non-boolean tiles count non-zero as true; the result is boolean, with ``x``'s
+        layout.
+
+    Raises:
+        TypeError: ``x`` is a global or shared tensor.
+        RuntimeError: used outside a script's ``__call__`` while tilus compiles it.
+
+    Example:
+        .. code-block:: python
+
+            outside = ~(x < limit)
+    """
+    return current_builder().logical_not(x)
+
+
+Tensor.__neg__ = _tensor_neg
+Tensor.__invert__ = _tensor_invert
 Tensor.__hash__ = object.__hash__
 
 
@@ -149,6 +235,37 @@ Tensor.__bool__ = _tensor_bool
 
 
 def _tensor_getitem(self, index):
+    """Index a tensor: ``s[i, ...]`` slices a shared tensor, ``g[i, j]`` reads a global
+    element, ``~g[i, j]`` is its address.
+
+    A shared tensor indexed with fewer indices than its rank gives the sub-tensor with
+    the leading dimensions fixed (one stage of a pipeline buffer, ``sa[stage]``); it
+    shares the allocation and can be used wherever a shared tensor can (but not freed).
+    A global tensor indexed with one index per dimension gives the element as a runtime
+    scalar; ``~`` of it is the element's address (for semaphores).
+
+    Args:
+        index: runtime or constant integers, one per leading dimension.
+
+    Returns:
+        A shared tensor (shared), or a runtime scalar (global).
+
+    Dtypes and layouts:
+        The slice keeps the shared tensor's dtype and its layout restricted to the
+        remaining dimensions; a global element has the tensor's dtype.
+
+    Raises:
+        TypeError: a register tensor is indexed, or an index is not an integer.
+        ValueError: a shared tensor gets as many indices as its rank, or none.
+        IndexError: a constant index is out of range.
+        RuntimeError: used outside a script's ``__call__`` while tilus compiles it.
+
+    Example:
+        .. code-block:: python
+
+            a = self.load_shared(sa[current_stage])
+            self.lock_semaphore(~semaphores[bi, bj], value=0)
+    """
     if not isinstance(index, tuple):
         index = (index,)
     if self.scope == "shared":
