@@ -132,12 +132,14 @@ def build_candidates(candidates: List[Candidate], target: GpuTarget, aligned: bo
                      label: str) -> Tuple[List[Candidate], Dict[int, Failure]]:
     """Compile every candidate in parallel; returns those that built, and failures."""
     programs = [c.compiled.program for c in candidates]
+    choices = option.get_codegen()  # as runtime/launcher.py reads them, so the keys agree
     with Progress(f"[Building] {label}", len(programs)) as bar:
         results = _C.autotune.build_all(programs, aligned, target.arch,
                                         threads=option.get_build_threads(),
                                         smem_limit=target.smem_limit,
                                         max_threads=target.max_threads,
-                                        progress=bar.advance_to)
+                                        progress=bar.advance_to, wgmma=choices.wgmma,
+                                        unroll_budget=choices.unroll_budget)
     for message in _C.runtime.compile_cache().take_warnings():  # as runtime/launcher.py does
         warnings.warn(f"tilus cache: {message}", RuntimeWarning, stacklevel=2)
     built, failures = [], {}
