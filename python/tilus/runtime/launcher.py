@@ -15,6 +15,7 @@ import warnings
 from typing import Dict, Optional
 
 from tilus import _C, option
+from tilus.arguments import int_range
 
 _rt = _C.runtime
 
@@ -67,8 +68,6 @@ class GpuKernel:
         if stream_fn is None:
             return None
         import torch
-
-        from tilus.arguments import int_range
 
         params = []
         for position, index in enumerate(signature.runtime_indices):
