@@ -1,13 +1,11 @@
 #include "autotune/parallel_build.h"
 
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <utility>
 
 #include "autotune/compile_workers.h"
-#include "codegen/device_headers.h"
 #include "support/error.h"
 #include "support/thread_pool.h"
 
@@ -36,19 +34,12 @@ std::string misfit(const GeneratedKernel& kernel, const BuildOptions& options) {
   return "";
 }
 
-double milliseconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-
 BuildResult build_one(const Program& program, const BuildOptions& options,
                       runtime::CompileCache& cache) {
   BuildResult result;
-  auto start = std::chrono::steady_clock::now();
+  runtime::KernelBuild build;
   try {
-    CodegenOptions codegen = codegen_options_for(options.arch, options.pointers_aligned);
-    result.generated = generate_cuda(program, codegen);
-    result.codegen_ms = milliseconds_since(start);
+    build = runtime::generate_kernel(program, options.codegen);
   } catch (const ScriptError& e) {
     result.status = BuildStatus::CodegenError;
     result.error = describe_script_error(e);
@@ -61,28 +52,26 @@ BuildResult build_one(const Program& program, const BuildOptions& options,
     result.error = e.what();
     return result;
   }
+  result.generated = build.generated;
+  result.codegen_ms = build.codegen_ms;
   if (std::string why = misfit(result.generated, options); !why.empty()) {
     result.status = BuildStatus::DoesNotFit;
     result.error = std::move(why);
     return result;
   }
-  start = std::chrono::steady_clock::now();
   try {
-    // Exactly the request runtime/launcher.py makes, so the launch finds this binary.
-    runtime::CompileRequest request{result.generated.source, result.generated.name,
-                                    options.arch, {}, embedded_device_headers()};
+    runtime::CompileCache::Compiler via;
     if (cache.uses_default_compiler()) {
-      result.cubin = cache.get_or_compile(request, [](const runtime::CompileRequest& r) {
-        return CompileWorkers::instance().compile(r);
-      });
-    } else {
-      result.cubin = cache.get_or_compile(request);
+      via = [](const runtime::CompileRequest& r) { return CompileWorkers::instance().compile(r); };
     }
+    runtime::compile_kernel(build, options.arch, cache, via);
+    result.cubin = std::move(build.cubin);
+    result.cache_key = std::move(build.cache_key);
+    result.compile_ms = build.compile_ms;
   } catch (const std::exception& e) {
     result.status = BuildStatus::CompileError;
     result.error = e.what();
   }
-  result.compile_ms = milliseconds_since(start);
   return result;
 }
 

@@ -1,10 +1,10 @@
 // Building many programs at once: CUDA code generation and NVRTC compilation of every
 // configuration of an autotuned script, on a thread pool, without Python.
 //
-// Each program is generated (generate_cuda), checked against the GPU's limits, and
-// compiled through the compile cache, so binaries land in memory and on disk exactly
-// where a later launch of the same program looks for them (same source, name, arch,
-// options and device headers as runtime/launcher.py uses). A program that does not fit
+// Each program is generated, checked against the GPU's limits, and compiled through the
+// compile cache by the build entry a single launch uses too (runtime/build.h), so
+// binaries land in memory and on disk exactly where a later launch of the same program
+// looks for them. A program that does not fit
 // the GPU is rejected before compiling; errors are returned per program, never thrown.
 #pragma once
 #include <cstdint>
@@ -15,12 +15,13 @@
 
 #include "codegen/codegen.h"
 #include "ir/stmt.h"
+#include "runtime/build.h"
 #include "runtime/compile_cache.h"
 
 namespace tilus::autotune {
 
 struct BuildOptions {
-  bool pointers_aligned = true;  // CodegenOptions::pointers_aligned
+  CodegenOptions codegen;        // runtime::codegen_options_for(arch, ...)
   std::string arch;              // NVRTC arch, "sm_90a"
   int threads = 0;               // worker threads; <= 0: one per hardware thread
   int64_t smem_limit = 0;        // dynamic shared memory one block may use; 0: unchecked
@@ -38,6 +39,7 @@ const char* build_status_name(BuildStatus status);  // "ok", "unfit", "codegen",
 struct BuildResult {
   BuildStatus status = BuildStatus::Ok;
   std::string cubin;          // when Ok
+  std::string cache_key;      // when Ok: the compile cache's key (runtime/build.h)
   std::string error;          // otherwise: why, in one message
   // When codegen raised a ScriptError: its kind, bare message and location, so that an
   // error every configuration hits alike can be reported once as that script error.

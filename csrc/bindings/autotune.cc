@@ -30,6 +30,7 @@ py::tuple build_result_tuple(const BuildResult& r) {
   meta["dynamic_smem"] = r.generated.dynamic_smem;
   meta["codegen_ms"] = r.codegen_ms;
   meta["compile_ms"] = r.compile_ms;
+  meta["cache_key"] = r.cache_key;
   if (!r.script_kind.empty()) {
     const SourceLoc& loc = r.script_loc;
     meta["script_error"] = py::make_tuple(r.script_kind, r.script_message, loc.file, loc.line,
@@ -43,9 +44,10 @@ void bind_build(py::module_& m) {
   m.def(
       "build_all",
       [](std::vector<std::shared_ptr<Program>> programs, bool pointers_aligned, std::string arch,
-         int threads, int64_t smem_limit, int max_threads, std::optional<py::function> progress) {
+         int threads, int64_t smem_limit, int max_threads, std::optional<py::function> progress,
+         bool wgmma, int64_t unroll_budget) {
         autotune::BuildOptions options;
-        options.pointers_aligned = pointers_aligned;
+        options.codegen = runtime::codegen_options_for(arch, pointers_aligned, wgmma, unroll_budget);
         options.arch = std::move(arch);
         options.threads = threads;
         options.smem_limit = smem_limit;
@@ -69,10 +71,13 @@ void bind_build(py::module_& m) {
       },
       py::arg("programs"), py::arg("pointers_aligned"), py::arg("arch"), py::arg("threads") = 0,
       py::arg("smem_limit") = 0, py::arg("max_threads") = 1024, py::arg("progress") = py::none(),
+      py::arg("wgmma") = true, py::arg("unroll_budget") = 64,
       "Generate and compile every program on `threads` worker threads (0: all cores) through "
       "the process-wide compile cache. Returns one (cubin bytes, meta) or (error str, meta) "
       "per program; meta['status'] is 'ok', 'unfit' (over smem_limit / max_threads, not "
-      "compiled), 'codegen' or 'compile'. progress(done) is called on this thread.");
+      "compiled), 'codegen' or 'compile'; meta['cache_key'] is the compile cache's key of a built "
+      "one (the key _C.build_kernel uses). progress(done) is called on this thread. wgmma, "
+      "unroll_budget: as for _C.generate_cuda.");
 }
 
 void bind_analysis(py::module_& m) {

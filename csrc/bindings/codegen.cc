@@ -1,30 +1,61 @@
-// Binding of the CUDA code generator.
+// Bindings of the CUDA code generator and of the build entry (runtime/build.h).
 #include <pybind11/stl.h>
 
 #include "bindings/bindings.h"
 #include "codegen/codegen.h"
+#include "runtime/build.h"
 
 namespace py = pybind11;
 
 namespace tilus::bindings {
+namespace {
+
+py::dict generated_dict(const GeneratedKernel& k) {
+  py::list params;
+  for (auto& p : k.params) params.append(py::make_tuple(p.name, p.dtype, p.workspace));
+  py::dict out;
+  out["name"] = k.name;
+  out["source"] = k.source;
+  out["threads"] = k.threads;
+  out["dynamic_smem"] = k.dynamic_smem;
+  out["params"] = params;
+  return out;
+}
+
+}  // namespace
 
 void init_codegen(py::module_& m) {
   m.def(
       "generate_cuda",
-      [](const std::shared_ptr<Program>& program, bool pointers_aligned, const std::string& arch) {
-        CodegenOptions options = codegen_options_for(arch, pointers_aligned);
-        GeneratedKernel k = generate_cuda(*program, options);
-        py::list params;
-        for (auto& p : k.params) params.append(py::make_tuple(p.name, p.dtype, p.workspace));
-        py::dict out;
-        out["name"] = k.name;
-        out["source"] = k.source;
-        out["threads"] = k.threads;
-        out["dynamic_smem"] = k.dynamic_smem;
-        out["params"] = params;
+      [](const std::shared_ptr<Program>& program, bool pointers_aligned, const std::string& arch,
+         bool wgmma, int64_t unroll_budget) {
+        return generated_dict(generate_cuda(
+            *program, runtime::codegen_options_for(arch, pointers_aligned, wgmma, unroll_budget)));
+      },
+      py::arg("program"), py::arg("pointers_aligned") = true, py::arg("arch") = "",
+      py::arg("wgmma") = true, py::arg("unroll_budget") = 64,
+      "The CUDA C++ of `program` for `arch` as a dict (name, source, threads, dynamic_smem, "
+      "params). wgmma=False keeps dots on mma.sync; unroll_budget: codegen/unroll_budget.h.");
+  m.def(
+      "build_kernel",
+      [](const std::shared_ptr<Program>& program, const std::string& arch, bool pointers_aligned,
+         bool wgmma, int64_t unroll_budget) {
+        CodegenOptions options =
+            runtime::codegen_options_for(arch, pointers_aligned, wgmma, unroll_budget);
+        runtime::KernelBuild build;
+        {
+          py::gil_scoped_release release;
+          build = runtime::build_kernel(*program, options, arch, runtime::global_compile_cache());
+        }
+        py::dict out = generated_dict(build.generated);
+        out["cubin"] = py::bytes(build.cubin);
+        out["cache_key"] = build.cache_key;
         return out;
       },
-      py::arg("program"), py::arg("pointers_aligned") = true, py::arg("arch") = "");
+      py::arg("program"), py::arg("arch"), py::arg("pointers_aligned") = true,
+      py::arg("wgmma") = true, py::arg("unroll_budget") = 64,
+      "Generate and compile one program through the process-wide compile cache, exactly as "
+      "autotune.build_all does: generate_cuda's dict plus cubin (bytes) and cache_key.");
 }
 
 }  // namespace tilus::bindings

@@ -17,7 +17,7 @@
 
 #include "bindings/bindings.h"
 #include "interp/interpreter.h"
-#include "ir/view_extents.h"
+#include "transforms/view_extents.h"
 #include "support/error.h"
 
 namespace py = pybind11;

@@ -8,13 +8,15 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 
 #include "bindings/bindings.h"
 #include "bindings/tensor_query.h"
-#include "ir/host_eval.h"
-#include "ir/view_extents.h"
+#include "transforms/host_launch_shape.h"
+#include "transforms/view_extents.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/kernel.h"
+#include "runtime/kernel_args.h"
 #include "runtime/workspace.h"
 
 namespace py = pybind11;
@@ -27,22 +29,19 @@ namespace {
 // tensors passed in is refused before it runs. Off, the fast path reads only this flag.
 bool check_view_bounds = false;
 
-enum class ArgKind { Pointer, I32, I64, U32, U64, F32, F64, Bits16 };
+using runtime::ParamKind;
 
-ArgKind kind_from(const std::string& s) {
-  if (s == "ptr") return ArgKind::Pointer;
-  if (s == "i32") return ArgKind::I32;
-  if (s == "i64") return ArgKind::I64;
-  if (s == "u32") return ArgKind::U32;
-  if (s == "u64") return ArgKind::U64;
-  if (s == "f32") return ArgKind::F32;
-  if (s == "f64") return ArgKind::F64;
-  throw py::value_error("unknown argument kind " + s);
+ParamKind kind_from(const std::string& s) {
+  try {
+    return runtime::param_kind_from_name(s);
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(e.what());
+  }
 }
 
 struct RuntimeParam {
   int arg_index;
-  ArgKind kind;
+  ParamKind kind;
   py::object dtype;  // expected torch dtype for pointers
   int64_t lo = 0, hi = 0;  // range of integer scalars
 };
@@ -71,8 +70,11 @@ class FastLauncher {
     }
     for (auto& j : jit) jit_.push_back({j[0].cast<int>(), reinterpret_cast<PyTypeObject*>(j[1].ptr())});
     device_obj_ = py::int_(device);
-    values_.resize(params_.size());
-    slots_.resize(params_.size() + workspace_keys_.size());
+    for (const RuntimeParam& p : params_) {
+      if (p.kind == ParamKind::Opaque) throw py::value_error("FastLauncher: an opaque parameter");
+      args_.add(p.kind);
+    }
+    for (size_t w = 0; w < workspace_keys_.size(); ++w) args_.add(ParamKind::Pointer);
     host_args_.resize(params_.size());
     param_bytes_.assign(params_.size(), -1);
   }
@@ -140,7 +142,7 @@ class FastLauncher {
     int64_t smem = 0;
   };
 
-  // Reads the runtime arguments into values_ / host_args_; false if any is not what the
+  // Reads the runtime arguments into args_ / host_args_; false if any is not what the
   // plan expects. `aligned` ends false if some tensor address is not 16-byte aligned.
   bool read_args(PyObject* tuple, bool& aligned) {
     const Py_ssize_t n = PyTuple_GET_SIZE(tuple);
@@ -151,26 +153,21 @@ class FastLauncher {
       if (p.arg_index >= n) return false;
       PyObject* obj = PyTuple_GET_ITEM(tuple, p.arg_index);
       HostArg& h = host_args_[i];
-      if (p.kind == ArgKind::Pointer) {
+      uint64_t bits = 0;
+      if (p.kind == ParamKind::Pointer) {
         uintptr_t address;
         if (!tensor_address(obj, p.dtype.ptr(), address)) return false;
         aligned = aligned && address % 16 == 0;
         h.ptr = address;
-        values_[i] = static_cast<uint64_t>(address);
-      } else if (p.kind == ArgKind::F32 || p.kind == ArgKind::F64) {
+        bits = static_cast<uint64_t>(address);
+      } else if (p.kind == ParamKind::F32 || p.kind == ParamKind::F64 || p.kind == ParamKind::F16 ||
+                 p.kind == ParamKind::BF16) {
         if (!PyFloat_CheckExact(obj) && !PyLong_CheckExact(obj)) return false;
         double v = PyFloat_AsDouble(obj);
         if (v == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return false; }
         h.f = v;
-        if (p.kind == ArgKind::F32) {
-          float f = static_cast<float>(v);
-          if (std::isinf(f) && !std::isinf(v)) return false;  // the slow path says it does not fit
-          uint32_t bits;
-          std::memcpy(&bits, &f, 4);
-          values_[i] = bits;
-        } else {
-          std::memcpy(&values_[i], &v, 8);
-        }
+        // a value that would round to infinity: the slow path says it does not fit
+        if (!runtime::encode_float(p.kind, v, bits)) return false;
       } else {
         if (!PyLong_CheckExact(obj)) return false;  // bools and numpy ints take the slow path
         int overflow = 0;
@@ -180,8 +177,9 @@ class FastLauncher {
           return false;
         }
         h.i = v;
-        values_[i] = static_cast<uint64_t>(v);
+        if (!runtime::encode_int(p.kind, v, bits)) return false;
       }
+      args_.set(i, bits);
     }
     return true;
   }
@@ -189,7 +187,7 @@ class FastLauncher {
   // Whether every view fits its tensor; read_args accepted these arguments.
   bool views_fit(PyObject* tuple) {
     for (size_t i = 0; i < params_.size(); ++i) {
-      if (params_[i].kind != ArgKind::Pointer) continue;
+      if (params_[i].kind != ParamKind::Pointer) continue;
       PyObject* n = queries_.nbytes(PyTuple_GET_ITEM(tuple, params_[i].arg_index));
       if (!n) { PyErr_Clear(); return false; }
       param_bytes_[i] = PyLong_AsLongLong(n);
@@ -209,21 +207,18 @@ class FastLauncher {
   }
 
   void launch(Variant& v, const LaunchShape& shape, uintptr_t stream) {
-    std::vector<void*>& slots = slots_;
-    for (size_t i = 0; i < params_.size(); ++i) slots[i] = &values_[i];
-    workspace_values_.resize(workspace_keys_.size());
     for (size_t w = 0; w < workspace_keys_.size(); ++w) {
       // one allocation per (kernel, index, size), as the Python launcher keys it
       const std::string key = workspace_keys_[w] + ":" + std::to_string(shape.workspace_bytes[w]);
-      workspace_values_[w] = runtime::get_workspace(key, static_cast<size_t>(shape.workspace_bytes[w]),
-                                                    workspace_clean_[w], stream);
-      slots[params_.size() + w] = &workspace_values_[w];
+      args_.set(params_.size() + w,
+                runtime::get_workspace(key, static_cast<size_t>(shape.workspace_bytes[w]),
+                                       workspace_clean_[w], stream));
     }
     runtime::LaunchDims dims;
     for (int d = 0; d < 3; ++d) dims.grid[d] = shape.grid[d];
     dims.block_threads = threads_;
     dims.dynamic_smem_bytes = v.smem;
-    v.kernel->launch(dims, stream, slots.data());
+    v.kernel->launch(dims, stream, args_.pointers());
   }
 
   // A CUDA torch tensor of `dtype`, contiguous, on our device: its address. Four torch
@@ -289,9 +284,7 @@ class FastLauncher {
   int threads_;
   Variant aligned_, unaligned_;
   // reused per call (the GIL serialises calls on one launcher)
-  std::vector<uint64_t> values_;
-  std::vector<uintptr_t> workspace_values_;
-  std::vector<void*> slots_;
+  runtime::KernelArgs args_;  // the runtime parameters, then the workspaces
   std::vector<HostArg> host_args_;
   std::vector<int64_t> param_bytes_;
 };

@@ -13,6 +13,7 @@
 #include "runtime/cuda_driver.h"
 #include "runtime/device.h"
 #include "runtime/kernel.h"
+#include "runtime/kernel_args.h"
 #include "runtime/nvrtc.h"
 #include "runtime/workspace.h"
 
@@ -23,6 +24,7 @@ namespace py = pybind11;
 using runtime::CompileCache;
 using runtime::LaunchDims;
 using runtime::LoadedKernel;
+using runtime::ParamKind;
 using HeaderList = nvrtc::HeaderList;
 
 // `None` means the tilus device headers, which generated code includes as "tilus/...".
@@ -88,35 +90,50 @@ LaunchDims make_dims(py::handle grid, int64_t threads, int64_t smem) {
   return dims;
 }
 
-// One argument of LoadedKernel.launch into its 8-byte slot.
-uint64_t pack_argument(const std::string& kind, py::handle value) {
-  uint64_t slot = 0;
-  auto store = [&](auto typed) { std::memcpy(&slot, &typed, sizeof(typed)); };
-  if (kind == "i32") {
-    int64_t v = value.cast<int64_t>();
-    if (v < INT32_MIN || v > INT32_MAX) throw py::value_error("i32 argument out of range");
-    store(int32_t(v));
-  } else if (kind == "u32") {
-    store(value.cast<uint32_t>());
-  } else if (kind == "i64") {
-    store(value.cast<int64_t>());
-  } else if (kind == "u64") {
-    store(value.cast<uint64_t>());
-  } else if (kind == "f32") {
-    store(value.cast<float>());
-  } else if (kind == "f64") {
-    store(value.cast<double>());
-  } else if (kind == "ptr") {
-    // An int, or anything with data_ptr() (a torch tensor).
-    py::object pointer = py::hasattr(value, "data_ptr") && !PyLong_Check(value.ptr())
-                             ? value.attr("data_ptr")()
-                             : py::reinterpret_borrow<py::object>(value);
-    store(pointer.cast<uint64_t>());
-  } else {
-    throw py::value_error("unknown argument kind '" + kind +
-                          "' (expected i32, u32, i64, u64, f32, f64 or ptr)");
+// One (kind, value) argument of LoadedKernel.launch, appended to `args`: a kind name
+// of runtime/kernel_args.h and an int, a float, a pointer (an int or anything with
+// data_ptr(), a torch tensor) or, for "opaque", bytes.
+void add_argument(runtime::KernelArgs& args, const std::string& kind_name, py::handle value) {
+  ParamKind kind;
+  try {
+    kind = runtime::param_kind_from_name(kind_name);
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(e.what());
   }
-  return slot;
+  const size_t index = args.size();
+  if (kind == ParamKind::Opaque) {
+    std::string blob = value.cast<py::bytes>();
+    args.add_opaque(blob.data(), blob.size());
+    return;
+  }
+  py::object number = py::reinterpret_borrow<py::object>(value);
+  if (kind == ParamKind::Pointer && py::hasattr(value, "data_ptr") && !PyLong_Check(value.ptr())) {
+    number = value.attr("data_ptr")();
+  }
+  uint64_t bits = 0;
+  bool fits;
+  if (kind == ParamKind::F32 || kind == ParamKind::F64 || kind == ParamKind::F16 ||
+      kind == ParamKind::BF16) {
+    fits = runtime::encode_float(kind, number.cast<double>(), bits);
+  } else if (!PyLong_Check(number.ptr()) && !PyBool_Check(number.ptr()) &&
+             !py::hasattr(number, "__index__")) {
+    throw py::type_error("kernel argument " + std::to_string(index) + " (" + kind_name +
+                         ") must be an integer, got " +
+                         std::string(py::str(py::type::of(number).attr("__name__"))));
+  } else {
+    py::int_ integer(number);
+    if (integer < py::int_(0)) {
+      fits = runtime::encode_int(kind, integer.cast<int64_t>(), bits);
+    } else {
+      fits = integer <= py::int_(UINT64_MAX) &&
+             runtime::encode_uint(kind, integer.cast<uint64_t>(), bits);
+    }
+  }
+  if (!fits) {
+    throw py::value_error("kernel argument " + std::to_string(index) + " = " +
+                          std::string(py::repr(number)) + " does not fit in " + kind_name);
+  }
+  args.add(kind, bits);
 }
 
 void bind_nvrtc(py::module_& m) {
@@ -233,18 +250,18 @@ void bind_kernel(py::module_& m) {
           [](LoadedKernel& kernel, py::handle grid, int64_t threads, int64_t smem,
              uintptr_t stream, py::sequence args) {
             LaunchDims dims = make_dims(grid, threads, smem);
-            std::vector<uint64_t> slots;
-            slots.reserve(args.size());
+            runtime::KernelArgs packed;
             for (py::handle arg : args) {
               auto pair = py::reinterpret_borrow<py::sequence>(arg);
               if (pair.size() != 2) throw py::value_error("each argument must be (kind, value)");
-              slots.push_back(pack_argument(pair[0].cast<std::string>(), pair[1]));
+              add_argument(packed, pair[0].cast<std::string>(), pair[1]);
             }
             py::gil_scoped_release release;
-            kernel.launch_packed(dims, stream, slots.data(), 8 * slots.size(), nullptr,
-                                 slots.size());
+            kernel.launch(dims, stream, packed.pointers());
           },
-          py::arg("grid"), py::arg("threads"), py::arg("smem"), py::arg("stream"), py::arg("args"))
+          py::arg("grid"), py::arg("threads"), py::arg("smem"), py::arg("stream"), py::arg("args"),
+          "args: (kind, value) per kernel parameter; kinds as param_kind names them "
+          "(runtime/kernel_args.h). A value that does not fit its kind is a ValueError.")
       .def(
           "launch_packed",
           [](LoadedKernel& kernel, py::handle grid, int64_t threads, int64_t smem,
@@ -276,6 +293,12 @@ void bind_kernel(py::module_& m) {
       .def_property_readonly("local_bytes", &LoadedKernel::local_bytes)
       .def_property_readonly("const_bytes", &LoadedKernel::const_bytes)
       .def_property_readonly("max_threads", &LoadedKernel::max_threads_per_block);
+}
+
+void bind_param_kinds(py::module_& m) {
+  m.def(
+      "param_kind", [](DataType dtype) { return runtime::param_kind_name(runtime::param_kind_of(dtype)); },
+      py::arg("dtype"), "The kind a kernel parameter of `dtype` is passed as: 'i32', 'f16', 'ptr', ...");
 }
 
 void bind_device(py::module_& m) {
@@ -329,6 +352,7 @@ void init_runtime(pybind11::module_& m) {
   bind_nvrtc(sub);
   bind_compile_cache(sub);
   bind_kernel(sub);
+  bind_param_kinds(sub);
   bind_device(sub);
   bind_workspace(sub);
 }

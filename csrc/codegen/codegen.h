@@ -1,5 +1,6 @@
 // IR -> CUDA C++: one readable __global__ function per Program.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,11 +14,11 @@ struct CodegenOptions {
   bool pointers_aligned = true;
   // Lower qualifying dots to wgmma (sm_90a only; layout_inference.h says which).
   bool wgmma = false;
+  // Estimated per-thread operations an unrolled loop body may reach
+  // (codegen/unroll_budget.h); 0 follows every unroll= hint as written.
+  int64_t unroll_budget = 64;
 };
-
-// The options for a kernel built for `arch` ("sm_90a", ...): wgmma on sm_90a unless the
-// environment says TILUS_WGMMA=0 (to compare against the mma.sync lowering).
-CodegenOptions codegen_options_for(const std::string& arch, bool pointers_aligned);
+// Codegen reads no environment: its callers choose these (runtime/build.h).
 
 struct KernelParam {
   std::string name;

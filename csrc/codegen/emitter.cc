@@ -411,7 +411,7 @@ CudaEmitter::CudaEmitter(const Program& program, const CodegenOptions& options)
   // Banded launch order (run()) when the grid is two-dimensional.
   auto is_one = [](const Expr& e) { return !e || (e->is_const() && e->int_value == 1); };
   banded_launch_ = !is_one(program.grid[0]) && !is_one(program.grid[1]);
-  unroll_budget_ = unroll_budget_from_env();
+  unroll_budget_ = options.unroll_budget;
   used_names_ = {"tl_tid", "tl_smem", "tl_linear", "tl_band", "tl_band_x", "tl_band_w", "tl_block_x", "tl_block_y"};
   for (auto& p : program.params) used_names_.insert(sanitize(p->name));
   find_written_globals();
@@ -504,14 +504,6 @@ GeneratedKernel CudaEmitter::run() {
 void CudaEmitter::fence_for_wgmma() {
   if (!plan_.wgmma_roots.empty())
     line("tilus::fence_proxy_async_shared();  // shared writes -> visible to wgmma");
-}
-
-CodegenOptions codegen_options_for(const std::string& arch, bool pointers_aligned) {
-  CodegenOptions options;
-  options.pointers_aligned = pointers_aligned;
-  const char* env = std::getenv("TILUS_WGMMA");
-  options.wgmma = arch == "sm_90a" && !(env && std::string(env) == "0");
-  return options;
 }
 
 GeneratedKernel generate_cuda(const Program& program, const CodegenOptions& options) {

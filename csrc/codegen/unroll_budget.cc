@@ -97,15 +97,6 @@ class OpEstimator : public StmtVisitor {
 
 }  // namespace
 
-int64_t unroll_budget_from_env() {
-  const char* text = std::getenv("TILUS_UNROLL_BUDGET");
-  if (!text || !*text) return kDefaultUnrollBudget;
-  char* end = nullptr;
-  long long value = std::strtoll(text, &end, 10);
-  if (end == text || *end != '\0' || value < 0) return kDefaultUnrollBudget;
-  return value;
-}
-
 int64_t estimate_body_ops(const Stmt& body, const LayoutPlan& plan, int threads) {
   OpEstimator estimator(plan, threads);
   estimator.visit_stmt(body);

@@ -4,7 +4,8 @@
 // noise and no instruction can be scheduled across the barriers. It does cost compile
 // time (NVRTC's optimizer and ptxas scale with the unrolled size) and instruction cache.
 // So the hint is followed while hint x body stays within a budget of estimated
-// per-thread operations, and reduced to fit otherwise (never below 1).
+// per-thread operations, and reduced to fit otherwise (never below 1). The budget is
+// CodegenOptions::unroll_budget (TILUS_UNROLL_BUDGET, read by python/tilus/option.py).
 #pragma once
 #include <cstdint>
 
@@ -12,10 +13,6 @@
 #include "transforms/layout_inference.h"
 
 namespace tilus {
-
-// Default budget; TILUS_UNROLL_BUDGET overrides it, 0 follows every hint as written.
-constexpr int64_t kDefaultUnrollBudget = 64;
-int64_t unroll_budget_from_env();
 
 // Estimated per-thread operations of one execution of `body`: one per mma atom, per
 // 16-byte vector moved (ldmatrix, cp.async, vector loads and stores), per register

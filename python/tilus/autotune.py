@@ -21,9 +21,11 @@ import threading
 from typing import Callable, Dict, Iterable, List, Sequence, Tuple
 
 from tilus import _C
+from tilus.arguments import prepare_runtime_args
 from tilus.lang import errors
 from tilus.lang.errors import ScriptError
 from tilus.tuning import tuner
+from tilus.tuning.identity import script_identity
 from tilus.tuning.key import KeyMaker
 from tilus.tuning.tuner import NoValidConfigError
 
@@ -86,9 +88,7 @@ def autotune(arg_names: str, arg_values: Sequence):
         rows.append(tuple(v) if len(names) > 1 else (v,))
 
     def decorate(cls):
-        from tilus.script import Script
-
-        if not (isinstance(cls, type) and issubclass(cls, Script)):
+        if not _is_script_class(cls):
             raise TypeError("@tilus.autotune decorates a tilus.Script subclass")
         params = list(inspect.signature(cls.__init__).parameters.values())[1:]
         takes_any = any(p.kind == p.VAR_KEYWORD for p in params)
@@ -110,6 +110,11 @@ def autotune(arg_names: str, arg_values: Sequence):
         return cls
 
     return decorate
+
+
+def _is_script_class(cls) -> bool:
+    # tilus.Script's native base: tilus.script imports this module, not the reverse.
+    return isinstance(cls, type) and issubclass(cls, _C.ScriptBase)
 
 
 def _named(names: tuple) -> str:
@@ -141,9 +146,7 @@ def autotune_key(fn: Callable):
         raise TypeError(f"autotune_key: expected a function, got {type(fn).__name__}")
 
     def decorate(cls):
-        from tilus.script import Script
-
-        if not (isinstance(cls, type) and issubclass(cls, Script)):
+        if not _is_script_class(cls):
             raise TypeError("@tilus.autotune_key decorates a tilus.Script subclass")
         cls._tilus_tune_key = staticmethod(fn)
         return cls
@@ -211,8 +214,6 @@ class TunedScript:
     # ------------------------------------------------------------------ choosing
     def _decide(self, args: tuple):
         """The winner for these (positional) arguments, choosing it if needed."""
-        from tilus.arguments import prepare_runtime_args
-
         sig = self._sig
         values = list(args)
         jit_key = sig.jit_key(values)  # argument errors first, naming the parameter
@@ -260,8 +261,6 @@ class TunedScript:
     def space_id(self) -> str:
         """The directory name of this script's results in the tuning store."""
         if self._space_id is None:
-            from tilus.tuning.identity import script_identity
-
             self._space_id = script_identity(self.cls, self._sig, self.given, self.fixed,
                                              self.configs)
         return self._space_id

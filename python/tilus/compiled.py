@@ -13,6 +13,15 @@ variant on first use).
 from __future__ import annotations
 
 from tilus.arguments import prepare_runtime_args
+from tilus.runtime import driver_available
+
+
+def runs_on_cpu(tensors) -> bool:
+    """Whether a call with these tensor arguments runs in the CPU interpreter: its tensors
+    live on the CPU, or it has none and there is no GPU."""
+    if tensors:
+        return tensors[0].device == "cpu"
+    return not driver_available()
 
 
 class CompiledKernel:
@@ -29,9 +38,7 @@ class CompiledKernel:
         self._jit = [(i, values[i]) for i in sig.jit_indices]
         self._fast = script._tilus_fast or {}
         runtime_args, tensors = prepare_runtime_args(sig, values, self._owner)
-        from tilus.script import _on_cpu
-
-        if not _on_cpu(tensors):
+        if not runs_on_cpu(tensors):
             device = tensors[0].device if tensors else "cuda:0"
             index = int(device.split(":")[1]) if ":" in device else 0
             aligned = all(t.address % 16 == 0 for t in tensors)

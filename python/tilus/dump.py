@@ -11,12 +11,12 @@ from __future__ import annotations
 import hashlib
 import os
 
+from tilus.runtime import launcher
+from tilus.tuning.identity import slug
+
 
 def dump_compiled(compiled, root: str):
     """Write one CompiledScript's IR and its CUDA source (or why there is none)."""
-    from tilus.runtime import launcher
-    from tilus.tuning.identity import slug
-
     ir = str(compiled.program)
     digest = hashlib.sha256(ir.encode()).hexdigest()[:8]
     name = slug("-".join([compiled.program.name] + [str(v) for v in compiled.jit_key] + [digest]))

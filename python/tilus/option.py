@@ -11,6 +11,8 @@ set here, which then wins for the rest of the process::
                                                # TILUS_TUNE_FLUSH_L2, TILUS_TUNE_PRUNE
     tilus.option.progress(False)               # TILUS_PROGRESS (default 1: show bars)
     tilus.option.check_view_bounds(True)       # TILUS_CHECK_VIEW_BOUNDS (default 0)
+    tilus.option.codegen(wgmma=False)          # TILUS_WGMMA (0: mma.sync only),
+                                               # TILUS_UNROLL_BUDGET (default 64)
 
 Passing None resets an option to its environment variable / default.
 """
@@ -147,6 +149,48 @@ def get_tuning() -> TuningOptions:
                          repeat=pick("repeat", "TILUS_TUNE_REPEAT", int, 1),
                          flush_l2=bool(flush),
                          prune=float(pick("prune", "TILUS_TUNE_PRUNE", float, 0)))
+
+
+# ---------------------------------------------------------------------------- codegen
+@dataclass(frozen=True)
+class CodegenChoices:
+    """What the code generator is told (csrc/codegen/codegen.h CodegenOptions); the
+    launcher and the autotuner's build read these once per build and pass them in."""
+
+    wgmma: bool = True       # lower qualifying dots to wgmma where the arch has it (sm_90a)
+    unroll_budget: int = 64  # operations an unrolled loop body may reach; 0: follow every hint
+
+
+def codegen(wgmma: Optional[bool] = None, unroll_budget: Optional[int] = None) -> None:
+    """Code generator choices; arguments left None keep their current value."""
+    if wgmma is not None and not isinstance(wgmma, bool):
+        raise TypeError(f"codegen: wgmma must be a bool, got {wgmma!r}")
+    if unroll_budget is not None and (isinstance(unroll_budget, bool)
+                                      or not isinstance(unroll_budget, int) or unroll_budget < 0):
+        raise ValueError(f"codegen: unroll_budget must be an int >= 0, got {unroll_budget!r}")
+    for name, value in (("wgmma", wgmma), ("unroll_budget", unroll_budget)):
+        if value is not None:
+            _set["codegen." + name] = value
+
+
+def reset_codegen() -> None:
+    """Forget choices set with :func:`codegen`: the environment decides again."""
+    for name in ("wgmma", "unroll_budget"):
+        _set.pop("codegen." + name, None)
+
+
+def get_codegen() -> CodegenChoices:
+    """The code generator choices a build uses now: those set with :func:`codegen`, else
+    $TILUS_WGMMA (``0``: mma.sync instead of wgmma on sm_90a) and $TILUS_UNROLL_BUDGET."""
+    defaults = CodegenChoices()
+    wgmma = _set.get("codegen.wgmma")
+    if wgmma is None:
+        wgmma = _env("TILUS_WGMMA") != "0"
+    budget = _set.get("codegen.unroll_budget")
+    if budget is None:
+        budget = _env_number("TILUS_UNROLL_BUDGET", int, 0)
+    return CodegenChoices(wgmma=wgmma,
+                          unroll_budget=defaults.unroll_budget if budget is None else budget)
 
 
 # ---------------------------------------------------------------------------- progress

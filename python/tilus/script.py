@@ -15,8 +15,14 @@ from typing import Dict, Optional
 
 from tilus import _C, option
 from tilus.arguments import Signature, prepare_runtime_args
+from tilus.autotune import tuned_instance_or_none
+from tilus.candidate import kernel_name
+from tilus.compiled import CompiledKernel, runs_on_cpu
+from tilus.dump import dump_compiled
 from tilus.lang import errors
 from tilus.lang.instructions import InstructionMixin
+from tilus.lang.transpiler import Transpiler
+from tilus.runtime import launcher
 
 _stats_lock = threading.Lock()
 STATS = {"transpiles": 0, "interpreter_runs": 0}
@@ -77,8 +83,6 @@ class CompiledScript:
                                       e.column) from None
 
     def run_gpu(self, args: list, tensors: list):
-        from tilus.runtime import launcher
-
         self.check_launch(args, tensors, views=option.get_check_view_bounds())
         if self.gpu is None:
             self.gpu = launcher.build(self)
@@ -96,9 +100,6 @@ class CompiledScript:
     def build_gpu(self, device_index: int, pointers_aligned: bool):
         """Compile and load the GPU kernel variant a launch with such pointers will use,
         without launching it."""
-        from tilus import _C
-        from tilus.runtime import launcher
-
         if _C.runtime.current_device() != device_index:
             _C.runtime.set_device(device_index)
         if self.gpu is None:
@@ -124,8 +125,6 @@ class Script(_C.ScriptBase, InstructionMixin):
     def __new__(cls, *args, **kwargs):
         space = getattr(cls, "_tilus_tune_space", None)
         if space:
-            from tilus.autotune import tuned_instance_or_none
-
             tuned = tuned_instance_or_none(cls, args, kwargs)
             if tuned is not None:
                 return tuned  # not a cls instance, so __init__ is not called again
@@ -168,20 +167,16 @@ class Script(_C.ScriptBase, InstructionMixin):
                     compiled = CompiledScript(self, self._transpile(sig, key), key)
                     self._tilus_compiled[key] = compiled
                     if option.get_dump_dir():
-                        from tilus.dump import dump_compiled
-
                         dump_compiled(compiled, option.get_dump_dir())
         return compiled
 
     def _transpile(self, sig: Signature, key: tuple):
-        from tilus.lang.transpiler import Transpiler
-
         params = []
         jit_iter = iter(key)
         for p in sig.params:
             params.append((p.name, "jit", next(jit_iter)) if p.jit else (p.name, "runtime", p.type))
         _count("transpiles")
-        transpiler = Transpiler(self, type(self)._tilus_kernel_fn, _kernel_name(type(self)))
+        transpiler = Transpiler(self, type(self)._tilus_kernel_fn, kernel_name(type(self)))
         return transpiler.transpile(params)
 
     def ir(self, *args, **kwargs) -> str:
@@ -192,8 +187,6 @@ class Script(_C.ScriptBase, InstructionMixin):
         """The CUDA C++ source generated for the specialisation these arguments select,
         for ``arch`` ("sm_80", "sm_90a", ...; default: the current GPU's, or a generic
         one without a GPU)."""
-        from tilus.runtime import launcher
-
         if arch is not None:
             _check_arch(arch, f"{type(self).__name__}.source()")
         return launcher.generate_source(self.compile(*args, **kwargs), arch=arch)
@@ -202,8 +195,6 @@ class Script(_C.ScriptBase, InstructionMixin):
         """Build the kernel for these arguments without running it. The returned
         :class:`tilus.compiled.CompiledKernel` launches with positional arguments like
         these, skipping argument binding and specialisation lookup."""
-        from tilus.compiled import CompiledKernel
-
         sig = self._signature()
         values = sig.bind(args, kwargs)
         jit_key = sig.jit_key(values)
@@ -222,18 +213,10 @@ class Script(_C.ScriptBase, InstructionMixin):
         """Run the specialisation `jit_key` on bound argument `values`."""
         compiled = self._compiled_for(sig, jit_key)
         runtime_args, tensors = prepare_runtime_args(sig, values, type(self).__name__)
-        if _on_cpu(tensors):
+        if runs_on_cpu(tensors):
             compiled.run_interpreter(runtime_args, tensors)
         else:
             compiled.run_gpu(runtime_args, tensors)
-
-
-def _on_cpu(tensors) -> bool:
-    if tensors:
-        return tensors[0].device == "cpu"
-    from tilus.runtime import driver_available
-
-    return not driver_available()
 
 
 _ARCH = re.compile(r"sm_(\d{2,3})(a?)")
@@ -254,12 +237,3 @@ def _check_arch(arch, where: str):
                "suffix 'a' from 9.0 on for the architecture-specific instructions ('sm_90a' "
                "lowers dots to wgmma, 'sm_100a', ...); or None for the current GPU's")
 
-
-def _kernel_name(cls) -> str:
-    name = cls.__name__
-    out = []
-    for i, ch in enumerate(name):
-        if ch.isupper() and i and (not name[i - 1].isupper()):
-            out.append("_")
-        out.append(ch.lower())
-    return "".join(out)

@@ -13,12 +13,10 @@ needs_nvrtc = pytest.mark.skipif(not _C.runtime.nvrtc_available(), reason="needs
 
 
 def _programs(tuned, *args):
-    sig = tuned._sig
-    jit_key = sig.jit_key(list(args))
     programs = []
     for i in range(len(tuned.configs)):
         try:
-            programs.append(tuned.instance(i)._compiled_for(sig, jit_key).program)
+            programs.append(tuned.instance(i).compile(*args).program)
         except tilus.ScriptError:
             pass
     return programs

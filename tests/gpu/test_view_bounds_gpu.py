@@ -1,6 +1,6 @@
 """On CUDA, tilus.option.check_view_bounds refuses a launch whose global views reach past
 their tensors, on the Python path and on the native path alike, from the same extent
-evaluation as the interpreter (csrc/ir/view_extents.h); off (the default), the native
+evaluation as the interpreter (csrc/transforms/view_extents.h); off (the default), the native
 path does no extra work. A float32 scalar that would round to infinity is refused on
 both paths."""
 

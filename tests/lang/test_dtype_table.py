@@ -109,10 +109,11 @@ def test_names_that_were_accepted_before():
 
 
 def test_scalar_packing_is_unchanged():
-    assert launcher._SCALAR_KINDS == {
+    # how each scalar type is widened into a kernel parameter (one packer, runtime/kernel_args)
+    assert {row.name: launcher._rt.param_kind(row.dtype) for row in TABLE} == {
         "boolean": "i32", "int8": "i32", "int16": "i32", "int32": "i32", "uint8": "u32",
         "uint16": "u32", "uint32": "u32", "int64": "i64", "uint64": "u64", "float32": "f32",
-        "float64": "f64", "float16": "half:float16", "bfloat16": "half:bfloat16"}
+        "float64": "f64", "float16": "f16", "bfloat16": "bf16"}
     assert dlpack._CODES == {
         (0, 8): "int8", (0, 16): "int16", (0, 32): "int32", (0, 64): "int64", (1, 8): "uint8",
         (1, 16): "uint16", (1, 32): "uint32", (1, 64): "uint64", (2, 16): "float16",

@@ -11,6 +11,7 @@ from typing import Dict, List, Optional, Tuple
 
 from tilus import _C, option
 from tilus.lang.errors import ScriptError, script_error
+from tilus.tuning.identity import slug
 from tilus.tuning.progress import Progress
 
 
@@ -44,8 +45,8 @@ class Failure:
 class Candidate:
     index: int                   # into TunedScript.configs
     config: dict
-    instance: object             # the Script instance of this configuration
-    compiled: object             # its CompiledScript for the tuning's JIT values
+    instance: object             # the Script instance of this configuration (tilus.candidate.Candidate)
+    compiled: object             # its specialisation for the tuning's arguments (.Specialization)
     # The generated kernel (name, threads, dynamic_smem, source, build times); the binary
     # itself stays in the compile cache, where the launch finds it.
     meta: Dict = field(default_factory=dict)
@@ -68,8 +69,9 @@ class GpuTarget:
                          info["max_threads_per_block"])
 
 
-def transpile_all(tuned, sig, jit_key: tuple) -> Tuple[List[Candidate], Dict[int, Failure]]:
-    """One Candidate per configuration that constructs and transpiles."""
+def transpile_all(tuned, values: list) -> Tuple[List[Candidate], Dict[int, Failure]]:
+    """One Candidate per configuration that constructs and transpiles for these
+    (positional) arguments."""
     candidates, failures = [], {}
     for i in range(len(tuned.configs)):
         try:
@@ -78,7 +80,7 @@ def transpile_all(tuned, sig, jit_key: tuple) -> Tuple[List[Candidate], Dict[int
             failures[i] = Failure("init", f"{type(e).__name__}: {e}", e)
             continue
         try:
-            compiled = instance._compiled_for(sig, jit_key)
+            compiled = instance.compile(*values)  # the candidate interface (tilus/candidate.py)
         except ScriptError as e:
             failures[i] = Failure("script", e.message, e)
             continue
@@ -132,12 +134,14 @@ def build_candidates(candidates: List[Candidate], target: GpuTarget, aligned: bo
                      label: str) -> Tuple[List[Candidate], Dict[int, Failure]]:
     """Compile every candidate in parallel; returns those that built, and failures."""
     programs = [c.compiled.program for c in candidates]
+    choices = option.get_codegen()  # as runtime/launcher.py reads them, so the keys agree
     with Progress(f"[Building] {label}", len(programs)) as bar:
         results = _C.autotune.build_all(programs, aligned, target.arch,
                                         threads=option.get_build_threads(),
                                         smem_limit=target.smem_limit,
                                         max_threads=target.max_threads,
-                                        progress=bar.advance_to)
+                                        progress=bar.advance_to, wgmma=choices.wgmma,
+                                        unroll_budget=choices.unroll_budget)
     for message in _C.runtime.compile_cache().take_warnings():  # as runtime/launcher.py does
         warnings.warn(f"tilus cache: {message}", RuntimeWarning, stacklevel=2)
     built, failures = [], {}
@@ -162,8 +166,6 @@ def _dump(candidates: List[Candidate], failures: Dict[int, Failure], label: str)
     root = option.get_dump_dir()
     if not root:
         return
-    from tilus.tuning.identity import slug
-
     folder = os.path.join(root, slug(label))
     os.makedirs(folder, exist_ok=True)
     lines = []

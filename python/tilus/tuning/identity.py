@@ -22,6 +22,7 @@ import os
 import re
 
 from tilus import _C
+from tilus.candidate import kernel_name
 
 _SIMPLE = (int, float, str, bool, type(None))
 
@@ -83,8 +84,6 @@ def tilus_build() -> str:
 
 def script_identity(cls, sig, given: dict, fixed: dict, configs: list) -> str:
     """``<kernel name>-<16 hex digits>``: the directory of this script's tuning results."""
-    from tilus.script import _kernel_name
-
     parts = {
         "tilus": tilus_build(),
         "class": f"{cls.__module__}.{cls.__qualname__}",
@@ -97,7 +96,7 @@ def script_identity(cls, sig, given: dict, fixed: dict, configs: list) -> str:
         "configs": [stable_repr(c) for c in configs],
     }
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
-    return f"{_kernel_name(cls)}-{digest[:16]}"
+    return f"{kernel_name(cls)}-{digest[:16]}"
 
 
 def slug(text: str, limit: int = 80) -> str:

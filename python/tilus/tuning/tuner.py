@@ -25,7 +25,11 @@ from dataclasses import dataclass, field
 from typing import Dict, Optional
 
 from tilus import _C, option
+from tilus.arguments import describe_tensor
+from tilus.candidate import kernel_name
+from tilus.lang.errors import ScriptError
 from tilus.tuning import identity
+from tilus.tuning.bench import GpuBench
 from tilus.tuning.build import (Failure, GpuTarget, build_candidates, common_error,
                                 describe_failures, transpile_all)
 from tilus.tuning.key import label as make_label
@@ -64,16 +68,14 @@ test_backend = None
 def choose(tuned, sig, values: list, jit_key: tuple, key_desc: dict, device: int) -> Decision:
     """The configuration for one tuning key (`key_desc`: KeyMaker.describe)."""
     if test_backend is None and device < 0:
-        return first_that_compiles(tuned, sig, jit_key)
+        return first_that_compiles(tuned, values)
     if test_backend is not None:
         target, make_bench = test_backend
     else:
-        from tilus.tuning.bench import GpuBench
-
         target, make_bench = GpuTarget.of_device(device), GpuBench
     gpu = {"name": target.name, "arch": target.arch}
     store = TuningStore(_store_root(tuned))
-    label = make_label(_kernel_name(tuned), jit_key)
+    label = make_label(kernel_name(tuned.cls), jit_key)
     path = store.path(identity.gpu_dir_name(gpu), identity.entry_name(label, key_desc))
     expected = {"key": key_desc, "gpu": gpu}
 
@@ -90,11 +92,9 @@ def choose(tuned, sig, values: list, jit_key: tuple, key_desc: dict, device: int
     return decision
 
 
-def first_that_compiles(tuned, sig, jit_key: tuple) -> Decision:
+def first_that_compiles(tuned, values: list) -> Decision:
     """The CPU rule: the first configuration, in product order, that constructs and
-    transpiles."""
-    from tilus.lang.errors import ScriptError
-
+    transpiles for these (positional) arguments."""
     failures = {}
     for i in range(len(tuned.configs)):
         try:
@@ -103,7 +103,7 @@ def first_that_compiles(tuned, sig, jit_key: tuple) -> Decision:
             failures[i] = Failure("init", f"{type(e).__name__}: {e}", e)
             continue
         try:
-            instance._compiled_for(sig, jit_key)
+            instance.compile(*values)  # the candidate interface (tilus/candidate.py)
         except ScriptError as e:
             failures[i] = Failure("script", e.message, e)
             continue
@@ -126,7 +126,7 @@ def _raise_none_works(tuned, failures: Dict[int, Failure], heading: str):
 # ---------------------------------------------------------------------------- search
 def _search(tuned, sig, values, jit_key, target: GpuTarget, make_bench, label: str) -> Decision:
     count("tunings")
-    candidates, failures = transpile_all(tuned, sig, jit_key)
+    candidates, failures = transpile_all(tuned, values)
     aligned = _pointers_aligned(sig, values)
     built, build_failures = build_candidates(candidates, target, aligned, label)
     failures.update(build_failures)
@@ -160,8 +160,6 @@ def _search(tuned, sig, values, jit_key, target: GpuTarget, make_bench, label: s
 
 def _pointers_aligned(sig, values) -> bool:
     """The variant a real call will use (launcher.py: all pointers 16-byte aligned)."""
-    from tilus.arguments import describe_tensor
-
     for i in sig.runtime_indices:
         p = sig.params[i]
         if p.type.is_pointer and describe_tensor(p.name, values[i], p.type).address % 16:
@@ -204,12 +202,6 @@ def _first_line(text: str) -> str:
 def _store_root(tuned) -> Optional[str]:
     cache = option.get_cache_dir()
     return os.path.join(cache, "tuning", tuned.space_id()) if cache else None
-
-
-def _kernel_name(tuned) -> str:
-    from tilus.script import _kernel_name as name
-
-    return name(tuned.cls)
 
 
 def _entry_from_decision(tuned, decision: Decision, expected: dict) -> dict:

@@ -1,4 +1,4 @@
-#include "ir/host_eval.h"
+#include "transforms/host_launch_shape.h"
 
 #include <unordered_set>
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/host_eval.h"
+#include "transforms/host_launch_shape.h"
 
 namespace tilus {
 

@@ -1,4 +1,4 @@
-#include "ir/view_extents.h"
+#include "transforms/view_extents.h"
 
 namespace tilus {
 

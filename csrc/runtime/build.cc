@@ -1,0 +1,54 @@
+#include "runtime/build.h"
+
+#include <chrono>
+
+#include "codegen/device_headers.h"
+
+namespace tilus::runtime {
+namespace {
+
+double milliseconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+}  // namespace
+
+CodegenOptions codegen_options_for(const std::string& arch, bool pointers_aligned,
+                                   bool allow_wgmma, int64_t unroll_budget) {
+  CodegenOptions options;
+  options.pointers_aligned = pointers_aligned;
+  options.wgmma = allow_wgmma && arch == "sm_90a";
+  options.unroll_budget = unroll_budget;
+  return options;
+}
+
+CompileRequest kernel_compile_request(const GeneratedKernel& kernel, const std::string& arch) {
+  return {kernel.source, kernel.name, arch, {}, embedded_device_headers()};
+}
+
+KernelBuild generate_kernel(const Program& program, const CodegenOptions& options) {
+  KernelBuild build;
+  auto start = std::chrono::steady_clock::now();
+  build.generated = generate_cuda(program, options);
+  build.codegen_ms = milliseconds_since(start);
+  return build;
+}
+
+void compile_kernel(KernelBuild& build, const std::string& arch, CompileCache& cache,
+                    const CompileCache::Compiler& via) {
+  auto start = std::chrono::steady_clock::now();
+  CompileRequest request = kernel_compile_request(build.generated, arch);
+  build.cache_key = cache.key_of(request);
+  build.cubin = via ? cache.get_or_compile(request, via) : cache.get_or_compile(request);
+  build.compile_ms = milliseconds_since(start);
+}
+
+KernelBuild build_kernel(const Program& program, const CodegenOptions& options,
+                         const std::string& arch, CompileCache& cache) {
+  KernelBuild build = generate_kernel(program, options);
+  compile_kernel(build, arch, cache);
+  return build;
+}
+
+}  // namespace tilus::runtime

@@ -1,0 +1,66 @@
+"""A kernel built by the autotuner's parallel build and the same kernel built for a
+single launch go through one build entry (csrc/runtime/build.h) and so hit one compile
+cache entry: the launch after a tuning compiles nothing. Needs NVRTC only."""
+
+import numpy as np
+import pytest
+import torch
+
+from tilus import _C
+from tilus.runtime import launcher
+from tilus.tuning.build import Candidate, GpuTarget, build_candidates, transpile_all
+
+from .kernels import Scale
+
+pytestmark = pytest.mark.skipif(not _C.runtime.nvrtc_available(), reason="needs NVRTC")
+
+
+def _target(arch, smem_limit=8 * 1024):
+    return GpuTarget(device=-1, name="test", arch=arch, smem_limit=smem_limit, max_threads=1024)
+
+
+def test_a_single_build_hits_what_the_parallel_build_compiled(cache_dir):
+    candidates, _ = transpile_all(Scale(2.0), [100, np.zeros(100, np.float32)])
+    built, failures = build_candidates(candidates, _target("sm_80"), True, "scale")
+    assert len(built) == 4 and {f.stage for f in failures.values()} == {"unfit"}
+    cache = _C.runtime.compile_cache()
+    before = cache.stats()
+    for c in built:
+        single = launcher.build_variant(c.compiled.program, True, "sm_80")
+        assert single["cache_key"] == c.meta["cache_key"]
+        assert single["source"] == c.meta["source"] and single["cubin"][:4] == b"\x7fELF"
+    after = cache.stats()
+    assert after["compiles"] == before["compiles"]
+    assert after["memory_hits"] == before["memory_hits"] + len(built)
+
+
+@pytest.mark.parametrize("wgmma", ["1", "0"])
+def test_both_paths_read_the_codegen_choices_alike(example, cache_dir, monkeypatch, wgmma):
+    """TILUS_WGMMA / TILUS_UNROLL_BUDGET are read by the callers (tilus.option), not by
+    codegen; the tuner's build and the launch read them the same way."""
+    monkeypatch.setenv("TILUS_WGMMA", wgmma)
+    monkeypatch.setenv("TILUS_UNROLL_BUDGET", "0")
+    kernel = example("matmul_v5_splitk").MatmulV5(num_warps=4, block_m=128, block_n=128, block_k=32,
+                                                  num_stages=3, split_k_factor=1)
+    z = torch.zeros(4, 4, dtype=torch.float16)
+    compiled = kernel.compile(256, 256, 256, z, z, z)
+    [candidate], _ = build_candidates([Candidate(0, {}, kernel, compiled)], _target("sm_90a", 227 * 1024),
+                                      True, "v5")
+    assert ("wgmma.mma_async" in candidate.meta["source"]) == (wgmma == "1")
+    assert "#pragma unroll 3\n" in candidate.meta["source"]  # the hint, followed as written
+    single = launcher.build_variant(compiled.program, True, "sm_90a")
+    assert single["cache_key"] == candidate.meta["cache_key"]
+    assert _C.runtime.compile_cache().stats()["compiles"] == 1
+
+
+def test_every_scalar_type_has_one_parameter_kind():
+    import tilus
+
+    kinds = {name: _C.runtime.param_kind(getattr(tilus, name)) for name in (
+        "boolean", "int8", "int16", "int32", "uint8", "uint16", "uint32", "int64", "uint64",
+        "float16", "bfloat16", "float32", "float64")}
+    assert kinds == {"boolean": "i32", "int8": "i32", "int16": "i32", "int32": "i32",
+                     "uint8": "u32", "uint16": "u32", "uint32": "u32", "int64": "i64",
+                     "uint64": "u64", "float16": "f16", "bfloat16": "bf16", "float32": "f32",
+                     "float64": "f64"}
+    assert _C.runtime.param_kind(~tilus.float16) == "ptr"
