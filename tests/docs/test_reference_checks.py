@@ -16,10 +16,12 @@ import tilus
 
 ROOT = Path(__file__).resolve().parents[2]
 
-if importlib.util.find_spec("sphinx") is None:
+# a host may carry a partial Sphinx install (sphinx without docutils): need every piece
+_MISSING = [m for m in ("sphinx", "docutils", "myst_parser") if importlib.util.find_spec(m) is None]
+if _MISSING:
     if os.environ.get("TILUS_REQUIRE_DOCS"):
-        raise RuntimeError("Sphinx is missing and TILUS_REQUIRE_DOCS is set")
-    pytest.skip("Sphinx is missing (pip install '.[docs]')", allow_module_level=True)
+        raise RuntimeError(f"{', '.join(_MISSING)} missing and TILUS_REQUIRE_DOCS is set")
+    pytest.skip(f"{', '.join(_MISSING)} missing (pip install '.[docs]')", allow_module_level=True)
 
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 import api_reference  # noqa: E402

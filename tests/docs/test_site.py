@@ -55,6 +55,7 @@ def _chromium_run(args, timeout=60) -> str:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     _need(importlib.util.find_spec("sphinx") is not None, "Sphinx")
+    _need(importlib.util.find_spec("docutils") is not None, "docutils")
     _need(importlib.util.find_spec("myst_parser") is not None, "myst-parser")
     _chromium()
     out = tmp_path_factory.mktemp("site") / "html"
