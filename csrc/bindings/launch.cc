@@ -42,7 +42,7 @@ ParamKind kind_from(const std::string& s) {
 struct RuntimeParam {
   int arg_index;
   ParamKind kind;
-  py::object dtype;  // expected torch dtype for pointers
+  py::object dtype;  // pointers: the expected torch dtype; boolean scalars: Python bool
   int64_t lo = 0, hi = 0;  // range of integer scalars
 };
 
@@ -169,7 +169,10 @@ class FastLauncher {
         // a value that would round to infinity: the slow path says it does not fit
         if (!runtime::encode_float(p.kind, v, bits)) return false;
       } else {
-        if (!PyLong_CheckExact(obj)) return false;  // bools and numpy ints take the slow path
+        // a boolean parameter (dtype slot = Python's bool) takes True/False as the slow
+        // path does; numpy ints and bools for integer parameters take the slow path
+        const bool boolean = p.dtype.ptr() == reinterpret_cast<PyObject*>(&PyBool_Type);
+        if (!PyLong_CheckExact(obj) && !(boolean && PyBool_Check(obj))) return false;
         int overflow = 0;
         long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
         if (overflow || (v == -1 && PyErr_Occurred()) || v < p.lo || v > p.hi) {

@@ -83,7 +83,8 @@ class GpuKernel:
                 # the native path packs at most 64 bits: uint64 above 2**63 takes the slow path
                 lo, hi = int_range(dtype) if (dtype.is_integer or dtype.is_bool) else (0, 0)
                 hi = min(hi, 2**63 - 1)
-                params.append((index, kind, None, lo, hi))
+                # the dtype slot of a boolean scalar names Python's bool: True/False pass natively
+                params.append((index, kind, bool if dtype.is_bool else None, lo, hi))
         jit = [(i, signature.params[i].type) for i in signature.jit_indices]
         launcher = _C.FastLauncher(self.program, torch.Tensor, stream_fn, device_index, params, jit,
                                    self.workspace_keys, self.workspace_clean, self.program.warps * 32)
