@@ -8,6 +8,8 @@ import sys
 import textwrap
 import time
 
+import tilus
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 _CHILD = textwrap.dedent("""
@@ -41,7 +43,10 @@ _CHILD = textwrap.dedent("""
 def test_ctrl_c_stops_an_endless_runtime_loop(tmp_path):
     script = tmp_path / "forever.py"  # the transpiler reads kernels from their file
     script.write_text(_CHILD)
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # the child imports the tilus this test runs against (installed, or the checkout's
+    # python/ with its built extension), not whatever python/ folder lies in the tree
+    here = str(pathlib.Path(tilus.__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=here + os.pathsep + os.environ.get("PYTHONPATH", ""))
     child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, env=env, cwd=str(ROOT))
     try:
