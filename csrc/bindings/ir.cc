@@ -116,6 +116,7 @@ void init_ir(py::module_& m) {
       row["exponent_bits"] = r->exponent_bits;
       row["mantissa_bits"] = r->mantissa_bits;
       row["aliases"] = py::str(r->aliases).attr("split")();
+      row["short"] = r->short_name;
       rows.append(row);
     }
     return rows;

@@ -9,9 +9,9 @@ namespace tilus {
 namespace {
 constexpr DTypeInfo kTable[] = {
 #define TILUS_DTYPE(name, Enum, bits, family, is_signed, c_type, torch, numpy, dlpack, exp, mant, \
-                    aliases)                                                                      \
+                    aliases, short_name)                                                          \
   {ScalarKind::Enum, #name, bits, TypeFamily::family, is_signed, c_type, torch, numpy, dlpack, exp,  \
-   mant, aliases},
+   mant, aliases, short_name},
 #include "ir/dtypes.def"
 #undef TILUS_DTYPE
 };

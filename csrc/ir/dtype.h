@@ -30,6 +30,7 @@ struct DTypeInfo {
   int exponent_bits;   // floats only
   int mantissa_bits;   // floats only
   const char* aliases; // space-separated
+  const char* short_name;  // Tilus 0.2's short script name ("f16"), "" where none
 };
 
 // The whole table, in ScalarKind order.

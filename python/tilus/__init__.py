@@ -8,13 +8,17 @@ from tilus.lang.types import DataType
 from tilus.script import Script
 from tilus.autotune import NoValidConfigError, autotune, autotune_key
 from tilus import layout, option, runtime, utils
+from tilus.layout import RegisterLayout, SharedLayout
+from tilus.tensor_types import GlobalTensor, RegisterTensor, SharedTensor
 
 __version__ = _C.__version__
 
-# tilus.float16, tilus.int32, ...: one name per row of the type table (lang/types.py).
-globals().update({_name: getattr(_types, _name) for _name in _types.NAMES})
+# tilus.float16, tilus.int32, ...: one name per row of the type table (lang/types.py),
+# and Tilus 0.2's short names (tilus.f16, tilus.i32, ...).
+globals().update({_name: getattr(_types, _name) for _name in _types.NAMES + _types.SHORT_NAMES})
 
 __all__ = [
     "Script", "autotune", "autotune_key", "NoValidConfigError", "utils", "layout", "option",
-    "ScriptError", "DataType", *_types.NAMES,
+    "ScriptError", "DataType", "RegisterLayout", "SharedLayout", "RegisterTensor",
+    "SharedTensor", "GlobalTensor", *_types.NAMES, *_types.SHORT_NAMES,
 ]

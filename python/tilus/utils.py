@@ -1,4 +1,5 @@
-"""Helpers used inside and around scripts: ``cdiv`` and ``benchmark_func``."""
+"""Helpers used inside and around scripts: ``cdiv``, ``gcd``, ``dtype_to_torch`` and
+``benchmark_func``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,26 @@ def cdiv(a, b):
     if isinstance(a, int) and isinstance(b, int):
         return -(-a // b)
     return (a + b - 1) // b
+
+
+def gcd(a: int, b: int) -> int:
+    """Greatest common divisor of two Python ints (compile-time values in a script)."""
+    import math
+
+    return math.gcd(int(a), int(b))
+
+
+def dtype_to_torch(dtype):
+    """The torch dtype of a tilus type (``tilus.float16`` -> ``torch.float16``); a
+    ValueError for a type torch has no counterpart of."""
+    import torch
+
+    from tilus.lang.types import row_of
+
+    name = row_of(dtype).torch
+    if not name or not hasattr(torch, name):
+        raise ValueError(f"dtype_to_torch: torch has no type for tilus.{dtype.name}")
+    return getattr(torch, name)
 
 
 def benchmark_func(fn: Callable[[], object], warmup: int = 10, repeat: int = 100,

@@ -27,6 +27,7 @@ class DTypeRow(NamedTuple):
     exponent_bits: int   # floats only
     mantissa_bits: int   # floats only
     aliases: Tuple[str, ...]
+    short: str           # Tilus 0.2's short name (tilus.f16), "" where none
 
     @property
     def dtype(self) -> DataType:
@@ -39,10 +40,14 @@ NAMES = [row.name for row in TABLE]
 ALL = [row.dtype for row in TABLE]
 _ROWS: Dict[str, DTypeRow] = {row.name: row for row in TABLE}
 
-# tilus.boolean, tilus.int8, ..., tilus.float64: one module attribute per row.
+# tilus.boolean, tilus.int8, ..., tilus.float64: one module attribute per row, and the
+# short names Tilus 0.2 also exports (tilus.f16, tilus.i8, ...).
 globals().update({row.name: row.dtype for row in TABLE})
+SHORT_NAMES = [row.short for row in TABLE if row.short]
+globals().update({row.short: row.dtype for row in TABLE if row.short})
 
-__all__ = ["DataType", "DTypeRow", "TABLE", "NAMES", "ALL", "row_of", "from_foreign", *NAMES]
+__all__ = ["DataType", "DTypeRow", "TABLE", "NAMES", "SHORT_NAMES", "ALL", "row_of",
+           "from_foreign", *NAMES, *SHORT_NAMES]
 
 
 def row_of(t: DataType) -> DTypeRow:
