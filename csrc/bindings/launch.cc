@@ -28,6 +28,9 @@ namespace {
 // tilus.option.check_view_bounds: when set, a launch whose global views reach past the
 // tensors passed in is refused before it runs. Off, the fast path reads only this flag.
 bool check_view_bounds = false;
+// tilus.option.interpret: every call runs in the CPU interpreter, GPU tensors included
+// (python/tilus/host_run.py copies them); the native path steps aside for it.
+bool interpret_everything = false;
 
 using runtime::ParamKind;
 
@@ -90,6 +93,7 @@ class FastLauncher {
     bool aligned = true;
     if (!read_args(args.ptr(), aligned)) return false;
     // A view that does not fit goes to the slow path, which refuses it by name.
+    if (interpret_everything) return false;
     if (check_view_bounds && views_.size() && !views_fit(args.ptr())) return false;
     Variant& v = aligned ? aligned_ : unaligned_;
     if (!v.kernel) return false;  // the Python side builds this variant first
@@ -315,6 +319,8 @@ void init_launch(py::module_& m) {
   m.def("set_check_view_bounds", [](bool on) { check_view_bounds = on; },
         "Native side of tilus.option.check_view_bounds (python/tilus/option.py).");
   m.def("check_view_bounds", [] { return check_view_bounds; });
+  m.def("set_interpret_everything", [](bool on) { interpret_everything = on; },
+        "Native side of tilus.option.interpret (python/tilus/option.py).");
   py::class_<FastLauncher>(m, "FastLauncher")
       .def(py::init<std::shared_ptr<Program>, py::object, py::object, int, const std::vector<py::tuple>&,
                     const std::vector<py::tuple>&, std::vector<std::string>, std::vector<bool>, int>())

@@ -20,7 +20,7 @@ import sys
 import threading
 from typing import Callable, Dict, Iterable, List, Sequence, Tuple
 
-from tilus import _C
+from tilus import _C, host_run, option
 from tilus.arguments import prepare_runtime_args
 from tilus.lang import errors
 from tilus.lang.errors import ScriptError
@@ -201,6 +201,8 @@ class TunedScript:
 
     # ------------------------------------------------------------------ the hot path
     def __call__(self, *args, **kwargs):
+        if option._interpret[0] and host_run.has_cuda_tensor(args, kwargs):
+            return host_run.run_on_host(self, args, kwargs)
         if kwargs or len(args) != self._count:
             args = tuple(self._sig.bind(args, kwargs))
         try:

@@ -12,6 +12,7 @@ variant on first use).
 
 from __future__ import annotations
 
+from tilus import host_run, option
 from tilus.arguments import prepare_runtime_args
 from tilus.runtime import driver_available
 
@@ -66,6 +67,8 @@ class CompiledKernel:
                                  f"handle was compiled for {value!r}; call .compiled() again")
         # The script's native launcher for these JIT values (made by its first GPU launch)
         # checks everything else and launches without Python; False: take the slow path.
+        if option._interpret[0] and host_run.has_cuda_tensor(args, {}):
+            return host_run.run_on_host(self, args, {})
         fast = self._fast.get(self.compiled.jit_key)
         if fast is not None and fast(*args):
             return

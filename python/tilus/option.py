@@ -13,6 +13,8 @@ set here, which then wins for the rest of the process::
     tilus.option.check_view_bounds(True)       # TILUS_CHECK_VIEW_BOUNDS (default 0)
     tilus.option.codegen(wgmma=False)          # TILUS_WGMMA (0: mma.sync only),
                                                # TILUS_UNROLL_BUDGET (default 64)
+    tilus.option.interpret(True)               # TILUS_INTERPRET (default 0): GPU tensors
+                                               # too run in the CPU interpreter
 
 Passing None resets an option to its environment variable / default.
 """
@@ -227,3 +229,29 @@ def get_check_view_bounds() -> bool:
 
 
 check_view_bounds(None)
+
+
+# ---------------------------------------------------------------------------- interpret
+_interpret = [False]  # read on every call of a script: a list cell, no dict lookup
+
+
+def interpret(enabled: Optional[bool]) -> None:
+    """Run every kernel call in the CPU interpreter, also calls with CUDA tensors: their
+    contents are copied to the host, the kernel is interpreted (with its out-of-bounds,
+    semaphore and deadlock checks) and the tensors it changed are copied back. A failing
+    GPU program can so be debugged unchanged. Autotuned scripts take the interpreter's
+    configuration choice (the first that compiles). None: $TILUS_INTERPRET (read now)."""
+    if enabled is None:
+        enabled = _env("TILUS_INTERPRET") not in (None, "0", "false", "no")
+    if not isinstance(enabled, bool):
+        raise TypeError(f"interpret: enabled must be a bool or None, got {enabled!r}")
+    _interpret[0] = enabled
+    _C.set_interpret_everything(enabled)
+
+
+def get_interpret() -> bool:
+    """Whether every call runs in the CPU interpreter (:func:`interpret`)."""
+    return _interpret[0]
+
+
+interpret(None)

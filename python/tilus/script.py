@@ -13,7 +13,7 @@ import re
 import threading
 from typing import Dict, Optional
 
-from tilus import _C, option
+from tilus import _C, host_run, option
 from tilus.arguments import Signature, prepare_runtime_args
 from tilus.autotune import tuned_instance_or_none
 from tilus.candidate import kernel_name
@@ -205,6 +205,8 @@ class Script(_C.ScriptBase, InstructionMixin):
     # whose compile-time values have a native launcher launches without a Python frame;
     # everything else comes here.
     def _call(self, args, kwargs):
+        if option._interpret[0] and host_run.has_cuda_tensor(args, kwargs):
+            return host_run.run_on_host(lambda *a, **k: self._call(a, k), args, kwargs)
         sig = self._signature()
         values = sig.bind(args, kwargs)
         return self._launch(sig, values, sig.jit_key(values))
