@@ -64,6 +64,7 @@ py::dict stats_dict(const runtime::CompileCacheStats& stats) {
   d["disk_hits"] = stats.disk_hits;
   d["compiles"] = stats.compiles;
   d["inflight_waits"] = stats.inflight_waits;
+  d["cross_process_waits"] = stats.cross_process_waits;
   d["corrupt_entries"] = stats.corrupt_entries;
   d["disk_write_failures"] = stats.disk_write_failures;
   return d;

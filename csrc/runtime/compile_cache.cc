@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "runtime/file_lock.h"
 #include "runtime/nvrtc.h"
 #include "support/sha256.h"
 
@@ -193,12 +194,26 @@ std::string CompileCache::get_or_compile(const CompileRequest& request, const Co
 CompileCache::Payload CompileCache::build(const CompileRequest& request, const std::string& key,
                                           const std::string& dir, const Compiler& compiler) {
   std::string path;
+  std::unique_ptr<FileLock> builder;  // this process builds the entry while it holds this
   if (!dir.empty()) {
     path = (fs::path(dir) / "cubin" / key.substr(0, 2) / (key + ".cubin")).string();
     if (Payload cubin = read_disk_entry(path)) {
       std::lock_guard<std::mutex> lock(mutex_);
       ++stats_.disk_hits;
       return cubin;
+    }
+    // Other processes on this cache may be building the same key: one builds, the rest
+    // wait on the entry's lock and then read what it wrote (renamed into place whole).
+    std::error_code ignored;
+    fs::create_directories(fs::path(path).parent_path(), ignored);
+    builder = std::make_unique<FileLock>(path + ".lock");
+    if (builder->waited()) {
+      if (Payload cubin = read_disk_entry(path)) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++stats_.disk_hits;
+        ++stats_.cross_process_waits;
+        return cubin;
+      }
     }
   }
   auto cubin = std::make_shared<const std::string>(compiler(request));

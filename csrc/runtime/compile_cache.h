@@ -6,6 +6,9 @@
 // version, payload size, SHA-256 of the payload) and the cubin, so a truncated or
 // corrupted file is detected, deleted and rebuilt. Files are written to a temporary name
 // in the same directory and renamed into place, so readers never see half a file.
+// Processes sharing a cache directory build each key once between them: the builder holds
+// <key>.cubin.lock (runtime/file_lock.h) while it compiles and writes; the others wait on
+// that lock and then read the entry.
 // An unwritable directory degrades to memory only, with a warning to fetch.
 #pragma once
 #include <cstdint>
@@ -36,6 +39,7 @@ struct CompileCacheStats {
   uint64_t disk_hits = 0;
   uint64_t compiles = 0;
   uint64_t inflight_waits = 0;   // callers that waited for another thread's compile
+  uint64_t cross_process_waits = 0;  // builds another process on this cache did for us
   uint64_t corrupt_entries = 0;  // disk entries found damaged, deleted and rebuilt
   uint64_t disk_write_failures = 0;
 };

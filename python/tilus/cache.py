@@ -30,7 +30,7 @@ PARTS = {"cubins": "cubin", "tuning": "tuning"}
 _SLUG = r"[A-Za-z0-9_.=+-]+"
 _TEMP = r"\.tmp\.\d+\.\d+"
 _CUBIN_DIR = re.compile(r"[0-9a-f]{2}")
-_CUBIN = re.compile(r"([0-9a-f]{64})\.cubin(" + _TEMP + ")?")
+_CUBIN = re.compile(r"([0-9a-f]{64})\.cubin(\.lock|" + _TEMP + ")?")
 _SCRIPT_DIR = re.compile(_SLUG + r"-[0-9a-f]{16}")
 _GPU_DIR = re.compile(_SLUG)
 _ENTRY = re.compile(_SLUG + r"-[0-9a-f]{12}\.json(\.lock|" + _TEMP + ")?")
@@ -76,10 +76,10 @@ def _leaf_folders(root: str, part: str) -> Iterator[Tuple[str, List[str]]]:
 
 
 def _kind(part: str, folder: str, match: "re.Match") -> str:
-    """"entry", "temp" (a writer's temporary file) or "lock" (a tuning entry's lock)."""
+    """"entry", "temp" (a writer's temporary file) or "lock" (an entry's builder lock)."""
     if part == "cubins":
         if match.group(2):
-            return "temp"
+            return "lock" if match.group(2) == ".lock" else "temp"
         # A key is stored under its first two hex digits; anything else was not written here.
         return "entry" if match.group(1)[:2] == os.path.basename(folder) else ""
     suffix = match.group(1)
