@@ -67,7 +67,7 @@ void init_ir(py::module_& m) {
       "instruction_table",
       [] {
         py::list out;
-#define TILUS_OP(e, name, defines) out.append(py::make_tuple(name, defines));
+#define TILUS_OP(e, name, defines, family, effects, cost, layout) out.append(py::make_tuple(name, defines));
 #include "ir/ops.def"
 #undef TILUS_OP
         return out;
