@@ -1,5 +1,7 @@
 #include "ir/inst.h"
 
+#include "support/error.h"
+
 namespace tilus {
 
 namespace {
@@ -30,5 +32,11 @@ uint32_t op_effects(Op op) { return row(op).effects; }
 OpCost op_cost(Op op) { return row(op).cost; }
 LayoutRule op_layout_rule(Op op) { return row(op).layout; }
 const char* op_family(Op op) { return row(op).family; }
+
+Op op_from_name(const std::string& name) {
+  for (int k = 0; k < kNumOps; ++k)
+    if (name == kRows[k].name) return static_cast<Op>(k);
+  throw ScriptError("ValueError", "no tile instruction is named '" + name + "'");
+}
 
 }  // namespace tilus

@@ -21,6 +21,8 @@
 //   UnaryElementwise  unary_op, inputs[0]                 -> output
 //   Where             inputs cond, a, b                   -> output
 //   Assign            inputs[0]=src -> output (existing)  (rebinding a register name)
+//   Exp               inputs[0]                           -> output (float)
+//   Sum               inputs[0], dims[0] = the reduced dim, int_attr = keepdim -> output
 //   LockSemaphore     args[0]=~int32 pointer, args[1]=value: wait until *p == value
 //   ReleaseSemaphore  args[0]=~int32 pointer, args[1]=value: *p = value (release order)
 //   PrintTensor       inputs[0], text = label
@@ -91,6 +93,8 @@ inline bool op_has_effect(Op op, uint32_t flags) { return (op_effects(op) & flag
 OpCost op_cost(Op op);
 LayoutRule op_layout_rule(Op op);
 const char* op_family(Op op);
+// The op whose script name is `name`; ScriptError(ValueError) for none.
+Op op_from_name(const std::string& name);
 
 struct Instruction {
   Op op;

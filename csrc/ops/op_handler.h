@@ -56,7 +56,7 @@ struct OutputType {
 };
 
 struct OpHandler {
-  OutputType (*check)(const Instruction& inst) = nullptr;
+  OutputType (*check)(Instruction& inst) = nullptr;
   void (*layout)(LayoutRules& rules, const Instruction& inst, const SourceLoc& loc) = nullptr;
   void (*interpret)(interp::BlockState& st, const StmtNode& stmt, const Instruction& inst) = nullptr;
   void (*emit)(CudaEmitter& e, const Instruction& inst) = nullptr;
