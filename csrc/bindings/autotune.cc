@@ -10,7 +10,7 @@
 #include "autotune/parallel_build.h"
 #include "autotune/scratch_buffer.h"
 #include "autotune/timing.h"
-#include "autotune/written_params.h"
+#include "transforms/written_params.h"
 #include "bindings/bindings.h"
 
 namespace tilus::bindings {
@@ -83,7 +83,7 @@ void bind_build(py::module_& m) {
 void bind_analysis(py::module_& m) {
   m.def(
       "written_params",
-      [](const std::shared_ptr<Program>& program) { return autotune::written_params(*program); },
+      [](const std::shared_ptr<Program>& program) { return written_params(*program); },
       py::arg("program"),
       "One bool per runtime parameter: may the program write through this pointer?");
 }

@@ -67,7 +67,7 @@ void init_ir(py::module_& m) {
       "instruction_table",
       [] {
         py::list out;
-#define TILUS_OP(e, name, defines) out.append(py::make_tuple(name, defines));
+#define TILUS_OP(e, name, defines, family, effects, cost, layout) out.append(py::make_tuple(name, defines));
 #include "ir/ops.def"
 #undef TILUS_OP
         return out;
@@ -257,6 +257,11 @@ void init_ir(py::module_& m) {
       .def("copy_async_wait_group", &IRBuilder::copy_async_wait_group)
       .def("dot", &IRBuilder::dot, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("out").none(true))
       .def("cast", &IRBuilder::cast)
+      .def("tile_op", [](IRBuilder& b, const std::string& op, std::vector<Tensor> inputs,
+                         std::vector<int> dims, int64_t int_attr) {
+        return b.tile_op(op_from_name(op), std::move(inputs), std::move(dims), int_attr);
+      }, py::arg("op"), py::arg("inputs"), py::arg("dims"), py::arg("int_attr"),
+         "An instruction checked by its handler (csrc/ops/): exp, sum.")
       .def("binary", [](IRBuilder& b, const std::string& op, Tensor x, Tensor y, Tensor out) {
         return b.binary(binary_op_from(op), x, y, out);
       }, py::arg("op"), py::arg("a"), py::arg("b"), py::arg("out").none(true))

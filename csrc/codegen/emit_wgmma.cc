@@ -245,6 +245,8 @@ void CudaEmitter::wgmma_guard(const Instruction& i) {
     case Op::Elementwise:
     case Op::UnaryElementwise:
     case Op::Where:
+    case Op::Exp:
+    case Op::Sum:  // its cross-warp scratch is fresh shared memory, never a dot's tile
     case Op::Assign:
     case Op::LockSemaphore:
     case Op::ReleaseSemaphore:

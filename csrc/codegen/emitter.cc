@@ -1,6 +1,7 @@
 #include "codegen/emitter.h"
 #include "codegen/unroll_budget.h"
 #include "ir/functor.h"
+#include "ops/op_handler.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -353,53 +354,10 @@ void CudaEmitter::stmt(const Stmt& s) {
   }
 }
 
+// What each op emits is its family's handler (csrc/ops/<family>.cc).
 void CudaEmitter::inst(const Instruction& i) {
   wgmma_guard(i);
-  switch (i.op) {
-    case Op::GlobalView: emit_global_view(i); break;
-    case Op::GlobalTensor: emit_global_tensor(i); break;
-    case Op::SharedTensor: emit_shared_tensor(i); break;
-    case Op::RegisterTensor: emit_register_tensor(i); break;
-    case Op::SliceShared: emit_slice_shared(i); break;
-    case Op::LoadGlobal: emit_load_global(i); break;
-    case Op::StoreGlobal: emit_store_global(i); break;
-    case Op::LoadShared: emit_load_shared(i); break;
-    case Op::StoreShared: emit_store_shared(i); break;
-    case Op::FreeShared: {
-      auto it = smem_offset_.find(i.inputs[0]->id);
-      if (it != smem_offset_.end()) smem_.release(it->second);
-      line("// free_shared(" + i.inputs[0]->name + ")");
-      // Copies still in flight into freed memory (a pipeline's prologue may copy tiles
-      // its loop never waits for) would land on whatever is allocated there next.
-      if (async_targets_.count(i.inputs[0]->id) && copies_in_flight_) {
-        line("tilus::cp_async_wait_all();  // let copies into freed memory land before reuse");
-        fence_for_wgmma();
-        line("__syncthreads();");
-        copies_in_flight_ = false;
-      }
-      break;
-    }
-    case Op::Sync: line("__syncthreads();"); break;
-    case Op::CopyAsync:
-      async_targets_.insert(plan_.root_of(i.inputs[1]));
-      copies_in_flight_ = true;
-      emit_copy_async(i);
-      break;
-    case Op::CopyAsyncCommitGroup: line("tilus::cp_async_commit_group();"); break;
-    case Op::CopyAsyncWaitGroup:
-      line("tilus::cp_async_wait_group<" + std::to_string(i.int_attr) + ">();");
-      fence_for_wgmma();
-      break;
-    case Op::Dot: emit_dot(i); break;
-    case Op::Cast: emit_cast(i); break;
-    case Op::Elementwise: emit_elementwise(i); break;
-    case Op::UnaryElementwise: emit_unary(i); break;
-    case Op::Where: emit_where(i); break;
-    case Op::Assign: emit_assign(i); break;
-    case Op::LockSemaphore:
-    case Op::ReleaseSemaphore: emit_semaphore(i); break;
-    case Op::PrintTensor: emit_print(i); break;
-  }
+  op_handler(i.op).emit(*this, i);
 }
 
 // ------------------------------------------------------------------ kernel

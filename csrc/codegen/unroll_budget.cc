@@ -46,9 +46,11 @@ class OpEstimator : public StmtVisitor {
   }
   int64_t vectors(const Tensor& t) const { return std::max<int64_t>(1, ceil_div(local(t) * t->dtype.bits(), 128)); }
 
+  // The cost column of ir/ops.def says which of these estimates an op takes.
   int64_t inst(const Instruction& i) const {
-    switch (i.op) {
-      case Op::Dot: {
+    if (plan_.folded_loads.count(&i)) return 0;  // read by a wgmma dot in place
+    switch (op_cost(i.op)) {
+      case OpCost::Dot: {
         const Tensor& c = i.inputs.size() > 2 && i.inputs[2] ? i.inputs[2] : i.output;
         const Tensor& a = i.inputs[0];
         const int64_t k = a->shape.size() >= 2 ? a->shape[1] : 1;
@@ -61,31 +63,13 @@ class OpEstimator : public StmtVisitor {
         }
         return local(c) * k;  // SIMT: one fused multiply-add per element and k
       }
-      case Op::LoadShared:
-        if (plan_.folded_loads.count(&i)) return 0;  // read by a wgmma dot in place
-        return vectors(i.output);
-      case Op::LoadGlobal: return vectors(i.output);
-      case Op::StoreShared:
-      case Op::StoreGlobal: return vectors(i.inputs[1]);
-      case Op::CopyAsync:  // the whole shared destination, in 16-byte pieces over the block
+      case OpCost::OutputVectors: return vectors(i.output);
+      case OpCost::StoredVectors: return vectors(i.inputs[1]);
+      case OpCost::CopyChunks:
         return std::max<int64_t>(1, ceil_div(i.inputs[1]->numel() * i.inputs[1]->dtype.bits(), 128 * threads_));
-      case Op::Cast:
-      case Op::Elementwise:
-      case Op::UnaryElementwise:
-      case Op::Where:
-      case Op::Assign: return i.output ? local(i.output) : 1;
-      case Op::GlobalView:
-      case Op::GlobalTensor:
-      case Op::SharedTensor:
-      case Op::RegisterTensor:
-      case Op::SliceShared:
-      case Op::FreeShared:
-      case Op::Sync:
-      case Op::CopyAsyncCommitGroup:
-      case Op::CopyAsyncWaitGroup:
-      case Op::LockSemaphore:
-      case Op::ReleaseSemaphore:
-      case Op::PrintTensor: return 1;
+      case OpCost::OutputElements: return i.output ? local(i.output) : 1;
+      case OpCost::InputElements: return local(i.inputs[0]);
+      case OpCost::Fixed: return 1;
     }
     return 1;
   }

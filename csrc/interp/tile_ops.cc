@@ -1,5 +1,6 @@
-// The tile instructions: one case per op of ir/ops.def. All threads of a block execute
-// an instruction together, so each case works on whole tensors of one block.
+// The interpreter semantics of the tile instructions (interp/tile_ops.h). All threads
+// of a block execute an instruction together, so each works on whole tensors of one
+// block.
 #include <cstdio>
 #include <new>
 #include <sstream>
@@ -7,6 +8,8 @@
 #include "interp/buffer.h"
 #include "interp/state.h"
 #include "interp/tile_math.h"
+#include "interp/tile_ops.h"
+#include "ops/op_handler.h"
 #include "support/error.h"
 
 namespace tilus::interp {
@@ -203,132 +206,139 @@ void complete_all_copies(BlockState& st) {
   st.open_copies.clear();
 }
 
-void exec_inst(BlockState& st, const StmtNode& stmt, const Instruction& inst) {
+// One function per op of ir/ops.def, registered as the interpreter semantics of its
+// family's handler (csrc/ops/); exec_inst dispatches through that table.
+#define TILUS_EXEC(fn) void fn(BlockState& st, [[maybe_unused]] const StmtNode& stmt, const Instruction& inst)
+
+TILUS_EXEC(exec_global_view) {
+  const Launch& l = *st.launch;
   const TensorNode* out = inst.output.get();
-  switch (inst.op) {
-    case Op::GlobalView: {
-      const Launch& l = *st.launch;
-      auto param = l.prep.view_param.find(out->id);
-      int region = param == l.prep.view_param.end() ? -1 : l.param_region[param->second];
-      define_global(st, out, static_cast<uintptr_t>(eval(st, inst.args[0]).i), region);
-      return;
-    }
-    case Op::GlobalTensor: {
-      int w = inst.workspace;
-      TILUS_ASSERT(w >= 0 && w < static_cast<int>(st.launch->workspace_base.size()),
-                   "global_tensor without a workspace");
-      define_global(st, out, st.launch->workspace_base[w], st.launch->workspace_region[w]);
-      return;
-    }
-    case Op::SharedTensor: {
-      TensorValue& tv = define_output(st, out, out->dtype);
-      poison(tv.data, tv.dtype.kind, tv.numel);
-      return;
-    }
-    case Op::RegisterTensor: {
-      TensorValue& tv = define_output(st, out, out->dtype);
-      if (!inst.args.empty() && inst.args[0]) fill(tv, eval(st, inst.args[0]), inst.args[0]->dtype);
-      else poison(tv.data, tv.dtype.kind, tv.numel);
-      return;
-    }
-    case Op::SliceShared: slice_shared(st, inst); return;
-    case Op::LoadGlobal: {
-      const TensorValue& g = input(st, inst.inputs[0], inst);
-      std::vector<int64_t> offsets = eval_ints(st, inst.args);
-      TensorValue& tv = define_output(st, out, out->dtype);
-      transfer_window(*st.launch, g, offsets, inst.dims, tv.data, tv.dtype, out->shape,
-                      Transfer::Load, "load_global");
-      return;
-    }
-    case Op::StoreGlobal: {
-      const TensorValue& g = input(st, inst.inputs[0], inst);
-      const TensorValue& v = input(st, inst.inputs[1], inst);
-      std::vector<int64_t> offsets = eval_ints(st, inst.args);
-      transfer_window(*st.launch, g, offsets, inst.dims, v.data, v.dtype, *v.shape,
-                      Transfer::Store, "store_global");
-      return;
-    }
-    case Op::LoadShared: {
-      const TensorValue& s = input(st, inst.inputs[0], inst);
-      copy_tensor(s, define_output(st, out, out->dtype), inst);
-      return;
-    }
-    case Op::StoreShared: {
-      const TensorValue& v = input(st, inst.inputs[1], inst);
-      TensorValue& s = st.tensor(inst.inputs[0].get());
-      TILUS_CHECK(s.defined, "RuntimeError", "store_shared: shared tensor ",
-                  inst.inputs[0]->name, " is used after it was freed");
-      copy_tensor(v, s, inst);
-      return;
-    }
-    case Op::FreeShared: {
-      TensorValue& s = st.tensor(inst.inputs[0].get());
-      s.defined = false;
-      s.storage.reset();  // pending copies and views keep their own reference
-      s.data = nullptr;
-      return;
-    }
-    case Op::Sync: return;  // the whole block executes each instruction together
-    case Op::CopyAsync: {
-      const TensorValue& g = input(st, inst.inputs[0], inst);
-      const TensorValue& dst = input(st, inst.inputs[1], inst);
-      PendingCopy c;
-      c.src = g;
-      c.keep_alive = dst.storage;
-      c.dst = dst.data;
-      c.dst_dtype = dst.dtype;
-      c.dst_shape = *dst.shape;
-      c.offsets = eval_ints(st, inst.args);
-      c.dims = inst.dims;
-      c.stmt = &stmt;
-      st.open_copies.push_back(std::move(c));
-      return;
-    }
-    case Op::CopyAsyncCommitGroup:
-      st.committed_copies.push_back(std::move(st.open_copies));
-      st.open_copies.clear();
-      return;
-    case Op::CopyAsyncWaitGroup:
-      TILUS_CHECK(inst.int_attr >= 0, "ValueError", "copy_async_wait_group: n must be >= 0");
-      complete_copies(st, static_cast<size_t>(inst.int_attr));
-      return;
-    case Op::Dot: exec_dot(st, inst); return;
-    case Op::Cast: {
-      const TensorValue& x = input(st, inst.inputs[0], inst);
-      copy_tensor(x, define_output(st, out, out->dtype), inst);
-      return;
-    }
-    case Op::Elementwise: exec_elementwise(st, inst); return;
-    case Op::UnaryElementwise: exec_unary(st, inst); return;
-    case Op::Where: exec_where(st, inst); return;
-    case Op::Assign: {
-      const TensorValue& src = input(st, inst.inputs[0], inst);
-      TensorValue& dst = st.tensor(out);
-      if (&dst == &src) return;
-      if (!dst.defined || dst.numel != src.numel || !dst.data) {
-        copy_tensor(src, define_output(st, out, out->dtype), inst);
-        return;
-      }
-      copy_tensor(src, dst, inst);
-      return;
-    }
-    case Op::LockSemaphore: {
-      uintptr_t p = semaphore_address(st, inst);
-      auto v = static_cast<int32_t>(convert(eval(st, inst.args[1]), inst.args[1]->dtype,
-                                            dtypes::int32).i);
-      wait_semaphore(st, reinterpret_cast<const uint8_t*>(p), v, stmt);
-      return;
-    }
-    case Op::ReleaseSemaphore: {
-      uintptr_t p = semaphore_address(st, inst);
-      auto v = static_cast<int32_t>(convert(eval(st, inst.args[1]), inst.args[1]->dtype,
-                                            dtypes::int32).i);
-      store_raw<int32_t>(reinterpret_cast<void*>(p), v);
-      return;
-    }
-    case Op::PrintTensor: print_tensor(st, inst); return;
+  auto param = l.prep.view_param.find(out->id);
+  int region = param == l.prep.view_param.end() ? -1 : l.param_region[param->second];
+  define_global(st, out, static_cast<uintptr_t>(eval(st, inst.args[0]).i), region);
+}
+
+TILUS_EXEC(exec_global_tensor) {
+  int w = inst.workspace;
+  TILUS_ASSERT(w >= 0 && w < static_cast<int>(st.launch->workspace_base.size()),
+               "global_tensor without a workspace");
+  define_global(st, inst.output.get(), st.launch->workspace_base[w], st.launch->workspace_region[w]);
+}
+
+TILUS_EXEC(exec_shared_tensor) {
+  TensorValue& tv = define_output(st, inst.output.get(), inst.output->dtype);
+  poison(tv.data, tv.dtype.kind, tv.numel);
+}
+
+TILUS_EXEC(exec_register_tensor) {
+  TensorValue& tv = define_output(st, inst.output.get(), inst.output->dtype);
+  if (!inst.args.empty() && inst.args[0]) fill(tv, eval(st, inst.args[0]), inst.args[0]->dtype);
+  else poison(tv.data, tv.dtype.kind, tv.numel);
+}
+
+TILUS_EXEC(exec_slice_shared) { slice_shared(st, inst); }
+
+TILUS_EXEC(exec_load_global) {
+  const TensorNode* out = inst.output.get();
+  const TensorValue& g = input(st, inst.inputs[0], inst);
+  std::vector<int64_t> offsets = eval_ints(st, inst.args);
+  TensorValue& tv = define_output(st, out, out->dtype);
+  transfer_window(*st.launch, g, offsets, inst.dims, tv.data, tv.dtype, out->shape,
+                  Transfer::Load, "load_global");
+}
+
+TILUS_EXEC(exec_store_global) {
+  const TensorValue& g = input(st, inst.inputs[0], inst);
+  const TensorValue& v = input(st, inst.inputs[1], inst);
+  std::vector<int64_t> offsets = eval_ints(st, inst.args);
+  transfer_window(*st.launch, g, offsets, inst.dims, v.data, v.dtype, *v.shape,
+                  Transfer::Store, "store_global");
+}
+
+TILUS_EXEC(exec_load_shared) {
+  const TensorValue& s = input(st, inst.inputs[0], inst);
+  copy_tensor(s, define_output(st, inst.output.get(), inst.output->dtype), inst);
+}
+
+TILUS_EXEC(exec_store_shared) {
+  const TensorValue& v = input(st, inst.inputs[1], inst);
+  TensorValue& s = st.tensor(inst.inputs[0].get());
+  TILUS_CHECK(s.defined, "RuntimeError", "store_shared: shared tensor ",
+              inst.inputs[0]->name, " is used after it was freed");
+  copy_tensor(v, s, inst);
+}
+
+TILUS_EXEC(exec_free_shared) {
+  TensorValue& s = st.tensor(inst.inputs[0].get());
+  s.defined = false;
+  s.storage.reset();  // pending copies and views keep their own reference
+  s.data = nullptr;
+}
+
+TILUS_EXEC(exec_sync) {}  // the whole block executes each instruction together
+
+TILUS_EXEC(exec_copy_async) {
+  const TensorValue& g = input(st, inst.inputs[0], inst);
+  const TensorValue& dst = input(st, inst.inputs[1], inst);
+  PendingCopy c;
+  c.src = g;
+  c.keep_alive = dst.storage;
+  c.dst = dst.data;
+  c.dst_dtype = dst.dtype;
+  c.dst_shape = *dst.shape;
+  c.offsets = eval_ints(st, inst.args);
+  c.dims = inst.dims;
+  c.stmt = &stmt;
+  st.open_copies.push_back(std::move(c));
+}
+
+TILUS_EXEC(exec_copy_async_commit_group) {
+  st.committed_copies.push_back(std::move(st.open_copies));
+  st.open_copies.clear();
+}
+
+TILUS_EXEC(exec_copy_async_wait_group) {
+  TILUS_CHECK(inst.int_attr >= 0, "ValueError", "copy_async_wait_group: n must be >= 0");
+  complete_copies(st, static_cast<size_t>(inst.int_attr));
+}
+
+TILUS_EXEC(exec_cast) {
+  const TensorValue& x = input(st, inst.inputs[0], inst);
+  copy_tensor(x, define_output(st, inst.output.get(), inst.output->dtype), inst);
+}
+
+TILUS_EXEC(exec_assign) {
+  const TensorNode* out = inst.output.get();
+  const TensorValue& src = input(st, inst.inputs[0], inst);
+  TensorValue& dst = st.tensor(out);
+  if (&dst == &src) return;
+  if (!dst.defined || dst.numel != src.numel || !dst.data) {
+    copy_tensor(src, define_output(st, out, out->dtype), inst);
+    return;
   }
-  TILUS_ASSERT(false, "unknown instruction ", static_cast<int>(inst.op));
+  copy_tensor(src, dst, inst);
+}
+
+TILUS_EXEC(exec_lock_semaphore) {
+  uintptr_t p = semaphore_address(st, inst);
+  auto v = static_cast<int32_t>(convert(eval(st, inst.args[1]), inst.args[1]->dtype,
+                                        dtypes::int32).i);
+  wait_semaphore(st, reinterpret_cast<const uint8_t*>(p), v, stmt);
+}
+
+TILUS_EXEC(exec_release_semaphore) {
+  uintptr_t p = semaphore_address(st, inst);
+  auto v = static_cast<int32_t>(convert(eval(st, inst.args[1]), inst.args[1]->dtype,
+                                        dtypes::int32).i);
+  store_raw<int32_t>(reinterpret_cast<void*>(p), v);
+}
+
+TILUS_EXEC(exec_print_tensor) { print_tensor(st, inst); }
+
+#undef TILUS_EXEC
+
+void exec_inst(BlockState& st, const StmtNode& stmt, const Instruction& inst) {
+  op_handler(inst.op).interpret(st, stmt, inst);
 }
 
 }  // namespace tilus::interp

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ops/op_handler.h"
+
 namespace tilus {
 
 // An open block of statements and, for compound statements, the node it completes.
@@ -727,6 +729,28 @@ void IRBuilder::print_tensor(const Tensor& x, const std::string& label) {
   inst->inputs = {x};
   inst->text = label;
   emit_inst(inst);
+}
+
+Tensor IRBuilder::tile_op(Op op, std::vector<Tensor> inputs, std::vector<int> dims,
+                          int64_t int_attr) {
+  const OpHandler& handler = op_handler(op);
+  TILUS_CHECK(handler.check, "ValueError", op_name(op),
+              " is built by its own builder method, not tile_op");
+  for (size_t k = 0; k < inputs.size(); ++k)
+    TILUS_CHECK(inputs[k], "TypeError", op_name(op), ": operand ", k, " is missing");
+  auto inst = new_inst(op);
+  inst->inputs = std::move(inputs);
+  inst->dims = std::move(dims);
+  inst->int_attr = int_attr;
+  OutputType type = handler.check(*inst);
+  Tensor t;
+  if (op_defines_output(op)) {
+    t = define(Scope::Register, type.dtype, type.shape, "r");
+    inst->output = t;
+    inst->defines_output = true;
+  }
+  emit_inst(inst);
+  return t;
 }
 
 void IRBuilder::name_tensor(const Tensor& t, const std::string& name) {

@@ -78,6 +78,9 @@ class IRBuilder {
   void lock_semaphore(Expr semaphore, Expr value);
   void release_semaphore(Expr semaphore, Expr value);
   void print_tensor(const Tensor& x, const std::string& label);
+  // An instruction whose operands its handler's check validates (ops/op_handler.h):
+  // register inputs, the dims and int_attr attributes; returns its output.
+  Tensor tile_op(Op op, std::vector<Tensor> inputs, std::vector<int> dims, int64_t int_attr);
 
   // Give a tensor the name of the script variable it is first bound to.
   void name_tensor(const Tensor& t, const std::string& name);

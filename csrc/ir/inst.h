@@ -21,6 +21,8 @@
 //   UnaryElementwise  unary_op, inputs[0]                 -> output
 //   Where             inputs cond, a, b                   -> output
 //   Assign            inputs[0]=src -> output (existing)  (rebinding a register name)
+//   Exp               inputs[0]                           -> output (float)
+//   Sum               inputs[0], dims[0] = the reduced dim, int_attr = keepdim -> output
 //   LockSemaphore     args[0]=~int32 pointer, args[1]=value: wait until *p == value
 //   ReleaseSemaphore  args[0]=~int32 pointer, args[1]=value: *p = value (release order)
 //   PrintTensor       inputs[0], text = label
@@ -33,14 +35,66 @@
 
 namespace tilus {
 
+// What an instruction does besides computing its register results (the effects column
+// of ir/ops.def). Passes read these instead of listing ops: which parameters a kernel
+// may write (transforms/written_params.h), what a reordering must keep in order.
+// Scratch memory a lowering uses internally (a layout conversion's, a reduction's) is
+// not an effect: no other instruction can observe it.
+namespace eff {
+enum : uint32_t {
+  None = 0,
+  ReadsGlobal = 1u << 0,   // reads memory through a global tensor or pointer operand
+  WritesGlobal = 1u << 1,  // writes every global tensor and pointer operand it has
+  ReadsShared = 1u << 2,
+  WritesShared = 1u << 3,  // writes (or ends the lifetime of) a shared operand
+  Barrier = 1u << 4,       // orders memory between the threads of a block
+  Async = 1u << 5,         // starts, groups or completes work that finishes later
+  HostOutput = 1u << 6,    // visible outside the kernel's memory (printing)
+};
+}  // namespace eff
+
+// The unroll budget's per-thread estimate of an instruction (codegen/unroll_budget.cc).
+enum class OpCost : uint8_t {
+  Fixed,           // one operation
+  OutputElements,  // one per local element of the output
+  InputElements,   // one per local element of inputs[0] (a reduction)
+  OutputVectors,   // one per 16-byte vector of the output (a load)
+  StoredVectors,   // one per 16-byte vector of inputs[1] (a store's value)
+  CopyChunks,      // the shared destination inputs[1] in 16-byte pieces over the block
+  Dot,             // by the dot's plan: wgmma / mma atoms, or SIMT multiply-adds
+};
+
+// How layout inference (transforms/layout_inference.cc) treats an instruction's
+// register tensors; the family handler's layout rule implements it (ops/op_handler.h).
+enum class LayoutRule : uint8_t {
+  None,          // no constraint between its register tensors
+  SameAsInputs,  // every register input has the output's layout
+  Derived,       // the output's layout is computed from an input's (a reduction's)
+  Anchored,      // the instruction fixes its operands' layouts itself (dot)
+  Shared,        // chooses a shared layout or maps a shared view to its allocation
+};
+
 enum class Op : uint8_t {
-#define TILUS_OP(e, name, defines) e,
+#define TILUS_OP(e, name, defines, family, effects, cost, layout) e,
 #include "ir/ops.def"
 #undef TILUS_OP
 };
 
+constexpr int kNumOps = 0
+#define TILUS_OP(e, name, defines, family, effects, cost, layout) +1
+#include "ir/ops.def"
+#undef TILUS_OP
+    ;
+
 const char* op_name(Op op);
 bool op_defines_output(Op op);
+uint32_t op_effects(Op op);
+inline bool op_has_effect(Op op, uint32_t flags) { return (op_effects(op) & flags) != 0; }
+OpCost op_cost(Op op);
+LayoutRule op_layout_rule(Op op);
+const char* op_family(Op op);
+// The op whose script name is `name`; ScriptError(ValueError) for none.
+Op op_from_name(const std::string& name);
 
 struct Instruction {
   Op op;

@@ -160,6 +160,9 @@ class Printer : public StmtVisitor {
         o << expr_str(i.args[0]) << ", value=" << expr_str(i.args[1]) << ")";
         break;
       case Op::PrintTensor: o << "\"" << i.text << "\", " << t(i.inputs[0]) << ")"; break;
+      case Op::Sum:
+        o << t(i.inputs[0]) << ", dim=" << i.dims.at(0) << ", keepdim=" << (i.int_attr ? "True" : "False") << ")";
+        break;
       // Operands only: inputs, then out= when writing into an existing tensor.
       case Op::LoadShared:
       case Op::StoreShared:
@@ -167,6 +170,7 @@ class Printer : public StmtVisitor {
       case Op::Sync:
       case Op::CopyAsyncCommitGroup:
       case Op::Dot:
+      case Op::Exp:
       case Op::Where: {
         for (size_t k = 0; k < i.inputs.size(); ++k) o << (k ? ", " : "") << t(i.inputs[k]);
         if (i.output && !i.defines_output) o << (i.inputs.empty() ? "" : ", ") << "out=" << t(i.output);

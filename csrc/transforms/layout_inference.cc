@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "ir/functor.h"
+#include "ops/op_handler.h"
 
 namespace tilus {
 
@@ -131,10 +132,32 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
   std::unordered_map<int, Tensor> tensors;
   std::vector<std::pair<const Instruction*, SourceLoc>> dots;
 
-  // 1. Groups of register tensors that must share a layout; shared views -> roots.
+  // 1. Each instruction's layout rule (its family's handler, csrc/ops/): groups of
+  // register tensors that must share a layout, the dots to plan, layouts derived from
+  // others; shared views -> roots.
+  struct Derivation {
+    Tensor from, to;
+    std::function<RegisterLayout(const RegisterLayout&)> derive;
+  };
+  std::vector<Derivation> derivations;
+  struct Rules : LayoutRules {
+    LayoutPlan& plan_;
+    Groups& groups_;
+    std::vector<std::pair<const Instruction*, SourceLoc>>& dots_;
+    std::vector<Derivation>& derivations_;
+    Rules(LayoutPlan& p, Groups& g, std::vector<std::pair<const Instruction*, SourceLoc>>& d,
+          std::vector<Derivation>& v)
+        : plan_(p), groups_(g), dots_(d), derivations_(v) {}
+    void same(const Tensor& a, const Tensor& b) override { groups_.unite(a->id, b->id); }
+    void anchor(const Instruction& inst, const SourceLoc& loc) override { dots_.push_back({&inst, loc}); }
+    void derive(const Tensor& from, const Tensor& to,
+                std::function<RegisterLayout(const RegisterLayout&)> f) override {
+      derivations_.push_back({from, to, std::move(f)});
+    }
+    LayoutPlan& plan() override { return plan_; }
+  } rules(plan, groups, dots, derivations);
   for_each_inst(program.body, [&](const StmtNode& s) {
     const Instruction& inst = *s.inst;
-    const SourceLoc& loc = s.loc;
     auto note = [&](const Tensor& t) {
       if (is_reg(t)) {
         tensors[t->id] = t;
@@ -143,50 +166,7 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
     };
     note(inst.output);
     for (auto& t : inst.inputs) note(t);
-    switch (inst.op) {
-      case Op::Elementwise:
-      case Op::Where:
-        for (auto& t : inst.inputs) {
-          if (t->shape != inst.output->shape) {
-            throw ScriptError("ValueError",
-                              "broadcasting between register tiles of different shapes is not "
-                              "supported by the CUDA backend yet (it is in the CPU interpreter)",
-                              loc);
-          }
-          groups.unite(t->id, inst.output->id);
-        }
-        break;
-      case Op::Cast:
-      case Op::UnaryElementwise:
-      case Op::Assign: groups.unite(inst.inputs[0]->id, inst.output->id); break;
-      case Op::Dot:
-        groups.unite(inst.inputs[2]->id, inst.output->id);
-        dots.push_back({&inst, loc});
-        break;
-      case Op::SliceShared: {
-        auto it = plan.shared_root.find(inst.inputs[0]->id);
-        plan.shared_root[inst.output->id] = it == plan.shared_root.end() ? inst.inputs[0]->id : it->second;
-        break;
-      }
-      case Op::SharedTensor:
-        plan.shared[inst.output->id] = auto_shared_layout(inst.output->shape, inst.output->dtype.bits());
-        break;
-      case Op::GlobalView:
-      case Op::GlobalTensor:
-      case Op::RegisterTensor:
-      case Op::LoadGlobal:
-      case Op::StoreGlobal:
-      case Op::LoadShared:
-      case Op::StoreShared:
-      case Op::FreeShared:
-      case Op::Sync:
-      case Op::CopyAsync:
-      case Op::CopyAsyncCommitGroup:
-      case Op::CopyAsyncWaitGroup:
-      case Op::LockSemaphore:
-      case Op::ReleaseSemaphore:
-      case Op::PrintTensor: break;
-    }
+    if (auto rule = op_handler(inst.op).layout) rule(rules, inst, s.loc);
   });
 
   std::unordered_map<int, RegisterLayout> group_layout;
@@ -318,14 +298,24 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
     plan.wgmma_roots.insert(root);
   }
 
-  // 4. Everything else: coalesced, 16-byte vectors where the element type allows.
+  // 4. Derived layouts, in program order: a derivation's source has its layout by now
+  // (a user's, a dot's, an earlier derivation's) or takes the default one here.
+  auto default_layout = [&](const Tensor& t) {
+    int64_t vec = std::max<int64_t>(1, 128 / t->dtype.bits());
+    return auto_global_layout(t->shape, threads, vec);
+  };
+  for (const Derivation& d : derivations) {
+    int g = groups.find(d.from->id);
+    auto it = group_layout.find(g);
+    if (it == group_layout.end()) it = group_layout.emplace(g, default_layout(d.from)).first;
+    assign_group(d.to, d.derive(it->second));
+  }
+
+  // 5. Everything else: coalesced, 16-byte vectors where the element type allows.
   for (auto& [id, t] : tensors) {
     int g = groups.find(id);
     auto it = group_layout.find(g);
-    if (it == group_layout.end()) {
-      int64_t vec = std::max<int64_t>(1, 128 / t->dtype.bits());
-      it = group_layout.emplace(g, auto_global_layout(t->shape, threads, vec)).first;
-    }
+    if (it == group_layout.end()) it = group_layout.emplace(g, default_layout(t)).first;
     plan.reg.emplace(id, it->second);
   }
   return plan;

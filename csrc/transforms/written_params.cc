@@ -1,11 +1,11 @@
-#include "autotune/written_params.h"
+#include "transforms/written_params.h"
 
 #include <set>
 #include <unordered_map>
 
 #include "ir/functor.h"
 
-namespace tilus::autotune {
+namespace tilus {
 namespace {
 
 // Where a pointer value may come from: parameter indices (>= 0) and two markers.
@@ -92,42 +92,25 @@ class WrittenParams : public StmtVisitor {
     writes_.insert(origins.begin(), origins.end());
   }
 
+  // Read from the effects column of ir/ops.def: a global tensor an instruction defines
+  // points where its pointer operands and global inputs point (a global_view's pointer;
+  // a workspace for global_tensor), and an instruction that writes global memory
+  // writes through every global tensor and pointer operand it has.
   void visit_inst(const Stmt& s) override {
     const Instruction& i = *s->inst;
-    switch (i.op) {
-      case Op::GlobalView: add(tensor_origins_[i.output->id], of(i.args.at(0))); return;
-      case Op::GlobalTensor: add(tensor_origins_[i.output->id], {kWorkspace}); return;
-      case Op::StoreGlobal: write(tensor_origins(i.inputs.at(0))); return;
-      case Op::ReleaseSemaphore: write(of(i.args.at(0))); return;
-      // Read global memory, or touch only registers and shared memory.
-      case Op::LoadGlobal:
-      case Op::CopyAsync:
-      case Op::LockSemaphore:
-      case Op::SharedTensor:
-      case Op::RegisterTensor:
-      case Op::SliceShared:
-      case Op::LoadShared:
-      case Op::StoreShared:
-      case Op::FreeShared:
-      case Op::Sync:
-      case Op::CopyAsyncCommitGroup:
-      case Op::CopyAsyncWaitGroup:
-      case Op::Dot:
-      case Op::Cast:
-      case Op::Elementwise:
-      case Op::UnaryElementwise:
-      case Op::Where:
-      case Op::Assign:
-      case Op::PrintTensor: return;
+    if (i.output && i.output->scope == Scope::Global) {
+      Origins& out = tensor_origins_[i.output->id];
+      if (i.workspace >= 0) add(out, {kWorkspace});
+      for (const Tensor& t : i.inputs)
+        if (t && t->scope == Scope::Global) add(out, tensor_origins(t));
+      for (const Expr& a : i.args)
+        if (a && a->dtype.is_pointer) add(out, of(a));
     }
-    // An instruction added after this analysis: assume it writes what it can reach.
-    if (i.output && i.output->scope == Scope::Global) add(tensor_origins_[i.output->id], {kUnknown});
-    for (const Tensor& t : i.inputs) {
+    if (!op_has_effect(i.op, eff::WritesGlobal)) return;
+    for (const Tensor& t : i.inputs)
       if (t && t->scope == Scope::Global) write(tensor_origins(t));
-    }
-    for (const Expr& a : i.args) {
+    for (const Expr& a : i.args)
       if (a && a->dtype.is_pointer) write(of(a));
-    }
   }
 
   void visit_declare(const Stmt& s) override {
@@ -152,4 +135,4 @@ class WrittenParams : public StmtVisitor {
 
 std::vector<bool> written_params(const Program& program) { return WrittenParams(program).run(); }
 
-}  // namespace tilus::autotune
+}  // namespace tilus

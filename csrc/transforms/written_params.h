@@ -7,16 +7,17 @@
 // may derive from it (through global views, local variables, arithmetic, casts,
 // element addresses). When a written pointer's origin cannot be traced to parameters or
 // workspaces (a pointer loaded from memory, an integer cast to a pointer), every
-// pointer parameter is reported written. Instructions this file does not know are
-// assumed to write every global tensor and pointer they touch.
+// pointer parameter is reported written. Which instructions write global memory is the
+// effects column of ir/ops.def (eff::WritesGlobal); such an instruction is taken to
+// write through every global tensor and pointer operand it has.
 #pragma once
 #include <vector>
 
 #include "ir/stmt.h"
 
-namespace tilus::autotune {
+namespace tilus {
 
 // One flag per Program::params entry; non-pointer parameters are always false.
 std::vector<bool> written_params(const Program& program);
 
-}  // namespace tilus::autotune
+}  // namespace tilus

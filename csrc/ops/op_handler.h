@@ -1,0 +1,80 @@
+// Per-instruction handlers: what each tile instruction means to every stage, in one
+// place per instruction family (csrc/ops/<family>.cc, the Family column of ir/ops.def).
+//
+// A handler holds function pointers for each stage that has something per op to do:
+//   check      builder: validates operands and attributes and gives the output's dtype
+//              and shape (IRBuilder::tile_op). Null for ops whose IRBuilder method
+//              checks them (the ops older than this table).
+//   layout     layout inference: states the op's constraints (LayoutRules below). Null
+//              exactly when the layout-rule column says LayoutRule::None.
+//   interpret  the CPU interpreter's semantics on one block (interp/state.h).
+//   emit       CUDA emission (codegen/emitter.h).
+// Effects, cost class and layout-rule kind are columns of ir/ops.def, not code.
+//
+// Every op of ir/ops.def has a handler object `ops::k<Enum>` (declared below from the
+// table): an op without one fails to link, and check_op_table() (run by the table's
+// first use and by tests/cpp/test_op_table.cc) refuses a handler missing a stage.
+#pragma once
+#include <functional>
+#include <string>
+
+#include "ir/inst.h"
+#include "ir/stmt.h"
+#include "layout/register_layout.h"
+
+namespace tilus {
+
+class CudaEmitter;
+struct LayoutPlan;
+namespace interp {
+struct BlockState;
+}
+
+// What a layout rule may state about an instruction's register tensors. Implemented
+// by transforms/layout_inference.cc.
+class LayoutRules {
+ public:
+  virtual ~LayoutRules() = default;
+  // a and b must have the same layout (their groups are merged).
+  virtual void same(const Tensor& a, const Tensor& b) = 0;
+  // The instruction fixes its operands' layouts itself; layout inference plans it after
+  // user layouts (the dot planner).
+  virtual void anchor(const Instruction& inst, const SourceLoc& loc) = 0;
+  // `to` gets derive(layout of `from`) unless something else fixed its layout first.
+  // Derivations run in program order after the anchored instructions; `from` without a
+  // layout by then gets the default one.
+  virtual void derive(const Tensor& from, const Tensor& to,
+                      std::function<RegisterLayout(const RegisterLayout&)> derive) = 0;
+  // Shared layouts and views (LayoutRule::Shared).
+  virtual LayoutPlan& plan() = 0;
+};
+
+// The output an instruction built through IRBuilder::tile_op defines.
+struct OutputType {
+  DataType dtype;
+  std::vector<int64_t> shape;
+};
+
+struct OpHandler {
+  OutputType (*check)(Instruction& inst) = nullptr;
+  void (*layout)(LayoutRules& rules, const Instruction& inst, const SourceLoc& loc) = nullptr;
+  void (*interpret)(interp::BlockState& st, const StmtNode& stmt, const Instruction& inst) = nullptr;
+  void (*emit)(CudaEmitter& e, const Instruction& inst) = nullptr;
+};
+
+namespace ops {
+#define TILUS_OP(e, name, defines, family, effects, cost, layout) extern const OpHandler k##e;
+#include "ir/ops.def"
+#undef TILUS_OP
+}  // namespace ops
+
+const OpHandler& op_handler(Op op);
+
+// "" when every op has a handler with each stage it needs, else what is missing.
+std::string check_op_table();
+
+// Shared layout rules.
+// LayoutRule::SameAsInputs: every register input has the output's shape and layout.
+void same_layout_as_inputs(LayoutRules& rules, const Instruction& inst, const SourceLoc& loc);
+
+}  // namespace tilus
