@@ -112,6 +112,8 @@ class WrittenParams : public StmtVisitor {
       case Op::Sync:
       case Op::CopyAsyncCommitGroup:
       case Op::CopyAsyncWaitGroup:
+      case Op::WgmmaCommitGroup:
+      case Op::WgmmaWaitGroup:
       case Op::Dot:
       case Op::Cast:
       case Op::Elementwise:

@@ -86,6 +86,9 @@ class OpEstimator : public StmtVisitor {
       case Op::LockSemaphore:
       case Op::ReleaseSemaphore:
       case Op::PrintTensor: return 1;
+      // Placed by the async pass, part of issuing and retiring a dot (counted there).
+      case Op::WgmmaCommitGroup:
+      case Op::WgmmaWaitGroup: return 0;
     }
     return 1;
   }

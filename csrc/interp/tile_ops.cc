@@ -293,6 +293,9 @@ void exec_inst(BlockState& st, const StmtNode& stmt, const Instruction& inst) {
       complete_copies(st, static_cast<size_t>(inst.int_attr));
       return;
     case Op::Dot: exec_dot(st, inst); return;
+    // A dot completes inside exec_dot: there is never anything to commit or wait for.
+    case Op::WgmmaCommitGroup:
+    case Op::WgmmaWaitGroup: return;
     case Op::Cast: {
       const TensorValue& x = input(st, inst.inputs[0], inst);
       copy_tensor(x, define_output(st, out, out->dtype), inst);

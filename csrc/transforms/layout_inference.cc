@@ -54,7 +54,9 @@ class LoadsBeforeDots : public StmtVisitor {
         const Stmt& p = st->seq[k];
         if (p->kind != StmtKind::Inst) break;
         if (p->inst->op == Op::LoadShared) loads.push_back(p->inst.get());
-        else if (p->inst->op != Op::SliceShared) break;
+        // A wait the async pass put before the dot (for an earlier dot's accumulator)
+        // writes no shared memory.
+        else if (p->inst->op != Op::SliceShared && p->inst->op != Op::WgmmaWaitGroup) break;
       }
     }
   }
@@ -183,6 +185,8 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
       case Op::CopyAsync:
       case Op::CopyAsyncCommitGroup:
       case Op::CopyAsyncWaitGroup:
+      case Op::WgmmaCommitGroup:
+      case Op::WgmmaWaitGroup:
       case Op::LockSemaphore:
       case Op::ReleaseSemaphore:
       case Op::PrintTensor: break;
