@@ -4,6 +4,7 @@
 #include "bindings/bindings.h"
 #include "codegen/codegen.h"
 #include "runtime/build.h"
+#include "transforms/async_waits.h"
 
 namespace py = pybind11;
 
@@ -25,6 +26,16 @@ py::dict generated_dict(const GeneratedKernel& k) {
 }  // namespace
 
 void init_codegen(py::module_& m) {
+  m.def(
+      "lower_async",
+      [](const std::shared_ptr<Program>& program, const std::string& arch, bool wgmma) {
+        return std::const_pointer_cast<Program>(
+            lower_async(*program, runtime::codegen_options_for(arch, true, wgmma, 64).wgmma));
+      },
+      py::arg("program"), py::arg("arch"), py::arg("wgmma") = true,
+      "The program as generate_cuda emits it for `arch`: dots marked with how they run, "
+      "and the commits and waits of asynchronous wgmma dots placed "
+      "(transforms/async_waits.h). str() prints it.");
   m.def(
       "generate_cuda",
       [](const std::shared_ptr<Program>& program, bool pointers_aligned, const std::string& arch,

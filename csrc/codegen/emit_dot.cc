@@ -7,10 +7,15 @@ namespace tilus {
 void CudaEmitter::emit_dot(const Instruction& i) {
   const DotPlan& plan = plan_.dots.at(&i);
   const BlockLayouts& bl = plan.layouts;
+  TILUS_ASSERT(plan.wgmma == (dot_lowering(i) != DotLowering::Plain),
+               "dot: the async pass (transforms/async_waits.h) did not mark it for this target");
   if (plan.wgmma) {
     bool in_place = false;
     std::string acc = dot_accumulator(i, reg_operand(i.inputs[2], bl.c), bl.c, in_place);
-    emit_wgmma(i, plan, acc, in_place || accumulates_into_output(i, bl.c));
+    const bool async = in_place || accumulates_into_output(i, bl.c);
+    TILUS_ASSERT(async == (dot_lowering(i) == DotLowering::WgmmaAsync),
+                 "dot: the async pass and the emitter disagree on whether it runs on");
+    emit_wgmma(i, plan, acc, async);
     finish_dot(i, acc, bl.c, in_place);
     return;
   }

@@ -182,11 +182,6 @@ void CudaEmitter::emit_slice_shared(const Instruction& i) {
     line("const int " + n + " = " + expr(e) + ";  // " + i.output->name + " = " +
          i.inputs[0]->name + "[...]");
     s.lead.push_back(internal_var(n));
-    if (e->is_var() && rings_.count(e->var_id)) {  // remember which stage counter, and when
-      const StmtNode* body = rings_.at(e->var_id).body;
-      for (auto& [seq, position] : seq_positions_)
-        if (seq == body) stage_origins_[s.lead.back()->var_id] = {e->var_id, position};
-    }
   }
   s.shape = i.output->shape;
   shared_[i.output->id] = s;

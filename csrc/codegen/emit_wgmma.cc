@@ -1,23 +1,10 @@
-// wgmma dots (sm_90a): the instruction helper, the dot itself, and the bookkeeping that
-// lets a dot run asynchronously past the code after it.
+// wgmma dots (sm_90a): the instruction helper, the dot itself, and the waits for it.
 //
-// A wgmma dot returns before the tensor cores are done (wait_group 1: the dots before it
-// are finished, it may still run). Until a later wait, two things are in flight: reads
-// of the dot's shared tiles and writes of its accumulator registers. So before each
-// instruction (wgmma_guard):
-//   * anything that reads or writes the accumulator waits for it (a wgmma dot chaining
-//     on the same accumulator excepted: the hardware orders those);
-//   * a shared-memory write into an allocation the dot reads waits when it may hit the
-//     dot's own tile: for views of the same allocation with frozen leading indices
-//     (sa[stage]), only when the indices are equal at run time (a pipeline writes the
-//     stage the previous dot read, which the wait_group 1 already finished);
-//   * free_shared of such an allocation waits;
-//   * with more than one warpgroup, a barrier waits first: after it, other warpgroups may
-//     write what this one's dot reads, and their waits do not cover it.
-// Block-level instructions (copies, stores, barriers) already need block-uniform control
-// flow, so a warpgroup-collective wait placed before them is reached by whole warpgroups.
-// Where the emitter cannot tell (the dot ran in an earlier loop iteration or another
-// branch, its indices out of scope) it waits for everything.
+// A wgmma dot returns before the tensor cores are done. Whether it keeps running past
+// the instruction, and where the program waits for it, is decided by the async pass
+// (transforms/async_waits.cc): a WgmmaAsync dot is followed by WgmmaCommitGroup and
+// WgmmaWaitGroup instructions, which this file prints; a WgmmaSync dot commits and
+// waits inside, before its result is converted into the output.
 #include "codegen/emitter.h"
 #include "ir/functor.h"
 
@@ -108,234 +95,51 @@ void CudaEmitter::emit_wgmma(const Instruction& i, const DotPlan& plan, const st
     }
   }
   close();
-  line("tilus::wgmma_commit_group();");
-  if (!in_place) {  // the result is copied out right away
-    line("tilus::wgmma_wait_group<0>();");
-    fence_acc();
-    inflight_ = WgmmaInFlight{};
-    return;
-  }
-  // Only this dot may still run: what follows (the next stage's copies, the barrier)
-  // overlaps it, and every access that could touch its tiles or accumulator waits first.
-  line("tilus::wgmma_wait_group<1>();  // the dots before this one are done");
-  // Earlier dots into other accumulators are done now: pin their registers after the wait
-  // (not this dot's: touching a running accumulator would make ptxas serialise).
-  for (auto& array : inflight_.arrays)
-    if (array.tensor != i.output->id && array.tensor != i.inputs[2]->id && array.name != acc) pin(array);
-  WgmmaInFlight now;
-  now.active = true;
-  now.known = true;
-  now.scope = scopes_.back();
-  now.reads = {{sa.root, sa.lead}, {sb.root, sb.lead}};
-  now.accumulators = {i.output->id, i.inputs[2]->id};
-  now.arrays = {{i.output->id, acc, total}};
-  inflight_ = now;
+  if (in_place) return;  // WgmmaAsync: the commit and the waits are instructions of their own
+  line("tilus::wgmma_commit_group();");  // WgmmaSync: the result is copied out right away
+  line("tilus::wgmma_wait_group<0>();");
+  fence_acc();
 }
 
-
-bool CudaEmitter::contains_wgmma(const Stmt& s) const {
-  bool found = false;
-  for_each_inst(s, [&](const StmtNode& st) {
-    if (st.inst->op != Op::Dot) return;
-    auto it = plan_.dots.find(st.inst.get());
-    found = found || (it != plan_.dots.end() && it->second.wgmma);
-  });
-  return found;
-}
-
-// After a wait that retired the dot writing `array`: an empty asm "rewriting" each of its
+// After a wait that retired the dot writing `acc`: an empty asm "rewriting" each of its
 // registers, so no read of them moves above the wait. Arrays out of scope are skipped
 // (nothing can read them any more).
-void CudaEmitter::pin(const WgmmaInFlight::Array& array) {
-  auto it = reg_scopes_.find(array.tensor);
+void CudaEmitter::pin(const Tensor& acc) {
+  auto it = reg_scopes_.find(acc->id);
   if (it == reg_scopes_.end() || std::find(scopes_.begin(), scopes_.end(), it->second) == scopes_.end())
     return;
   line("#pragma unroll");
-  line("for (int i = 0; i < " + std::to_string(array.size) + "; ++i) tilus::fence_register(" + array.name + "[i]);");
+  line("for (int i = 0; i < " + std::to_string(plan_.layout_of(acc).local_size()) +
+       "; ++i) tilus::fence_register(" + reg_name(acc) + "[i]);");
 }
 
-void CudaEmitter::wgmma_wait_all(const std::string& why, bool fence_arrays) {
-  if (!inflight_.active) return;
-  line("tilus::wgmma_wait_group<0>();  // " + why);
-  if (fence_arrays)
-    for (auto& array : inflight_.arrays) pin(array);
-  inflight_ = WgmmaInFlight{};
-}
-
-void CudaEmitter::wgmma_guard(const Instruction& i) {
-  if (!inflight_.active) return;
-  bool chains = false;  // a wgmma dot accumulating in place into the running accumulator
-  if (i.op == Op::Dot) {
-    auto it = plan_.dots.find(&i);
-    chains = it != plan_.dots.end() && it->second.wgmma && i.output == i.inputs[2];
+// A wait the async pass placed. With shared views as operands it is conditional: the
+// write into inputs[0] waits only when its leading indices equal those of a view the
+// running dot reads (inputs[1..]; dimensions where both are constants are equal, or the
+// pass would have dropped the view). Otherwise the operands are accumulators to pin.
+void CudaEmitter::emit_wgmma_wait(const Instruction& i) {
+  const std::string wait = "tilus::wgmma_wait_group<" + std::to_string(i.int_attr) + ">();" +
+                           (i.text.empty() ? "" : "  // " + i.text);
+  if (i.inputs.empty() || i.inputs[0]->scope != Scope::Shared) {
+    line(wait);
+    for (const Tensor& acc : i.inputs) pin(acc);
+    return;
   }
-  if (!chains) {
-    auto touches = [&](const Tensor& t) { return t && inflight_.accumulators.count(t->id); };
-    bool hit = touches(i.output);
-    for (auto& t : i.inputs) hit = hit || touches(t);
-    if (hit) return wgmma_wait_all("the accumulator is used next");
+  const SharedInfo& target = shared_.at(i.inputs[0]->id);
+  std::string any;
+  for (size_t k = 1; k < i.inputs.size(); ++k) {
+    const SharedInfo& read = shared_.at(i.inputs[k]->id);
+    TILUS_ASSERT(read.lead.size() == target.lead.size(), "wgmma wait: views of different ranks");
+    std::string cond;
+    for (size_t d = 0; d < read.lead.size(); ++d) {
+      if (read.lead[d]->is_const() && target.lead[d]->is_const()) continue;
+      cond += (cond.empty() ? "" : " && ") + expr(target.lead[d]) + " == " + expr(read.lead[d]);
+    }
+    any += (any.empty() ? "(" : " || (") + cond + ")";
   }
-  auto reads_root = [&](int root) {
-    if (!inflight_.known) return plan_.wgmma_roots.count(root) > 0;  // some wgmma dot's tile
-    for (auto& r : inflight_.reads)
-      if (r.first == root) return true;
-    return false;
-  };
-  switch (i.op) {
-    case Op::CopyAsync:
-    case Op::StoreShared: {
-      const Tensor& target = i.op == Op::CopyAsync ? i.inputs[1] : i.inputs[0];
-      const SharedInfo& s = shared_.at(target->id);
-      if (!reads_root(s.root)) return;
-      bool comparable = inflight_.known && !s.lead.empty() &&
-                        std::find(scopes_.begin(), scopes_.end(), inflight_.scope) != scopes_.end();
-      if (!comparable) return wgmma_wait_all("writing a tile a running dot may read");
-      std::vector<std::string> same;  // conditions under which the write hits the dot's tile
-      for (auto& [root, lead] : inflight_.reads) {
-        if (root != s.root) continue;
-        if (lead.size() != s.lead.size()) return wgmma_wait_all("writing a tile the dot may read");
-        std::string cond;
-        bool never = false;
-        for (size_t d = 0; d < lead.size(); ++d) {
-          if (lead[d]->is_const() && s.lead[d]->is_const()) {
-            never = never || lead[d]->int_value != s.lead[d]->int_value;
-            continue;
-          }
-          if (stages_differ(lead[d], s.lead[d])) {
-            never = true;
-            continue;
-          }
-          cond += (cond.empty() ? "" : " && ") + expr(s.lead[d]) + " == " + expr(lead[d]);
-        }
-        if (never) continue;
-        if (cond.empty()) return wgmma_wait_all("writing the tile the dot reads");
-        same.push_back("(" + cond + ")");
-      }
-      if (same.empty()) return;
-      std::string any;
-      for (auto& c : same) any += (any.empty() ? "" : " || ") + c;
-      open("if (" + any + ")");
-      // A write to another stage leaves the dot running. No accumulator fence here: the
-      // accumulator is not read in this branch (a later read waits again), and ptxas
-      // serialises every wgmma when a conditional path touches the accumulators.
-      WgmmaInFlight keep = inflight_;
-      wgmma_wait_all("this write hits the tile the dot reads", /*fence_arrays=*/false);
-      inflight_ = keep;
-      close();
-      return;
-    }
-    case Op::FreeShared:
-      if (reads_root(plan_.root_of(i.inputs[0]))) wgmma_wait_all("freeing a tile the dot may read");
-      return;
-    case Op::Sync:
-      if (program_.warps > 4) wgmma_wait_all("other warpgroups may write its tiles after the barrier");
-      return;
-    case Op::GlobalView:
-    case Op::GlobalTensor:
-    case Op::SharedTensor:
-    case Op::RegisterTensor:
-    case Op::SliceShared:
-    case Op::LoadGlobal:
-    case Op::StoreGlobal:
-    case Op::LoadShared:
-    case Op::CopyAsyncCommitGroup:
-    case Op::CopyAsyncWaitGroup:
-    case Op::Dot:
-    case Op::Cast:
-    case Op::Elementwise:
-    case Op::UnaryElementwise:
-    case Op::Where:
-    case Op::Exp:
-    case Op::Sum:  // its cross-warp scratch is fresh shared memory, never a dot's tile
-    case Op::Assign:
-    case Op::LockSemaphore:
-    case Op::ReleaseSemaphore:
-    case Op::PrintTensor: return;
-  }
-}
-
-namespace {
-
-// v = (v + 1) % S or v = (1 + v) % S: S, else 0.
-int64_t ring_modulus(const Expr& value, int var) {
-  if (!value || value->kind != ExprKind::Binary || value->binary_op != BinaryOp::Mod) return 0;
-  const Expr &sum = value->a, &m = value->b;
-  if (!m->is_const() || m->int_value < 1) return 0;
-  if (!sum || sum->kind != ExprKind::Binary || sum->binary_op != BinaryOp::Add) return 0;
-  auto is_v = [&](const Expr& e) { return e->is_var() && e->var_id == var; };
-  auto is_1 = [&](const Expr& e) { return e->is_const() && e->int_value == 1; };
-  return ((is_v(sum->a) && is_1(sum->b)) || (is_1(sum->a) && is_v(sum->b))) ? m->int_value : 0;
-}
-
-}  // namespace
-
-void CudaEmitter::find_ring_counters() {
-  struct Uses {
-    int declares = 0, assigns = 0;
-    Expr start;
-    const StmtNode* declare_loop = nullptr;  // innermost loop body around the declaration
-    RingCounter ring;
-  };
-  // loop_body: the innermost loop body around the statement, when that body is a Seq
-  // (the only place a ring update is recognised).
-  struct Walk : StmtVisitor {
-    std::unordered_map<int, Uses> uses;
-    const StmtNode* loop_body = nullptr;
-
-    void visit_seq(const Stmt& s) override {
-      for (size_t j = 0; j < s->seq.size(); ++j) {
-        const Stmt& c = s->seq[j];
-        if (c && c->kind == StmtKind::Assign && s.get() == loop_body) {
-          Uses& u = uses[c->var->var_id];
-          ++u.assigns;
-          u.ring = {ring_modulus(c->value, c->var->var_id), 0, s.get(), j};
-          continue;
-        }
-        visit_stmt(c);
-      }
-    }
-    void visit_declare(const Stmt& s) override {
-      Uses& u = uses[s->var->var_id];
-      ++u.declares;
-      u.start = s->value;
-      u.declare_loop = loop_body;
-    }
-    void visit_assign(const Stmt& s) override { uses[s->var->var_id].assigns += 2; }  // not a ring update
-    void visit_for(const Stmt& s) override {
-      uses[s->var->var_id].assigns += 2;
-      loop(s->body);
-    }
-    void visit_while(const Stmt& s) override { loop(s->body); }
-    void loop(const Stmt& body) {
-      const StmtNode* outer = loop_body;
-      loop_body = body && body->kind == StmtKind::Seq ? body.get() : nullptr;
-      visit_stmt(body);
-      loop_body = outer;
-    }
-  } walk;
-  walk.visit_stmt(program_.body);
-  auto& uses = walk.uses;
-  for (auto& [var, u] : uses) {
-    if (u.declares != 1 || u.assigns != 1 || u.ring.modulus < 1 || !u.start || !u.start->is_const()) continue;
-    if (u.declare_loop == u.ring.body) continue;  // reset every iteration
-    if (u.start->int_value < 0 || u.start->int_value >= u.ring.modulus) continue;
-    u.ring.start = u.start->int_value;
-    u.ring.declared_in = u.declare_loop;
-    rings_[var] = u.ring;
-  }
-}
-
-bool CudaEmitter::stages_differ(const Expr& a, const Expr& b) const {
-  if (!a->is_var() || !b->is_var()) return false;
-  auto oa = stage_origins_.find(a->var_id), ob = stage_origins_.find(b->var_id);
-  if (oa == stage_origins_.end() || ob == stage_origins_.end()) return false;
-  const RingCounter &ra = rings_.at(oa->second.ring_var), &rb = rings_.at(ob->second.ring_var);
-  // same loop, same period, reset together (declared in the same enclosing loop body)
-  if (ra.body != rb.body || ra.modulus != rb.modulus || ra.declared_in != rb.declared_in) return false;
-  // In one iteration ring x holds x0 + i (+1 once past its update), all mod S.
-  const int64_t va = ra.start + (oa->second.position > ra.update ? 1 : 0);
-  const int64_t vb = rb.start + (ob->second.position > rb.update ? 1 : 0);
-  return ((va - vb) % ra.modulus + ra.modulus) % ra.modulus != 0;
+  open("if (" + any + ")");
+  line(wait);
+  close();
 }
 
 }  // namespace tilus

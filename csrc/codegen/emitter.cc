@@ -1,5 +1,6 @@
 #include "codegen/emitter.h"
 #include "codegen/unroll_budget.h"
+#include "transforms/async_waits.h"
 #include "ir/functor.h"
 #include "ops/op_handler.h"
 
@@ -255,45 +256,13 @@ void CudaEmitter::block(const Stmt& body) {
   scopes_.pop_back();
 }
 
-// A loop body runs after itself: a wgmma dot it issues may be running when the next
-// iteration starts and after the loop, with indices no longer in scope.
-void CudaEmitter::loop_body(const Stmt& body) {
-  const bool body_dots = contains_wgmma(body);
-  const WgmmaInFlight before = inflight_;
-  if (body_dots) inflight_.active = true, inflight_.known = false;
-  block(body);
-  if (body_dots) {
-    WgmmaInFlight after = before;
-    after.absorb(inflight_);
-    inflight_ = after;
-  } else {
-    inflight_ = before;  // the body may have waited; `before` is the safe superset
-  }
-}
-
-// After an if: what ran before it, or what either branch left running.
-void CudaEmitter::after_branches(const WgmmaInFlight& before, const WgmmaInFlight& after_then,
-                                 bool branch_dots) {
-  if (!branch_dots) {
-    inflight_ = before;
-    return;
-  }
-  inflight_.absorb(before);
-  inflight_.absorb(after_then);
-}
-
 void CudaEmitter::stmt(const Stmt& s) {
   if (!s) return;
   if (s->loc.known()) loc_ = s->loc;
   try {
     switch (s->kind) {
       case StmtKind::Seq:
-        seq_positions_.push_back({s.get(), 0});
-        for (size_t j = 0; j < s->seq.size(); ++j) {
-          seq_positions_.back().second = j;
-          stmt(s->seq[j]);
-        }
-        seq_positions_.pop_back();
+        for (const Stmt& c : s->seq) stmt(c);
         return;
       case StmtKind::Declare:
         if (s->value) line(sanitize(s->var->name) + " = " + expr(s->value) + ";");
@@ -307,7 +276,7 @@ void CudaEmitter::stmt(const Stmt& s) {
           int unroll = budget_unroll(s->unroll, ops, unroll_budget_);
           // A loop of wgmma dots: two copies measured 3-4% faster than one (the seed's
           // tiles on one H200); more only add compile time.
-          if (unroll > 2 && unroll_budget_ > 0 && contains_wgmma(s->body)) unroll = 2;
+          if (unroll > 2 && unroll_budget_ > 0 && contains_wgmma_dot(s->body)) unroll = 2;
           if (unroll < s->unroll)
             line("// unroll=" + std::to_string(s->unroll) + " reduced: ~" + std::to_string(ops) +
                  " operations per iteration (budget " + std::to_string(unroll_budget_) + ")");
@@ -316,32 +285,25 @@ void CudaEmitter::stmt(const Stmt& s) {
         if (s->unroll < 0) line("#pragma unroll");
         open("for (" + ctype(s->var->dtype) + " " + v + " = " + expr(s->start) + ", " + end +
              " = " + expr(s->end) + "; " + v + " < " + end + "; " + v + " += " + expr(s->step) + ")");
-        loop_body(s->body);
+        block(s->body);
         close();
         return;
       }
       case StmtKind::If: {
-        // A wgmma dot still running before the if is still the only one after it unless a
-        // branch issues one (then: some dot, unknown which).
-        const WgmmaInFlight before = inflight_;
-        const bool branch_dots = contains_wgmma(s->then_body) || contains_wgmma(s->else_body);
         open("if (" + expr(s->cond) + ")");
         block(s->then_body);
-        const WgmmaInFlight after_then = inflight_;
         if (s->else_body) {
-          inflight_ = before;
           --indent_;
           line("} else {");
           ++indent_;
           block(s->else_body);
         }
         close();
-        after_branches(before, after_then, branch_dots);
         return;
       }
       case StmtKind::While:
         open("while (" + expr(s->cond) + ")");
-        loop_body(s->body);
+        block(s->body);
         close();
         return;
       case StmtKind::Break: line("break;"); return;
@@ -356,7 +318,6 @@ void CudaEmitter::stmt(const Stmt& s) {
 
 // What each op emits is its family's handler (csrc/ops/<family>.cc).
 void CudaEmitter::inst(const Instruction& i) {
-  wgmma_guard(i);
   op_handler(i.op).emit(*this, i);
 }
 
@@ -373,7 +334,6 @@ CudaEmitter::CudaEmitter(const Program& program, const CodegenOptions& options)
   used_names_ = {"tl_tid", "tl_smem", "tl_linear", "tl_band", "tl_band_x", "tl_band_w", "tl_block_x", "tl_block_y"};
   for (auto& p : program.params) used_names_.insert(sanitize(p->name));
   find_written_globals();
-  find_ring_counters();
   // Tensors read by an mma dot straight from load_shared are loaded with ldmatrix.
   for (auto& [inst, dp] : plan_.dots) {
     if (!dp.mma || inst->inputs[0]->dtype.bits() != 16) continue;
@@ -416,7 +376,6 @@ GeneratedKernel CudaEmitter::run() {
     line(ctype(v->dtype) + " " + sanitize(v->name) + ";");
   }
   stmt(program_.body);
-  wgmma_wait_all("nothing may run past the kernel's end");
   std::string body = out_.str();
 
   std::ostringstream src;
@@ -465,7 +424,9 @@ void CudaEmitter::fence_for_wgmma() {
 }
 
 GeneratedKernel generate_cuda(const Program& program, const CodegenOptions& options) {
-  return CudaEmitter(program, options).run();
+  // The emitter prints the commits and waits of asynchronous dots as the pass placed them.
+  std::shared_ptr<const Program> lowered = lower_async(program, options.wgmma);
+  return CudaEmitter(*lowered, options).run();
 }
 
 }  // namespace tilus

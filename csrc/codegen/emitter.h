@@ -3,7 +3,7 @@
 //   emit_memory.cc   global/shared loads and stores, cp.async, layout conversions
 //   emit_compute.cc  register tensors, elementwise ops, casts, semaphores
 //   emit_dot.cc      dot: mma.sync and SIMT
-//   emit_wgmma.cc    dot: wgmma, and waiting for a wgmma still running
+//   emit_wgmma.cc    dot: wgmma, and the waits the async pass placed for it
 #pragma once
 #include <functional>
 #include <optional>
@@ -35,30 +35,6 @@ class CudaEmitter {
  public:
   CudaEmitter(const Program& program, const CodegenOptions& options);
   GeneratedKernel run();
-
-  // What of a wgmma dot may still be running (emit_wgmma.cc says when the emitter waits).
-  struct WgmmaInFlight {
-    bool active = false;  // a wgmma dot may still be running
-    bool known = false;   // it is the one described below, emitted in scope `scope`
-    int scope = 0;
-    std::vector<std::pair<int, std::vector<Expr>>> reads;  // (shared root, view's leading indices)
-    std::unordered_set<int> accumulators;                  // register tensor ids it writes
-    struct Array {
-      int tensor;
-      std::string name;
-      int64_t size;
-    };
-    std::vector<Array> arrays;  // accumulator arrays to fence after a wait
-    // `other` may be running too (a loop's previous iteration, another branch): keep
-    // its accumulators, and forget which dot runs (its tile indices: `reads` is
-    // consulted only while `known`).
-    void absorb(const WgmmaInFlight& other) {
-      active = true;
-      known = false;
-      arrays.insert(arrays.end(), other.arrays.begin(), other.arrays.end());
-      accumulators.insert(other.accumulators.begin(), other.accumulators.end());
-    }
-  };
 
   // ---- text
   void line(const std::string& s);
@@ -133,8 +109,6 @@ class CudaEmitter {
   void find_written_globals();
   void stmt(const Stmt& s);
   void block(const Stmt& body);      // a nested C++ block (scopes_)
-  void loop_body(const Stmt& body);  // a loop's body, with what a wgmma dot in it leaves running
-  void after_branches(const WgmmaInFlight& before, const WgmmaInFlight& after_then, bool branch_dots);
   void inst(const Instruction& i);
   void emit_global_view(const Instruction& i);
   void emit_global_tensor(const Instruction& i);
@@ -163,28 +137,10 @@ class CudaEmitter {
   // After shared-memory writes wgmma may read: make them visible to the async proxy.
   void fence_for_wgmma();
 
-  // ---- a wgmma dot still running (emit_wgmma.cc)
-  void wgmma_guard(const Instruction& i);  // before every instruction
-  void wgmma_wait_all(const std::string& why, bool fence_arrays = true);
-  void pin(const WgmmaInFlight::Array& array);
-  bool contains_wgmma(const Stmt& s) const;
-  // Ring counters: scalars declared to a constant and only ever advanced by
-  // v = (v + 1) % S, once per iteration of one loop -- a pipeline's stage indices. Two of
-  // them taken in the same iteration differ by a known constant, so a write to
-  // sa[preload_stage] provably misses the tile sa[current_stage] a running dot reads.
-  struct RingCounter {
-    int64_t modulus = 0, start = 0;
-    const StmtNode* body = nullptr;  // the loop body (a Seq) holding the one update
-    size_t update = 0;               // the update's index in it
-    const StmtNode* declared_in = nullptr;  // the loop body around its declaration (none: top)
-  };
-  struct StageOrigin {
-    int ring_var;     // the ring counter a frozen view index was read from
-    size_t position;  // the index, in the ring's loop body, of the statement it was read in
-  };
-  void find_ring_counters();
-  // True when two frozen view indices provably hold different values.
-  bool stages_differ(const Expr& a, const Expr& b) const;
+  // ---- waiting for wgmma dots (the async pass placed the waits: transforms/async_waits.h)
+  void emit_wgmma_wait(const Instruction& i);
+  // After a wait that retired the dot writing `acc`: keep reads of its registers below.
+  void pin(const Tensor& acc);
   bool accumulates_into_output(const Instruction& i, const RegisterLayout& c_layout) const;
   std::string dot_accumulator(const Instruction& i, const std::string& rc,
                               const RegisterLayout& c_layout, bool& in_place);
@@ -220,10 +176,6 @@ class CudaEmitter {
   std::unordered_set<int> async_targets_;  // shared allocations cp.async writes into
   bool copies_in_flight_ = false;          // cp.async issued since the last wait_all
   int64_t unroll_budget_ = 0;              // codegen/unroll_budget.h
-  WgmmaInFlight inflight_;
-  std::unordered_map<int, RingCounter> rings_;          // var id -> ring counter
-  std::unordered_map<int, StageOrigin> stage_origins_;  // frozen view index var id -> origin
-  std::vector<std::pair<const StmtNode*, size_t>> seq_positions_;  // Seqs being emitted, child index
   std::vector<int> scopes_ = {0};             // ids of the enclosing C++ blocks
   int next_scope_ = 1;
   std::unordered_map<int, int> reg_scopes_;   // register tensor id -> block it is declared in

@@ -70,6 +70,7 @@ class OpEstimator : public StmtVisitor {
       case OpCost::OutputElements: return i.output ? local(i.output) : 1;
       case OpCost::InputElements: return local(i.inputs[0]);
       case OpCost::Fixed: return 1;
+      case OpCost::PartOfDot: return 0;
     }
     return 1;
   }

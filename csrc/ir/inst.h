@@ -14,7 +14,14 @@
 //   Sync, CopyAsyncCommitGroup
 //   CopyAsync         inputs[0]=global src, inputs[1]=shared dst, args=offsets, dims
 //   CopyAsyncWaitGroup  int_attr = groups allowed to stay in flight
-//   Dot               inputs a, b, c                      -> output (new, or out=)
+//   Dot               inputs a, b, c                      -> output (new, or out=);
+//                     int_attr = DotLowering (set by transforms/async_waits.h)
+//   WgmmaCommitGroup  -  (the wgmma dots issued since the last commit form one group)
+//   WgmmaWaitGroup    int_attr = groups allowed to stay in flight, text = why;
+//                     inputs register accumulators: fenced after the wait (their reads
+//                     stay below it); or inputs[0] a shared view being written and
+//                     inputs[1..] views a running dot reads: wait only when the write
+//                     hits one of them (the views' leading indices are equal at run time)
 //   Cast              inputs[0], dtype                    -> output
 //   Elementwise       binary_op; inputs a[, b]; a scalar operand is args[0], on the
 //                     left when scalar_lhs                -> output (new, or out=)
@@ -62,6 +69,7 @@ enum class OpCost : uint8_t {
   StoredVectors,   // one per 16-byte vector of inputs[1] (a store's value)
   CopyChunks,      // the shared destination inputs[1] in 16-byte pieces over the block
   Dot,             // by the dot's plan: wgmma / mma atoms, or SIMT multiply-adds
+  PartOfDot,       // none of its own: placed by the async pass, counted with its dot
 };
 
 // How layout inference (transforms/layout_inference.cc) treats an instruction's
@@ -96,6 +104,13 @@ const char* op_family(Op op);
 // The op whose script name is `name`; ScriptError(ValueError) for none.
 Op op_from_name(const std::string& name);
 
+// How a dot runs; the async pass (transforms/async_waits.h) marks each dot for a target.
+enum class DotLowering : int64_t {
+  Plain = 0,       // mma.sync or SIMT: done when the instruction is
+  WgmmaSync = 1,   // wgmma, committed and waited for inside the dot (the result is converted)
+  WgmmaAsync = 2,  // wgmma, still running after it: WgmmaCommitGroup / WgmmaWaitGroup follow
+};
+
 struct Instruction {
   Op op;
   Tensor output;  // null when the op writes no tensor
@@ -113,5 +128,7 @@ struct Instruction {
   bool scalar_lhs = false;
   std::string text;
 };
+
+inline DotLowering dot_lowering(const Instruction& dot) { return static_cast<DotLowering>(dot.int_attr); }
 
 }  // namespace tilus

@@ -132,6 +132,21 @@ class Printer : public StmtVisitor {
           << dims_attr(i, i.inputs[0]->rank(), i.inputs[1]->shape.size()) << ")";
         break;
       case Op::CopyAsyncWaitGroup: o << "n=" << i.int_attr << ")"; break;
+      case Op::WgmmaWaitGroup: {
+        o << "n=" << i.int_attr;
+        if (!i.inputs.empty() && i.inputs[0]->scope == Scope::Shared) {
+          o << ", if_writing=" << t(i.inputs[0]) << ", hits=[";
+          for (size_t k = 1; k < i.inputs.size(); ++k) o << (k > 1 ? ", " : "") << t(i.inputs[k]);
+          o << "]";
+        } else if (!i.inputs.empty()) {
+          o << ", fence=[";
+          for (size_t k = 0; k < i.inputs.size(); ++k) o << (k ? ", " : "") << t(i.inputs[k]);
+          o << "]";
+        }
+        o << ")";
+        if (!i.text.empty()) o << "   # " << i.text;
+        break;
+      }
       case Op::Cast: o << t(i.inputs[0]) << ", dtype=" << i.dtype.name() << ")"; break;
       case Op::Elementwise: {
         o.str("");
@@ -169,11 +184,14 @@ class Printer : public StmtVisitor {
       case Op::FreeShared:
       case Op::Sync:
       case Op::CopyAsyncCommitGroup:
+      case Op::WgmmaCommitGroup:
       case Op::Dot:
       case Op::Exp:
       case Op::Where: {
         for (size_t k = 0; k < i.inputs.size(); ++k) o << (k ? ", " : "") << t(i.inputs[k]);
         if (i.output && !i.defines_output) o << (i.inputs.empty() ? "" : ", ") << "out=" << t(i.output);
+        if (i.op == Op::Dot && dot_lowering(i) == DotLowering::WgmmaSync) o << ", wgmma=sync";
+        if (i.op == Op::Dot && dot_lowering(i) == DotLowering::WgmmaAsync) o << ", wgmma=async";
         o << ")";
       }
     }

@@ -55,7 +55,9 @@ class LoadsBeforeDots : public StmtVisitor {
         const Stmt& p = st->seq[k];
         if (p->kind != StmtKind::Inst) break;
         if (p->inst->op == Op::LoadShared) loads.push_back(p->inst.get());
-        else if (p->inst->op != Op::SliceShared) break;
+        // A wait the async pass put before the dot (for an earlier dot's accumulator)
+        // writes no shared memory.
+        else if (p->inst->op != Op::SliceShared && p->inst->op != Op::WgmmaWaitGroup) break;
       }
     }
   }

@@ -41,6 +41,17 @@ SYNTAX = {
     "assign": [("x = value", "tilus.lang.transpiler.Transpiler.assign")],
 }
 
+# Instructions of the table that scripts never write: compiler passes insert them. Each
+# gets a section saying so instead of a Python surface.
+INTERNAL = {
+    "wgmma_commit_group": "Inserted by the async pass (csrc/transforms/async_waits.cc) after a "
+                          "dot lowered to asynchronous wgmma on sm_90a: the wgmma dots issued "
+                          "since the last commit form one group. Scripts do not write it.",
+    "wgmma_wait_group": "Inserted by the async pass (csrc/transforms/async_waits.cc) where a "
+                        "running wgmma dot's tiles or accumulator are touched next: waits until "
+                        "at most ``n`` committed groups run. Scripts do not write it.",
+}
+
 # Script methods documented under an instruction of the table other than their own name.
 METHOD_OF = {"add": "elementwise", "sub": "elementwise", "mul": "elementwise",
              "div": "elementwise", "maximum": "elementwise", "minimum": "elementwise"}
@@ -111,6 +122,9 @@ def collect():
     methods = _script_methods()
     groups, used, problems = [], set(), []
     for name, defines in tilus._C.instruction_table():
+        if name in INTERNAL:
+            groups.append((name, []))
+            continue
         entries = []
         if name in methods:
             entries.append(_method_entry(name, methods[name], defines))
@@ -154,6 +168,8 @@ class InstructionsDirective(SphinxDirective):
             lines += [title, "-" * len(title), ""]
             if name != "more":
                 lines += [f"Instruction ``{name}`` of the table.", ""]
+            if name in INTERNAL:
+                lines += [INTERNAL[name], ""]
             for entry in entries:
                 body = str(GoogleDocstring(entry.doc, config, self.env.app, what="method"))
                 if entry.qualname.startswith("tilus.Script."):
