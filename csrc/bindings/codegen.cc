@@ -4,6 +4,8 @@
 #include "bindings/bindings.h"
 #include "codegen/codegen.h"
 #include "runtime/build.h"
+#include "transforms/layout_inference.h"
+#include "transforms/verify_layouts.h"
 
 namespace py = pybind11;
 
@@ -25,6 +27,15 @@ py::dict generated_dict(const GeneratedKernel& k) {
 }  // namespace
 
 void init_codegen(py::module_& m) {
+  m.def(
+      "verify_layouts",
+      [](const std::shared_ptr<Program>& program, bool wgmma) {
+        TILUS_CHECK(program != nullptr, "TypeError", "verify_layouts: program is None");
+        verify_layouts(*program, infer_layouts(*program, wgmma), "layout inference");
+      },
+      py::arg("program"), py::arg("wgmma") = false,
+      "Infer the layouts of `program` (wgmma: as for sm_90a) and run the verifier's layout "
+      "check on them now, whatever the switch says.");
   m.def(
       "generate_cuda",
       [](const std::shared_ptr<Program>& program, bool pointers_aligned, const std::string& arch,

@@ -1,6 +1,8 @@
 #include "codegen/emitter.h"
 #include "codegen/unroll_budget.h"
 #include "ir/functor.h"
+#include "ir/verifier.h"
+#include "transforms/verify_layouts.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -407,6 +409,7 @@ void CudaEmitter::inst(const Instruction& i) {
 CudaEmitter::CudaEmitter(const Program& program, const CodegenOptions& options)
     : program_(program), options_(options), plan_(infer_layouts(program, options.wgmma)), div_(program),
       threads_(program.warps * 32) {
+  if (verify_enabled()) verify_layouts(program, plan_, "layout inference");
   tid_ = internal_var("tl_tid");
   // Banded launch order (run()) when the grid is two-dimensional.
   auto is_one = [](const Expr& e) { return !e || (e->is_const() && e->int_value == 1); };

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ir/verifier.h"
+
 namespace tilus {
 
 // An open block of statements and, for compound statements, the node it completes.
@@ -743,6 +745,7 @@ std::shared_ptr<Program> IRBuilder::finish() {
   program_->body = seq_of(std::move(frames_.back()->stmts));
   if (!program_->body) program_->body = seq_of({});
   frames_.back()->stmts.clear();
+  if (verify_enabled()) verify(*program_, "the builder");
   return program_;
 }
 

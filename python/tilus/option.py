@@ -13,6 +13,8 @@ set here, which then wins for the rest of the process::
     tilus.option.check_view_bounds(True)       # TILUS_CHECK_VIEW_BOUNDS (default 0)
     tilus.option.codegen(wgmma=False)          # TILUS_WGMMA (0: mma.sync only),
                                                # TILUS_UNROLL_BUDGET (default 64)
+    tilus.option.verify(True)                  # TILUS_VERIFY (default: the build's choice,
+                                               # off in installed wheels; on under pytest)
 
 Passing None resets an option to its environment variable / default.
 """
@@ -227,3 +229,25 @@ def get_check_view_bounds() -> bool:
 
 
 check_view_bounds(None)
+
+
+# ---------------------------------------------------------------------------- verifier
+def verify(enabled: Optional[bool]) -> None:
+    """Run the IR verifier (csrc/ir/verifier.h) after the builder and after every pass:
+    a pass that breaks an invariant of the IR then fails naming the script line and the
+    pass, instead of producing wrong code. It costs time on every build, so it is off in
+    the wheels users install; debug and developer builds (scripts/dev_build.sh) turn it
+    on, and so does the test suite (tests/conftest.py). None: $TILUS_VERIFY (``0`` or
+    ``1``, read now), else the build's default."""
+    if enabled is None:
+        text = _env("TILUS_VERIFY")
+        enabled = _C.verify_build_default() if text is None else text not in ("0", "false", "no")
+    _C.set_verify(bool(enabled))
+
+
+def get_verify() -> bool:
+    """Whether the verifier runs after the builder and every pass (see :func:`verify`)."""
+    return _C.verify_enabled()
+
+
+verify(None)
