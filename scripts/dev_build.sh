@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 launcher=()
 if command -v ccache > /dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
-cmake -S . -B build/dev -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" \
+cmake -S . -B build/dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILUS_VERIFY=ON "${launcher[@]}" \
   -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)" ${TILUS_DEV_CMAKE_ARGS:-} > /dev/null
 cmake --build build/dev -j"${JOBS:-2}"
 for f in build/dev/_C*.so build/dev/tilus-compile-worker; do

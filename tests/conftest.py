@@ -1,8 +1,13 @@
 import importlib.util
+import os
 import pathlib
 import sys
 
 import pytest
+
+# The IR verifier runs after the builder and every pass throughout the tests, in any
+# build (tilus.option.verify); TILUS_VERIFY=0 in the environment turns it off.
+os.environ.setdefault("TILUS_VERIFY", "1")
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

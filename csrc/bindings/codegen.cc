@@ -5,6 +5,8 @@
 #include "codegen/codegen.h"
 #include "runtime/build.h"
 #include "transforms/async_waits.h"
+#include "transforms/layout_inference.h"
+#include "transforms/verify_layouts.h"
 
 namespace py = pybind11;
 
@@ -36,6 +38,15 @@ void init_codegen(py::module_& m) {
       "The program as generate_cuda emits it for `arch`: dots marked with how they run, "
       "and the commits and waits of asynchronous wgmma dots placed "
       "(transforms/async_waits.h). str() prints it.");
+  m.def(
+      "verify_layouts",
+      [](const std::shared_ptr<Program>& program, bool wgmma) {
+        TILUS_CHECK(program != nullptr, "TypeError", "verify_layouts: program is None");
+        verify_layouts(*program, infer_layouts(*program, wgmma), "layout inference");
+      },
+      py::arg("program"), py::arg("wgmma") = false,
+      "Infer the layouts of `program` (wgmma: as for sm_90a) and run the verifier's layout "
+      "check on them now, whatever the switch says.");
   m.def(
       "generate_cuda",
       [](const std::shared_ptr<Program>& program, bool pointers_aligned, const std::string& arch,

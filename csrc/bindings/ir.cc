@@ -4,6 +4,7 @@
 
 #include "bindings/bindings.h"
 #include "ir/builder.h"
+#include "ir/verifier.h"
 #include "layout/register_layout.h"
 
 namespace py = pybind11;
@@ -277,6 +278,18 @@ void init_ir(py::module_& m) {
       .def("print_tensor", &IRBuilder::print_tensor)
       .def("name_tensor", &IRBuilder::name_tensor)
       .def("finish", &IRBuilder::finish);
+
+  m.def("verify", [](const std::shared_ptr<Program>& program, const std::string& after) {
+    TILUS_CHECK(program != nullptr, "TypeError", "verify: program is None");
+    verify(*program, after.c_str());
+  }, py::arg("program"), py::arg("after") = "a check",
+     "Run the IR verifier (csrc/ir/verifier.h) on `program` now, whatever the switch says; "
+     "a failure raises NativeError of kind 'InternalError' located at the statement.");
+  m.def("set_verify", &set_verify_enabled,
+        "Native side of tilus.option.verify (python/tilus/option.py).");
+  m.def("verify_enabled", &verify_enabled, "Whether the builder and the passes run the verifier.");
+  m.def("verify_build_default", &verify_build_default,
+        "The build's TILUS_VERIFY option: whether the verifier runs unless told otherwise.");
 }
 
 }  // namespace tilus::bindings

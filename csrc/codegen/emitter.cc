@@ -3,6 +3,8 @@
 #include "transforms/async_waits.h"
 #include "ir/functor.h"
 #include "ops/op_handler.h"
+#include "ir/verifier.h"
+#include "transforms/verify_layouts.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -326,6 +328,7 @@ void CudaEmitter::inst(const Instruction& i) {
 CudaEmitter::CudaEmitter(const Program& program, const CodegenOptions& options)
     : program_(program), options_(options), plan_(infer_layouts(program, options.wgmma)), div_(program),
       threads_(program.warps * 32) {
+  if (verify_enabled()) verify_layouts(program, plan_, "layout inference");
   tid_ = internal_var("tl_tid");
   // Banded launch order (run()) when the grid is two-dimensional.
   auto is_one = [](const Expr& e) { return !e || (e->is_const() && e->int_value == 1); };
@@ -426,6 +429,7 @@ void CudaEmitter::fence_for_wgmma() {
 GeneratedKernel generate_cuda(const Program& program, const CodegenOptions& options) {
   // The emitter prints the commits and waits of asynchronous dots as the pass placed them.
   std::shared_ptr<const Program> lowered = lower_async(program, options.wgmma);
+  if (verify_enabled() && lowered.get() != &program) verify(*lowered, "the async pass");
   return CudaEmitter(*lowered, options).run();
 }
 

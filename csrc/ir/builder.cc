@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ops/op_handler.h"
+#include "ir/verifier.h"
 
 namespace tilus {
 
@@ -767,6 +768,7 @@ std::shared_ptr<Program> IRBuilder::finish() {
   program_->body = seq_of(std::move(frames_.back()->stmts));
   if (!program_->body) program_->body = seq_of({});
   frames_.back()->stmts.clear();
+  if (verify_enabled()) verify(*program_, "the builder");
   return program_;
 }
 

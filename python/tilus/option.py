@@ -16,6 +16,10 @@ set here, which then wins for the rest of the process::
     tilus.option.interpret(True)               # TILUS_INTERPRET (default 0): GPU tensors
                                                # too run in the CPU interpreter
 
+
+    tilus.option.verify(True)                  # TILUS_VERIFY (default: the build's choice,
+                                               # off in installed wheels; on under pytest)
+
 Passing None resets an option to its environment variable / default.
 """
 
@@ -255,3 +259,25 @@ def get_interpret() -> bool:
 
 
 interpret(None)
+
+
+# ---------------------------------------------------------------------------- verifier
+def verify(enabled: Optional[bool]) -> None:
+    """Run the IR verifier (csrc/ir/verifier.h) after the builder and after every pass:
+    a pass that breaks an invariant of the IR then fails naming the script line and the
+    pass, instead of producing wrong code. It costs time on every build, so it is off in
+    the wheels users install; debug and developer builds (scripts/dev_build.sh) turn it
+    on, and so does the test suite (tests/conftest.py). None: $TILUS_VERIFY (``0`` or
+    ``1``, read now), else the build's default."""
+    if enabled is None:
+        text = _env("TILUS_VERIFY")
+        enabled = _C.verify_build_default() if text is None else text not in ("0", "false", "no")
+    _C.set_verify(bool(enabled))
+
+
+def get_verify() -> bool:
+    """Whether the verifier runs after the builder and every pass (see :func:`verify`)."""
+    return _C.verify_enabled()
+
+
+verify(None)

@@ -162,7 +162,13 @@ class CopyAsyncOrder(tilus.Script):
 def test_copy_async_lands_at_wait_group():
     src = torch.randn(8)
     dst = torch.full((16,), float("nan"))
-    CopyAsyncOrder()(src, dst)
+    # The script reads the buffer while the copy is in flight on purpose, which the IR
+    # verifier refuses (tests/lang/test_verifier.py): it is off for this build.
+    tilus.option.verify(False)
+    try:
+        CopyAsyncOrder()(src, dst)
+    finally:
+        tilus.option.verify(None)
     assert torch.all(dst[:8] == -1.0)
     torch.testing.assert_close(dst[8:], src)
 

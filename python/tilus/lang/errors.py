@@ -132,6 +132,12 @@ class ScriptMemoryError(ScriptError, MemoryError):
     pass
 
 
+class ScriptInternalError(ScriptError, RuntimeError):
+    """The IR verifier (tilus.option.verify) found a program that breaks an invariant after
+    the builder or a pass: a bug in tilus, located at the script line it concerns. The
+    message names the pass ("IR verifier (after layout inference): ...")."""
+
+
 _BY_KIND = {
     "TypeError": ScriptTypeError,
     "ValueError": ScriptValueError,
@@ -142,6 +148,7 @@ _BY_KIND = {
     "AttributeError": ScriptAttributeError,
     "ZeroDivisionError": ScriptZeroDivisionError,
     "MemoryError": ScriptMemoryError,
+    "InternalError": ScriptInternalError,
 }
 
 

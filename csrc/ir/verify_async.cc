@@ -1,0 +1,386 @@
+// The verifier's pairing check of asynchronous operations with their commits and waits.
+//
+// A forward data-flow walk over the structured program. For each asynchronous channel
+// (cp.async now) the state holds the copies issued but not yet committed ("pending") and
+// the committed ones a wait has not covered yet, each with its group's age (commits
+// since, 0 = the newest group). wait_group(n) retires every group of age >= n.
+//
+// Two questions with two directions of approximation, so that no valid program is
+// reported:
+//   * "is a copy left uncommitted at a wait or at the end?" — pending copies are a may-set
+//     (the union over paths): a copy that is uncommitted on some path is reported;
+//   * "does an access read a buffer still being written?" — only copies in flight on
+//     every path to the access (intersection, the older age where both hold) and whose
+//     destination is the accessed element range for certain (same allocation, equal
+//     slice indices) are reported. Indices that mention a variable written since, or a
+//     copy made in an earlier iteration of a loop, are not comparable and never reported.
+#include <algorithm>
+#include <array>
+#include <functional>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/functor.h"
+#include "ir/verifier.h"
+
+namespace tilus {
+
+namespace {
+
+// The asynchronous channels: each has its own issue / commit / wait instructions.
+// wgmma (issue 11, explicit async): add `Wgmma` here and map its fence / commit_group /
+// wait_group instructions and the wgmma dot in classify() below; everything else works
+// per channel unchanged.
+enum class Channel : uint8_t { CpAsync };
+constexpr size_t kChannels = 1;
+
+enum class Role : uint8_t { None, Issue, Commit, Wait, Access };
+
+struct Event {
+  Role role = Role::None;
+  Channel channel = Channel::CpAsync;
+};
+
+// What an instruction does to the async channels. Every op is listed (no default:), so a
+// new asynchronous instruction fails the build here until it is classified.
+Event classify(Op op) {
+  switch (op) {
+    case Op::CopyAsync: return {Role::Issue, Channel::CpAsync};
+    case Op::CopyAsyncCommitGroup: return {Role::Commit, Channel::CpAsync};
+    case Op::CopyAsyncWaitGroup: return {Role::Wait, Channel::CpAsync};
+    // Instructions that read or overwrite shared memory a copy may still be writing.
+    case Op::LoadShared:
+    case Op::StoreShared:
+    case Op::FreeShared:
+    case Op::PrintTensor: return {Role::Access, Channel::CpAsync};
+    case Op::GlobalView:
+    case Op::GlobalTensor:
+    case Op::SharedTensor:
+    case Op::RegisterTensor:
+    case Op::SliceShared:
+    case Op::LoadGlobal:
+    case Op::StoreGlobal:
+    case Op::Sync:
+    case Op::Dot:
+    case Op::Cast:
+    case Op::Elementwise:
+    case Op::UnaryElementwise:
+    case Op::Where:
+    case Op::Assign:
+    case Op::LockSemaphore:
+    case Op::ReleaseSemaphore:
+    case Op::Exp:
+    case Op::Sum: return {};  // its cross-warp scratch is its own shared memory
+    // wgmma: not a channel here yet; the async pass (transforms/async_waits.cc) places
+    // the commit after each async dot and the waits its tests pin in the printed IR.
+    case Op::WgmmaCommitGroup:
+    case Op::WgmmaWaitGroup: return {};
+  }
+  return {};
+}
+
+// An element range of a shared allocation: the allocation and the leading indices of the
+// slice (none: all of it).
+struct Region {
+  int root = -1;
+  std::vector<Expr> index;
+  bool comparable = true;  // false: the indices may no longer mean what they meant
+};
+
+struct Entry {
+  const StmtNode* issue = nullptr;  // the copy
+  Region dst;
+  bool must = true;  // pending only: uncommitted on every path (groups hold must entries)
+  int age = 0;       // groups only
+};
+
+struct ChannelState {
+  std::vector<Entry> pending;
+  std::vector<Entry> groups;
+};
+
+struct State {
+  bool reachable = true;
+  std::array<ChannelState, kChannels> ch;
+};
+
+bool same_expr(const Expr& a, const Expr& b) {
+  if (a == b) return true;
+  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype) return false;
+  switch (a->kind) {
+    case ExprKind::Const: return a->int_value == b->int_value && a->float_value == b->float_value;
+    case ExprKind::Var: return a->var_id == b->var_id;
+    case ExprKind::BlockIdx: return a->axis == b->axis;
+    case ExprKind::Unary: return a->unary_op == b->unary_op && same_expr(a->a, b->a);
+    case ExprKind::Binary:
+      return a->binary_op == b->binary_op && same_expr(a->a, b->a) && same_expr(a->b, b->b);
+    case ExprKind::Select: return same_expr(a->c, b->c) && same_expr(a->a, b->a) && same_expr(a->b, b->b);
+    case ExprKind::Cast: return same_expr(a->a, b->a);
+    case ExprKind::ElementAddr:
+    // A load from global memory may differ between two evaluations.
+    case ExprKind::ElementLoad: return false;
+  }
+  return false;
+}
+
+// Certainly the same elements (never "maybe").
+bool same_region(const Region& a, const Region& b) {
+  if (a.root != b.root || !a.comparable || !b.comparable) return false;
+  const size_t n = std::min(a.index.size(), b.index.size());
+  for (size_t k = 0; k < n; ++k)
+    if (!same_expr(a.index[k], b.index[k])) return false;
+  return true;
+}
+
+bool mentions(const Expr& e, const std::unordered_set<int>& vars) {
+  struct Find : ExprVisitor {
+    const std::unordered_set<int>& vars;
+    bool found = false;
+    explicit Find(const std::unordered_set<int>& v) : vars(v) {}
+    void visit_var(const Expr& e) override { found |= vars.count(e->var_id) > 0; }
+  } f(vars);
+  f.visit_expr(e);
+  return f.found;
+}
+
+// Variables a statement writes: declared, assigned, loop variables.
+class Written : public StmtVisitor {
+ public:
+  std::unordered_set<int> vars;
+
+ protected:
+  void visit_declare(const Stmt& s) override { vars.insert(s->var->var_id); }
+  void visit_assign(const Stmt& s) override { vars.insert(s->var->var_id); }
+  void visit_for(const Stmt& s) override {
+    vars.insert(s->var->var_id);
+    StmtVisitor::visit_for(s);
+  }
+};
+
+// The state at a join: pending copies of either side (certain only when certain on
+// both), groups in flight on both sides (at the older age).
+State merge(const State& a, const State& b) {
+  if (!a.reachable) return b;
+  if (!b.reachable) return a;
+  State out;
+  for (size_t c = 0; c < kChannels; ++c) {
+    const ChannelState &x = a.ch[c], &y = b.ch[c];
+    ChannelState& o = out.ch[c];
+    for (const Entry& e : x.pending) {
+      Entry m = e;
+      auto it = std::find_if(y.pending.begin(), y.pending.end(),
+                             [&](const Entry& f) { return f.issue == e.issue; });
+      m.must = e.must && it != y.pending.end() && it->must;
+      m.dst.comparable = e.dst.comparable && it != y.pending.end() && it->dst.comparable;
+      o.pending.push_back(m);
+    }
+    for (const Entry& f : y.pending) {
+      auto it = std::find_if(x.pending.begin(), x.pending.end(),
+                             [&](const Entry& e) { return e.issue == f.issue; });
+      if (it != x.pending.end()) continue;
+      Entry m = f;
+      m.must = false;
+      o.pending.push_back(m);
+    }
+    for (const Entry& e : x.groups) {
+      auto it = std::find_if(y.groups.begin(), y.groups.end(),
+                             [&](const Entry& f) { return f.issue == e.issue; });
+      if (it == y.groups.end()) continue;
+      Entry m = e;
+      m.age = std::max(e.age, it->age);
+      m.dst.comparable = e.dst.comparable && it->dst.comparable;
+      if (m.dst.comparable) o.groups.push_back(m);
+    }
+  }
+  return out;
+}
+
+bool same_state(const State& a, const State& b) {
+  if (a.reachable != b.reachable) return false;
+  auto key = [](const Entry& e) { return std::make_tuple(e.issue, e.must, e.age, e.dst.comparable); };
+  for (size_t c = 0; c < kChannels; ++c) {
+    for (auto list : {&ChannelState::pending, &ChannelState::groups}) {
+      const auto &x = a.ch[c].*list, &y = b.ch[c].*list;
+      if (x.size() != y.size()) return false;
+      for (size_t k = 0; k < x.size(); ++k)
+        if (key(x[k]) != key(y[k])) return false;
+    }
+  }
+  return true;
+}
+
+// Forgets what indices mean once a variable they read may have changed. Group entries
+// whose destination is no longer comparable can never be reported and are dropped.
+void invalidate(State& s, const std::unordered_set<int>& vars) {
+  for (ChannelState& c : s.ch) {
+    for (Entry& e : c.pending)
+      for (const Expr& x : e.dst.index)
+        if (mentions(x, vars)) e.dst.comparable = false;
+    c.groups.erase(std::remove_if(c.groups.begin(), c.groups.end(),
+                                  [&](const Entry& e) {
+                                    return std::any_of(e.dst.index.begin(), e.dst.index.end(),
+                                                       [&](const Expr& x) { return mentions(x, vars); });
+                                  }),
+                   c.groups.end());
+  }
+}
+
+class AsyncCheck {
+ public:
+  AsyncCheck(const char* after) : after_(after) {}
+
+  void run(const Program& p) {
+    State s;
+    s = walk(p.body, s);
+    if (!s.reachable) return;
+    for (const ChannelState& c : s.ch)
+      for (const Entry& e : c.pending)
+        verify_fail(after_, e.issue->loc,
+                    "this copy_async is not committed (copy_async_commit_group) before the "
+                    "kernel ends");
+  }
+
+ private:
+  struct Loop {
+    State breaks, continues;
+  };
+
+  State walk(const Stmt& s, State st) {
+    if (!s || !st.reachable) return st;
+    switch (s->kind) {
+      case StmtKind::Seq:
+        for (const Stmt& c : s->seq) st = walk(c, st);
+        return st;
+      case StmtKind::Declare:
+      case StmtKind::Assign:
+        invalidate(st, {s->var->var_id});
+        return st;
+      case StmtKind::If: {
+        State then_state = walk(s->then_body, st);
+        State else_state = walk(s->else_body, st);
+        return merge(then_state, else_state);
+      }
+      case StmtKind::For:
+      case StmtKind::While: return loop(s, st);
+      case StmtKind::Break:
+        loops_.back().breaks = merge(loops_.back().breaks, st);
+        return unreachable();
+      case StmtKind::Continue:
+        loops_.back().continues = merge(loops_.back().continues, st);
+        return unreachable();
+      case StmtKind::Inst: inst(*s, st); return st;
+    }
+    return st;
+  }
+
+  static State unreachable() {
+    State s;
+    s.reachable = false;
+    return s;
+  }
+
+  // The body runs zero or more times: its entry state is the join of the state before
+  // the loop and of every back edge, iterated until it stops changing.
+  State loop(const Stmt& s, const State& before) {
+    Written w;
+    w.visit_stmt(s);
+    State head = before;
+    invalidate(head, w.vars);
+    for (int round = 0;; ++round) {
+      loops_.push_back({unreachable(), unreachable()});
+      State end = walk(s->body, head);
+      Loop l = loops_.back();
+      loops_.pop_back();
+      State next = merge(merge(before, end), l.continues);
+      invalidate(next, w.vars);
+      if (same_state(next, head) || round == 8) {
+        // round 8: pending copies that keep piling up are kept (may), groups dropped.
+        if (!same_state(next, head))
+          for (ChannelState& c : next.ch) c.groups.clear();
+        return merge(next, l.breaks);
+      }
+      head = next;
+    }
+  }
+
+  Region region_of(const Tensor& view) const {
+    auto it = views_.find(view->id);
+    if (it != views_.end()) return it->second;
+    Region r;
+    r.root = view->id;
+    return r;
+  }
+
+  void inst(const StmtNode& s, State& st) {
+    const Instruction& i = *s.inst;
+    if (i.op == Op::SliceShared) {
+      Region r = region_of(i.inputs[0]);
+      r.index.insert(r.index.end(), i.args.begin(), i.args.end());
+      views_[i.output->id] = r;
+      return;
+    }
+    const Event ev = classify(i.op);
+    ChannelState& c = st.ch[static_cast<size_t>(ev.channel)];
+    switch (ev.role) {
+      case Role::None: return;
+      case Role::Issue: {
+        Entry e;
+        e.issue = &s;
+        e.dst = region_of(i.inputs[1]);
+        c.pending.erase(std::remove_if(c.pending.begin(), c.pending.end(),
+                                       [&](const Entry& p) { return p.issue == &s; }),
+                        c.pending.end());
+        c.pending.push_back(e);
+        return;
+      }
+      case Role::Commit:
+        for (Entry& e : c.groups) ++e.age;
+        for (Entry& e : c.pending)
+          if (e.must && e.dst.comparable) c.groups.push_back(e);
+        c.pending.clear();
+        return;
+      case Role::Wait: {
+        if (!c.pending.empty())
+          verify_fail(after_, s.loc,
+                      cat(op_name(i.op), " does not wait for the copy_async at ",
+                          c.pending.front().issue->loc.str(),
+                          ": it is not committed (copy_async_commit_group) before the wait"));
+        const int64_t n = i.int_attr;
+        c.groups.erase(std::remove_if(c.groups.begin(), c.groups.end(),
+                                      [&](const Entry& e) { return e.age >= n; }),
+                       c.groups.end());
+        return;
+      }
+      case Role::Access: {
+        const Tensor& t = i.inputs[0];
+        if (t->scope != Scope::Shared) return;
+        const Region r = region_of(t);
+        for (ChannelState& ch : st.ch) {
+          for (const Entry& e : ch.pending)
+            if (e.must && same_region(e.dst, r))
+              verify_fail(after_, s.loc,
+                          cat(op_name(i.op), " accesses ", t->name, " while the copy_async at ",
+                              e.issue->loc.str(), " into it is neither committed nor waited for"));
+          for (const Entry& e : ch.groups)
+            if (same_region(e.dst, r))
+              verify_fail(after_, s.loc,
+                          cat(op_name(i.op), " accesses ", t->name, " while the copy_async at ",
+                              e.issue->loc.str(), " into it may still be in flight: no "
+                              "copy_async_wait_group covers its group"));
+        }
+        return;
+      }
+    }
+  }
+
+  const char* after_;
+  std::vector<Loop> loops_;
+  std::unordered_map<int, Region> views_;  // shared view id -> what it slices
+};
+
+}  // namespace
+
+void verify_async(const Program& program, const char* after) { AsyncCheck(after).run(program); }
+
+}  // namespace tilus
