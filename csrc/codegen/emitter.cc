@@ -52,8 +52,17 @@ const std::unordered_set<std::string>& cpp_reserved() {
   return words;
 }
 
+// The emitters' own loop counters (for (int i ...) around a tile's elements, whose bodies
+// print the script's expressions): a script's name must not be one of them, or the
+// counter would shadow it (a float16 parameter named i read as the loop index).
+const std::unordered_set<std::string>& loop_counters() {
+  static const std::unordered_set<std::string> names = {"i", "j", "k", "d", "n", "r", "z"};
+  return names;
+}
+
 std::string sanitize(const std::string& name) {
-  if (cpp_reserved().count(name) || name.rfind("tl_", 0) == 0) return name + "_";
+  if (cpp_reserved().count(name) || loop_counters().count(name) || name.rfind("tl_", 0) == 0)
+    return name + "_";
   return name;
 }
 }  // namespace

@@ -94,3 +94,26 @@ def test_unroll_hint_is_kept_for_small_bodies_and_reduced_for_long_ones(example,
     assert "#pragma unroll 5\n" in long_body.source(*args)
     monkeypatch.setenv("TILUS_UNROLL_BUDGET", "200")  # 99 operations per iteration: 2 copies fit
     assert "#pragma unroll 2\n" in long_body.source(*args)
+
+
+def test_script_names_never_shadow_the_emitters_loop_counters():
+    # A float16 parameter named i used inside a tile's element loop read the loop's own
+    # counter (found by tests/gpu/test_kernel_args_gpu.py on an H100): script names that
+    # are loop counters of generated code are renamed.
+    import tilus
+    from tilus import float16, float64
+
+    class Echo(tilus.Script):
+        def __call__(self, out_ptr: ~float64, i: float16, k: float16):
+            self.attrs.blocks = [1]
+            self.attrs.warps = 1
+            out = self.global_view(out_ptr, dtype=float64, shape=[2])
+            self.store_global(out, self.register_tensor(dtype=float64, shape=[1], init=i),
+                              offsets=[0])
+            self.store_global(out, self.register_tensor(dtype=float64, shape=[1], init=k),
+                              offsets=[1])
+
+    source = Echo().source(torch.zeros(2, dtype=torch.float64), 0.5, 0.25, arch="sm_80")
+    assert "tilus::half i_, tilus::half k_)" in source
+    assert "tilus::cast<double>(i_)" in source and "tilus::cast<double>(k_)" in source
+    assert "tilus::cast<double>(i)" not in source
