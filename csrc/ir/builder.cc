@@ -2,8 +2,9 @@
 
 #include <algorithm>
 
-#include "ops/op_handler.h"
+#include "ir/shape_rules.h"
 #include "ir/verifier.h"
+#include "ops/op_handler.h"
 
 namespace tilus {
 
@@ -588,25 +589,6 @@ Tensor IRBuilder::cast(const Tensor& x, DataType dtype) {
   return t;
 }
 
-namespace {
-// numpy broadcasting of two compile-time shapes; empty result means incompatible.
-std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
-  size_t r = std::max(a.size(), b.size());
-  std::vector<int64_t> out(r);
-  for (size_t i = 0; i < r; ++i) {
-    int64_t x = i < r - a.size() ? 1 : a[i - (r - a.size())];
-    int64_t y = i < r - b.size() ? 1 : b[i - (r - b.size())];
-    if (x != y && x != 1 && y != 1) return {};
-    out[i] = std::max(x, y);
-  }
-  return out;
-}
-
-DataType result_dtype(BinaryOp op, DataType operands) {
-  return is_comparison(op) || is_logical(op) ? dtypes::boolean : operands;
-}
-}  // namespace
-
 Tensor IRBuilder::binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
   check_register(a, binary_op_symbol(op), "the left operand");
   check_register(b, binary_op_symbol(op), "the right operand");
@@ -614,7 +596,7 @@ Tensor IRBuilder::binary(BinaryOp op, const Tensor& a, const Tensor& b, const Te
   TILUS_CHECK(!shape.empty(), "ValueError", "operator ", binary_op_symbol(op),
               ": shapes ", shape_str(a->shape), " and ", shape_str(b->shape),
               " cannot be broadcast together");
-  DataType t = result_dtype(op, promote(a->dtype, b->dtype));
+  DataType t = binary_result_dtype(op, promote(a->dtype, b->dtype));
   Tensor d = out;
   if (out) {
     check_register(out, binary_op_symbol(op), "out");
@@ -650,7 +632,7 @@ Tensor IRBuilder::binary_scalar(BinaryOp op, const Tensor& x, Expr scalar, bool 
     TILUS_CHECK(out->shape == x->shape, "ValueError", "out has shape ", shape_str(out->shape),
                 " but the result has shape ", shape_str(x->shape));
   } else {
-    d = define(Scope::Register, result_dtype(op, operand_type), x->shape, "r");
+    d = define(Scope::Register, binary_result_dtype(op, operand_type), x->shape, "r");
   }
   auto inst = new_inst(Op::Elementwise);
   inst->output = d;

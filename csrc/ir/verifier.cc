@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "ir/functor.h"
+#include "ir/shape_rules.h"
 
 namespace tilus {
 
@@ -27,22 +28,6 @@ std::string shape_str(const std::vector<int64_t>& shape) {
 
 std::string tensor_str(const Tensor& t) { return t ? t->name + " (" + t->type_str() + ")" : "nothing"; }
 
-// numpy broadcasting, as IRBuilder::binary and ::where apply it; empty: incompatible.
-std::vector<int64_t> broadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
-  size_t r = std::max(a.size(), b.size());
-  std::vector<int64_t> out(r);
-  for (size_t i = 0; i < r; ++i) {
-    int64_t x = i < r - a.size() ? 1 : a[i - (r - a.size())];
-    int64_t y = i < r - b.size() ? 1 : b[i - (r - b.size())];
-    if (x != y && x != 1 && y != 1) return {};
-    out[i] = std::max(x, y);
-  }
-  return out;
-}
-
-DataType binary_result(BinaryOp op, DataType operands) {
-  return is_comparison(op) || is_logical(op) ? dtypes::boolean : operands;
-}
 
 bool is_int_index(const Expr& e) { return e && (e->dtype.is_integer() || e->dtype.is_bool()); }
 
@@ -481,7 +466,7 @@ class Verifier : public StmtExprVisitor {
         for (const Tensor& t : i.inputs) scope(i, t, Scope::Register, "an operand");
         scope(i, i.output, Scope::Register, "the output");
         std::vector<int64_t> shape =
-            with_scalar ? i.inputs[0]->shape : broadcast(i.inputs[0]->shape, i.inputs[1]->shape);
+            with_scalar ? i.inputs[0]->shape : broadcast_shapes(i.inputs[0]->shape, i.inputs[1]->shape);
         if (shape.empty() || shape != i.output->shape)
           fail("operator ", binary_op_symbol(i.binary_op), ": operands ", tensor_str(i.inputs[0]),
                with_scalar ? std::string() : " and " + tensor_str(i.inputs[1]), " do not give ",
@@ -490,9 +475,9 @@ class Verifier : public StmtExprVisitor {
           fail("operator ", binary_op_symbol(i.binary_op), ": a pointer operand");
         DataType operands = with_scalar ? i.args[0]->dtype : promote(i.inputs[0]->dtype, i.inputs[1]->dtype);
         // Writing into an existing tensor (out=) converts; a new one has the result type.
-        if (i.defines_output && binary_result(i.binary_op, operands) != i.output->dtype)
+        if (i.defines_output && binary_result_dtype(i.binary_op, operands) != i.output->dtype)
           fail("operator ", binary_op_symbol(i.binary_op), " gives ",
-               binary_result(i.binary_op, operands).name(), ", not ", tensor_str(i.output));
+               binary_result_dtype(i.binary_op, operands).name(), ", not ", tensor_str(i.output));
         return;
       }
       case Op::UnaryElementwise:
@@ -508,7 +493,7 @@ class Verifier : public StmtExprVisitor {
         for (const Tensor& t : i.inputs) scope(i, t, Scope::Register, "an operand");
         scope(i, i.output, Scope::Register, "the output");
         if (!i.inputs[0]->dtype.is_bool()) fail(what, ": the condition ", tensor_str(i.inputs[0]), " is not boolean");
-        auto shape = broadcast(broadcast(i.inputs[0]->shape, i.inputs[1]->shape), i.inputs[2]->shape);
+        auto shape = broadcast_shapes(broadcast_shapes(i.inputs[0]->shape, i.inputs[1]->shape), i.inputs[2]->shape);
         if (shape.empty() || shape != i.output->shape ||
             promote(i.inputs[1]->dtype, i.inputs[2]->dtype) != i.output->dtype)
           fail(what, ": its operands do not give ", tensor_str(i.output));
