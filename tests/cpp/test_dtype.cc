@@ -10,18 +10,10 @@
 #include "ir/dtype.h"
 #include "support/error.h"
 
+#include "check.h"
+
 using namespace tilus;
 
-static int g_failed = 0, g_checks = 0;
-#define CHECK(cond)                                                     \
-  do {                                                                  \
-    ++g_checks;                                                         \
-    if (!(cond)) {                                                      \
-      ++g_failed;                                                       \
-      std::printf("  FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);   \
-    }                                                                   \
-  } while (0)
-#define CHECK_EQ(a, b) CHECK((a) == (b))
 // Runs `stmt`, expects a ScriptError of `want_kind` whose message contains `want_text`.
 #define CHECK_THROWS(stmt, want_kind, want_text)                                  \
   do {                                                                            \
@@ -36,7 +28,6 @@ static int g_failed = 0, g_checks = 0;
     CHECK(thrown);                                                                \
   } while (0)
 
-static void section(const char* name) { std::printf("[%s]\n", name); }
 
 static void test_whole_bytes() {
   section("whole_bytes: sizes that address memory");

@@ -9,20 +9,11 @@
 
 #include "ir/functor.h"
 
+#include "check.h"
+
 using namespace tilus;
 
-static int g_failed = 0, g_checks = 0;
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    ++g_checks;                                                       \
-    if (!(cond)) {                                                    \
-      ++g_failed;                                                     \
-      std::printf("  FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                 \
-  } while (0)
-#define CHECK_EQ(a, b) CHECK((a) == (b))
 
-static void section(const char* name) { std::printf("[%s]\n", name); }
 
 // ---- building blocks ------------------------------------------------------------------
 static std::shared_ptr<StmtNode> node(StmtKind kind) {

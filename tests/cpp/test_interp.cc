@@ -17,24 +17,16 @@
 #include "ir/verifier.h"
 #include "support/float16.h"
 
+#include "check.h"
+
 using namespace tilus;
 
-static int g_checks = 0, g_failures = 0;
-
-#define CHECK(cond)                                                               \
-  do {                                                                            \
-    ++g_checks;                                                                   \
-    if (!(cond)) {                                                                \
-      ++g_failures;                                                               \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                             \
-  } while (0)
 
 #define CHECK_MSG(cond, ...)                                                      \
   do {                                                                            \
     ++g_checks;                                                                   \
     if (!(cond)) {                                                                \
-      ++g_failures;                                                               \
+      ++g_failed;                                                               \
       std::fprintf(stderr, "%s:%d: CHECK failed: %s: %s\n", __FILE__, __LINE__, #cond, \
                    cat(__VA_ARGS__).c_str());                                     \
     }                                                                             \
@@ -654,21 +646,21 @@ int main() {
       {"bench_matmul", bench_matmul},
   };
   for (const Test& t : tests) {
-    int before = g_failures;
+    int before = g_failed;
     auto t0 = std::chrono::steady_clock::now();
     try {
       t.fn();
     } catch (const ScriptError& e) {
-      ++g_failures;
+      ++g_failed;
       std::fprintf(stderr, "%s: unexpected %s: %s at %s\n", t.name, e.kind().c_str(), e.what(),
                    e.loc().str().c_str());
     } catch (const std::exception& e) {
-      ++g_failures;
+      ++g_failed;
       std::fprintf(stderr, "%s: unexpected exception: %s\n", t.name, e.what());
     }
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("%-22s %s (%.1f ms)\n", t.name, g_failures == before ? "ok" : "FAILED", ms);
+    std::printf("%-22s %s (%.1f ms)\n", t.name, g_failed == before ? "ok" : "FAILED", ms);
   }
-  std::printf("%d checks, %d failures\n", g_checks, g_failures);
-  return g_failures ? 1 : 0;
+  std::printf("%d checks, %d failures\n", g_checks, g_failed);
+  return g_failed ? 1 : 0;
 }

@@ -16,19 +16,11 @@
 #include "layout/shared_layout.h"
 #include "support/error.h"
 
+#include "check.h"
+
 using namespace tilus;
 using V = std::vector<int64_t>;
 
-static int g_failed = 0, g_checks = 0;
-#define CHECK(cond)                                                     \
-  do {                                                                  \
-    ++g_checks;                                                         \
-    if (!(cond)) {                                                      \
-      ++g_failed;                                                       \
-      std::printf("  FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);   \
-    }                                                                   \
-  } while (0)
-#define CHECK_EQ(a, b) CHECK((a) == (b))
 #define CHECK_THROWS(stmt, want_kind)                     \
   do {                                               \
     bool thrown = false;                             \
@@ -40,7 +32,6 @@ static int g_failed = 0, g_checks = 0;
     CHECK(thrown);                                   \
   } while (0)
 
-static void section(const char* name) { std::printf("[%s]\n", name); }
 
 // ---- a tiny evaluator for index expressions -------------------------------------------
 static int64_t eval(const Expr& e, const std::map<int, int64_t>& env) {

@@ -14,19 +14,11 @@
 #include "transforms/layout_inference.h"
 #include "transforms/verify_layouts.h"
 
+#include "check.h"
+
 using namespace tilus;
 
-static int g_failed = 0, g_checks = 0;
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    ++g_checks;                                                       \
-    if (!(cond)) {                                                    \
-      ++g_failed;                                                     \
-      std::printf("  FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                 \
-  } while (0)
 
-static void section(const char* name) { std::printf("[%s]\n", name); }
 
 // Runs f, which must throw the verifier's error at kernel.py:line with `words` in the
 // message; prints what happened otherwise.
