@@ -10,7 +10,9 @@ from __future__ import annotations
 import inspect
 import math
 import numbers
+import os
 import struct
+import sys
 import typing
 from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple
@@ -148,6 +150,42 @@ class Signature:
 _MISSING = object()
 
 
+def _inside_bytes_object(address: int, nbytes: int) -> bool:
+    """Whether `address` is the start of the contents of a Python ``bytes`` object of at
+    least `nbytes` bytes. CPython keeps a bytes object's contents right after a fixed
+    header (reference count, type, size, hash); the header is read through
+    /proc/self/mem, which fails cleanly where `address` has no mapped memory before it."""
+    if sys.implementation.name != "cpython" or not os.path.exists("/proc/self/mem"):
+        return False
+    header = sys.getsizeof(b"") - 1  # the header; one byte more is the terminating NUL
+    word = struct.calcsize("P")
+    try:
+        with open("/proc/self/mem", "rb", buffering=0) as mem:
+            mem.seek(address - header + word)
+            raw = mem.read(2 * word)
+    except (OSError, ValueError, OverflowError):
+        return False
+    if len(raw) != 2 * word:
+        return False
+    type_address, size = struct.unpack("Pq" if word == 8 else "Pi", raw)
+    return type_address == id(bytes) and size >= nbytes
+
+
+def _torch_over_bytes(tensor) -> bool:
+    """A CPU tensor made by torch.frombuffer over an immutable ``bytes`` object: torch keeps
+    no read-only mark, so tilus looks at the memory behind a storage torch did not allocate
+    (one that cannot be resized)."""
+    if tensor.device.type != "cpu":
+        return False
+    try:
+        storage = tensor.untyped_storage()
+        if storage.resizable():
+            return False  # torch's own allocation
+        return _inside_bytes_object(storage.data_ptr(), storage.nbytes())
+    except (AttributeError, RuntimeError):
+        return False
+
+
 def describe_tensor(param: str, value, expected: DataType) -> TensorArg:
     """Check a tensor argument for a `~dtype` parameter and describe its memory."""
     if hasattr(value, "data_ptr") and hasattr(value, "is_contiguous"):  # torch.Tensor
@@ -157,7 +195,7 @@ def describe_tensor(param: str, value, expected: DataType) -> TensorArg:
             raise ValueError(f"argument '{param}' is not contiguous; tilus pointer parameters "
                              "need contiguous tensors (call .contiguous())")
         return TensorArg(param, value.data_ptr(), value.numel() * value.element_size(), dtype,
-                         str(value.device))
+                         str(value.device), not _torch_over_bytes(value))
     if hasattr(value, "__cuda_array_interface__"):  # CuPy, Numba
         cai = value.__cuda_array_interface__
         dtype = from_foreign(_typestr_name(cai["typestr"]))

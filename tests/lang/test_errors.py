@@ -341,3 +341,22 @@ def test_a_read_only_input_that_is_only_read_is_accepted():
     np.testing.assert_array_equal(b, 6.0)
     Scale()(8, DLPackOnly(_read_only(value=1.0)), b, 2.0)
     np.testing.assert_array_equal(b, 2.0)
+
+
+def test_a_torch_tensor_over_a_bytes_object_is_refused_as_an_output():
+    import warnings
+
+    immutable = bytes(32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns that the buffer is not writable
+        out = torch.frombuffer(immutable, dtype=torch.float32)
+        writable = torch.frombuffer(bytearray(32), dtype=torch.float32)
+    a = torch.ones(8)
+    with pytest.raises(ValueError, match=r"argument 'b_ptr' is read-only, but the kernel "
+                                         r"writes through it"):
+        Scale()(8, a, out, 2.0)
+    assert immutable == bytes(32)  # nothing was written into the bytes object
+    Scale()(8, out, writable, 2.0)  # as an input it is only read; a bytearray is writable
+    assert torch.equal(writable, torch.zeros(8))
+    Scale()(8, a, writable, 3.0)
+    assert torch.equal(writable, torch.full((8,), 3.0))
