@@ -256,6 +256,7 @@ void init_ir(py::module_& m) {
                                  std::vector<int> dims) { b.copy_async(src, dst, exprs(off), dims); })
       .def("copy_async_commit_group", &IRBuilder::copy_async_commit_group)
       .def("copy_async_wait_group", &IRBuilder::copy_async_wait_group)
+      .def("copy_async_wait_all", &IRBuilder::copy_async_wait_all)
       .def("dot", &IRBuilder::dot, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("out").none(true))
       .def("cast", &IRBuilder::cast)
       .def("tile_op", [](IRBuilder& b, const std::string& op, std::vector<Tensor> inputs,

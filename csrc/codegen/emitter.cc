@@ -1,6 +1,7 @@
 #include "codegen/emitter.h"
 #include "codegen/unroll_budget.h"
 #include "transforms/async_waits.h"
+#include "transforms/copy_waits.h"
 #include "ir/functor.h"
 #include "ops/op_handler.h"
 #include "ir/verifier.h"
@@ -437,8 +438,10 @@ void CudaEmitter::fence_for_wgmma() {
 
 GeneratedKernel generate_cuda(const Program& program, const CodegenOptions& options) {
   // The emitter prints the commits and waits of asynchronous dots as the pass placed them.
-  std::shared_ptr<const Program> lowered = lower_async(program, options.wgmma);
-  if (verify_enabled() && lowered.get() != &program) verify(*lowered, "the async pass");
+  std::shared_ptr<const Program> waited = place_copy_waits(program);
+  if (verify_enabled()) verify(*waited, "the copy-wait pass");
+  std::shared_ptr<const Program> lowered = lower_async(*waited, options.wgmma);
+  if (verify_enabled()) verify(*lowered, "the async pass");
   return CudaEmitter(*lowered, options).run();
 }
 

@@ -173,8 +173,6 @@ class CudaEmitter {
   std::unordered_set<int> internal_vars_;
   // global tensors whose memory (same pointer parameter) the kernel also stores to
   std::unordered_set<int> written_globals_;
-  std::unordered_set<int> async_targets_;  // shared allocations cp.async writes into
-  bool copies_in_flight_ = false;          // cp.async issued since the last wait_all
   int64_t unroll_budget_ = 0;              // codegen/unroll_budget.h
   std::vector<int> scopes_ = {0};             // ids of the enclosing C++ blocks
   int next_scope_ = 1;

@@ -302,6 +302,8 @@ TILUS_EXEC(exec_copy_async_wait_group) {
   complete_copies(st, static_cast<size_t>(inst.int_attr));
 }
 
+TILUS_EXEC(exec_copy_async_wait_all) { complete_all_copies(st); }
+
 TILUS_EXEC(exec_cast) {
   const TensorValue& x = input(st, inst.inputs[0], inst);
   copy_tensor(x, define_output(st, inst.output.get(), inst.output->dtype), inst);

@@ -529,6 +529,8 @@ void IRBuilder::copy_async(const Tensor& src, const Tensor& dst, std::vector<Exp
 
 void IRBuilder::copy_async_commit_group() { emit_inst(new_inst(Op::CopyAsyncCommitGroup)); }
 
+void IRBuilder::copy_async_wait_all() { emit_inst(new_inst(Op::CopyAsyncWaitAll)); }
+
 void IRBuilder::copy_async_wait_group(int64_t n) {
   TILUS_CHECK(n >= 0, "ValueError", "copy_async_wait_group: n must be >= 0, got ", n);
   auto inst = new_inst(Op::CopyAsyncWaitGroup);

@@ -65,6 +65,7 @@ class IRBuilder {
                   std::vector<int> dims);
   void copy_async_commit_group();
   void copy_async_wait_group(int64_t n);
+  void copy_async_wait_all();
   // out: write into this existing tensor instead of defining a new one (may be null).
   Tensor dot(const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& out);
   Tensor cast(const Tensor& x, DataType dtype);

@@ -14,6 +14,7 @@
 //   Sync, CopyAsyncCommitGroup
 //   CopyAsync         inputs[0]=global src, inputs[1]=shared dst, args=offsets, dims
 //   CopyAsyncWaitGroup  int_attr = groups allowed to stay in flight
+//   CopyAsyncWaitAll    every copy, committed or not; text = why (when a pass placed it)
 //   Dot               inputs a, b, c                      -> output (new, or out=);
 //                     int_attr = DotLowering (set by transforms/async_waits.h)
 //   WgmmaCommitGroup  -  (the wgmma dots issued since the last commit form one group)

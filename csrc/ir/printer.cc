@@ -132,6 +132,7 @@ class Printer : public StmtVisitor {
           << dims_attr(i, i.inputs[0]->rank(), i.inputs[1]->shape.size()) << ")";
         break;
       case Op::CopyAsyncWaitGroup: o << "n=" << i.int_attr << ")"; break;
+      case Op::CopyAsyncWaitAll: o << ")" << (i.text.empty() ? "" : "   # " + i.text); break;
       case Op::WgmmaWaitGroup: {
         o << "n=" << i.int_attr;
         if (!i.inputs.empty() && i.inputs[0]->scope == Scope::Shared) {

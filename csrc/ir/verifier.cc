@@ -402,6 +402,7 @@ class Verifier : public StmtExprVisitor {
         return;
       case Op::Sync:
       case Op::CopyAsyncCommitGroup:
+      case Op::CopyAsyncWaitAll:
         arity(i, 0, 0, 0);
         no_output(i);
         return;

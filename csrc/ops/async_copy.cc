@@ -6,14 +6,15 @@
 namespace tilus::ops {
 
 namespace {
-void emit_copy_async(CudaEmitter& e, const Instruction& i) {
-  e.async_targets_.insert(e.plan_.root_of(i.inputs[1]));
-  e.copies_in_flight_ = true;
-  e.emit_copy_async(i);
-}
+void emit_copy_async(CudaEmitter& e, const Instruction& i) { e.emit_copy_async(i); }
 
 void emit_wait_group(CudaEmitter& e, const Instruction& i) {
   e.line("tilus::cp_async_wait_group<" + std::to_string(i.int_attr) + ">();");
+  e.fence_for_wgmma();
+}
+
+void emit_wait_all(CudaEmitter& e, const Instruction& i) {
+  e.line("tilus::cp_async_wait_all();" + (i.text.empty() ? "" : "  // " + i.text));
   e.fence_for_wgmma();
 }
 }  // namespace
@@ -24,5 +25,8 @@ const OpHandler kCopyAsyncCommitGroup = {
     [](CudaEmitter& e, const Instruction&) { e.line("tilus::cp_async_commit_group();"); }};
 const OpHandler kCopyAsyncWaitGroup = {nullptr, nullptr, interp::exec_copy_async_wait_group,
                                        emit_wait_group};
+// Written by a script, or placed after a free_shared by transforms/copy_waits.cc.
+const OpHandler kCopyAsyncWaitAll = {nullptr, nullptr, interp::exec_copy_async_wait_all,
+                                     emit_wait_all};
 
 }  // namespace tilus::ops

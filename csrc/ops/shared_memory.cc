@@ -10,14 +10,8 @@ void emit_free_shared(CudaEmitter& e, const Instruction& i) {
   auto it = e.smem_offset_.find(i.inputs[0]->id);
   if (it != e.smem_offset_.end()) e.smem_.release(it->second);
   e.line("// free_shared(" + i.inputs[0]->name + ")");
-  // Copies still in flight into freed memory (a pipeline's prologue may copy tiles
-  // its loop never waits for) would land on whatever is allocated there next.
-  if (e.async_targets_.count(i.inputs[0]->id) && e.copies_in_flight_) {
-    e.line("tilus::cp_async_wait_all();  // let copies into freed memory land before reuse");
-    e.fence_for_wgmma();
-    e.line("__syncthreads();");
-    e.copies_in_flight_ = false;
-  }
+  // Copies that may still land in the freed memory were waited for by the wait that
+  // transforms/copy_waits.cc placed right after this instruction.
 }
 }  // namespace
 

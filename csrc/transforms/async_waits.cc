@@ -357,6 +357,7 @@ class AsyncWaits : public StmtMutator {
       case Op::LoadShared:
       case Op::CopyAsyncCommitGroup:
       case Op::CopyAsyncWaitGroup:
+      case Op::CopyAsyncWaitAll:
       case Op::Dot:
       case Op::WgmmaCommitGroup:
       case Op::WgmmaWaitGroup:

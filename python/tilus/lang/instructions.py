@@ -497,6 +497,30 @@ class InstructionMixin:
         """
         current_builder().copy_async_wait_group(_const_ints([n], "n")[0])
 
+    def copy_async_wait_all(self):
+        """Wait until every :meth:`copy_async` of this thread has landed, committed to a
+        group or not (Tilus 0.2's ``copy_async_wait_all``).
+
+        Together with a following :meth:`sync` the data is visible to the whole block.
+
+        Args:
+            None.
+
+        Dtypes and layouts:
+            Not applicable.
+
+        Raises:
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                self.copy_async(src=g, dst=s, offsets=[0, 0])
+                self.copy_async_wait_all()
+                self.sync()
+        """
+        current_builder().copy_async_wait_all()
+
     # ------------------------------------------------------------ compute
     def dot(self, a, b, c=None, /, *, out=None):
         """Matrix multiply-accumulate of register tiles: ``a @ b + c``.
