@@ -64,13 +64,7 @@ std::shared_ptr<Instruction> IRBuilder::new_inst(Op op) {
   return inst;
 }
 
-void IRBuilder::emit_inst(std::shared_ptr<Instruction> inst) {
-  auto s = std::make_shared<StmtNode>();
-  s->kind = StmtKind::Inst;
-  s->loc = loc_;
-  s->inst = std::move(inst);
-  emit(s);
-}
+void IRBuilder::emit_inst(std::shared_ptr<Instruction> inst) { emit(make_inst_stmt(std::move(inst), loc_)); }
 
 // A tile lives in one thread block's registers or shared memory, a few hundred KiB on
 // any GPU; far beyond that a size is a mistake (and would exhaust the interpreter's

@@ -50,4 +50,8 @@ using ProgramPtr = std::shared_ptr<const Program>;
 
 std::string print_program(const Program& p);  // ir/printer.cc
 
+// Statement constructors for passes that splice new statements in (ir/stmt.cc).
+Stmt make_inst_stmt(std::shared_ptr<Instruction> inst, const SourceLoc& loc);
+Stmt make_seq_stmt(std::vector<Stmt> items, const SourceLoc& loc);
+
 }  // namespace tilus

@@ -63,22 +63,6 @@ struct InFlight {
   }
 };
 
-Stmt inst_stmt(std::shared_ptr<Instruction> inst, const SourceLoc& loc) {
-  auto s = std::make_shared<StmtNode>();
-  s->kind = StmtKind::Inst;
-  s->loc = loc;
-  s->inst = std::move(inst);
-  return s;
-}
-
-Stmt seq_stmt(std::vector<Stmt> items, const SourceLoc& loc) {
-  auto s = std::make_shared<StmtNode>();
-  s->kind = StmtKind::Seq;
-  s->loc = loc;
-  s->seq = std::move(items);
-  return s;
-}
-
 class AsyncWaits : public StmtMutator {
  public:
   AsyncWaits(const Program& program, const LayoutPlan& plan)
@@ -95,7 +79,7 @@ class AsyncWaits : public StmtMutator {
       return copy;
     }
     tail.insert(tail.begin(), lowered);
-    return seq_stmt(std::move(tail), SourceLoc{});
+    return make_seq_stmt(std::move(tail), SourceLoc{});
   }
 
  protected:
@@ -125,7 +109,7 @@ class AsyncWaits : public StmtMutator {
 
   Stmt mutate_inst(const Stmt& s) override {
     std::vector<Stmt> lowered = lower_inst(s);
-    return lowered.size() == 1 ? lowered[0] : seq_stmt(std::move(lowered), s->loc);
+    return lowered.size() == 1 ? lowered[0] : make_seq_stmt(std::move(lowered), s->loc);
   }
 
   Stmt mutate_for(const Stmt& s) override { return loop(s); }
@@ -211,14 +195,14 @@ class AsyncWaits : public StmtMutator {
     const bool into_output = i.defines_output && plan_.layout_of(i.output) == c_layout;
     auto dot = std::make_shared<Instruction>(i);
     dot->int_attr = static_cast<int64_t>(in_place || into_output ? DotLowering::WgmmaAsync : DotLowering::WgmmaSync);
-    out.push_back(inst_stmt(dot, s->loc));
+    out.push_back(make_inst_stmt(dot, s->loc));
     if (!(in_place || into_output)) {  // the result is converted right away: waited inside
       st_ = InFlight{};
       return out;
     }
     auto commit = std::make_shared<Instruction>();
     commit->op = Op::WgmmaCommitGroup;
-    out.push_back(inst_stmt(commit, s->loc));
+    out.push_back(make_inst_stmt(commit, s->loc));
     // Only this dot may still run: what follows (the next stage's copies, the barrier)
     // overlaps it. Earlier dots into other accumulators are done after this wait: fence
     // their registers (not this dot's: touching a running accumulator would make ptxas
@@ -272,7 +256,7 @@ class AsyncWaits : public StmtMutator {
     w->int_attr = n;
     w->text = why;
     w->inputs = std::move(operands);
-    return inst_stmt(w, loc);
+    return make_inst_stmt(w, loc);
   }
 
   void wait_all(std::vector<Stmt>& out, const std::string& why, const SourceLoc& loc) {

@@ -10,15 +10,11 @@ namespace tilus {
 
 namespace {
 
-Stmt inst_stmt(Op op, const SourceLoc& loc, const std::string& text = "") {
+std::shared_ptr<Instruction> new_inst(Op op, const std::string& text = "") {
   auto inst = std::make_shared<Instruction>();
   inst->op = op;
   inst->text = text;
-  auto s = std::make_shared<StmtNode>();
-  s->kind = StmtKind::Inst;
-  s->loc = loc;
-  s->inst = std::move(inst);
-  return s;
+  return inst;
 }
 
 class CopyWaits : public StmtMutator {
@@ -46,11 +42,7 @@ class CopyWaits : public StmtMutator {
   Stmt mutate_inst(const Stmt& s) override {  // an instruction that is a block's only statement
     std::vector<Stmt> placed = place(s);
     if (placed.size() == 1) return s;
-    auto seq = std::make_shared<StmtNode>();
-    seq->kind = StmtKind::Seq;
-    seq->loc = s->loc;
-    seq->seq = std::move(placed);
-    return seq;
+    return make_seq_stmt(std::move(placed), s->loc);
   }
 
  private:
@@ -70,8 +62,10 @@ class CopyWaits : public StmtMutator {
       in_flight_ = false;
     } else if (i.op == Op::FreeShared && in_flight_ && targets_.count(i.inputs[0]->id)) {
       in_flight_ = false;
-      return {s, inst_stmt(Op::CopyAsyncWaitAll, s->loc, "let copies into freed memory land before reuse"),
-              inst_stmt(Op::Sync, s->loc)};
+      return {s,
+              make_inst_stmt(new_inst(Op::CopyAsyncWaitAll, "let copies into freed memory land before reuse"),
+                             s->loc),
+              make_inst_stmt(new_inst(Op::Sync), s->loc)};
     }
     return {s};
   }
