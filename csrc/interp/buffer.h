@@ -27,25 +27,7 @@ inline void store_raw(void* p, T v) {
   std::memcpy(p, &v, sizeof(T));
 }
 
-// Wrap an integer to the width and signedness of `k` (bool: nonzero).
-inline int64_t wrap_int(int64_t v, ScalarKind k) {
-  switch (k) {
-    case ScalarKind::Bool: return v != 0;
-    case ScalarKind::Int8: return static_cast<int8_t>(v);
-    case ScalarKind::Int16: return static_cast<int16_t>(v);
-    case ScalarKind::Int32: return static_cast<int32_t>(v);
-    case ScalarKind::UInt8: return static_cast<uint8_t>(v);
-    case ScalarKind::UInt16: return static_cast<uint16_t>(v);
-    case ScalarKind::UInt32: return static_cast<uint32_t>(v);
-    case ScalarKind::Int64:
-    case ScalarKind::UInt64:
-    case ScalarKind::Float16:
-    case ScalarKind::BFloat16:
-    case ScalarKind::Float32:
-    case ScalarKind::Float64: return v;
-  }
-  return v;
-}
+using tilus::wrap_int;  // ir/dtype.h
 
 // Round a double to the precision of float kind `k`.
 inline double round_float(double v, ScalarKind k) {

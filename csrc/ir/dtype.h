@@ -89,4 +89,25 @@ namespace dtypes {
 #undef TILUS_DTYPE
 }  // namespace dtypes
 
+// Wrap an integer to the width and signedness of `k` (bool: nonzero), as the hardware
+// would; the builder's constant folding and the interpreter both use it.
+inline int64_t wrap_int(int64_t v, ScalarKind k) {
+  switch (k) {
+    case ScalarKind::Bool: return v != 0;
+    case ScalarKind::Int8: return static_cast<int8_t>(v);
+    case ScalarKind::Int16: return static_cast<int16_t>(v);
+    case ScalarKind::Int32: return static_cast<int32_t>(v);
+    case ScalarKind::UInt8: return static_cast<uint8_t>(v);
+    case ScalarKind::UInt16: return static_cast<uint16_t>(v);
+    case ScalarKind::UInt32: return static_cast<uint32_t>(v);
+    case ScalarKind::Int64:
+    case ScalarKind::UInt64:
+    case ScalarKind::Float16:
+    case ScalarKind::BFloat16:
+    case ScalarKind::Float32:
+    case ScalarKind::Float64: return v;
+  }
+  return v;
+}
+
 }  // namespace tilus

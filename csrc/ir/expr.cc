@@ -46,26 +46,6 @@ std::shared_ptr<ExprNode> node(ExprKind kind, DataType dtype) {
   return n;
 }
 
-// Wrap an integer to the width of `dtype`, as the hardware would.
-int64_t wrap_int(int64_t v, DataType dtype) {
-  switch (dtype.kind) {
-    case ScalarKind::Bool: return v != 0;
-    case ScalarKind::Int8: return static_cast<int8_t>(v);
-    case ScalarKind::Int16: return static_cast<int16_t>(v);
-    case ScalarKind::Int32: return static_cast<int32_t>(v);
-    case ScalarKind::UInt8: return static_cast<uint8_t>(v);
-    case ScalarKind::UInt16: return static_cast<uint16_t>(v);
-    case ScalarKind::UInt32: return static_cast<uint32_t>(v);
-    case ScalarKind::Int64:
-    case ScalarKind::UInt64:
-    case ScalarKind::Float16:
-    case ScalarKind::BFloat16:
-    case ScalarKind::Float32:
-    case ScalarKind::Float64: return v;
-  }
-  return v;
-}
-
 double const_as_double(const Expr& e) {
   return e->dtype.is_float() ? e->float_value : static_cast<double>(e->int_value);
 }
@@ -73,7 +53,7 @@ double const_as_double(const Expr& e) {
 
 Expr make_int(int64_t v, DataType dtype) {
   auto n = node(ExprKind::Const, dtype);
-  n->int_value = wrap_int(v, dtype);
+  n->int_value = wrap_int(v, dtype.kind);
   n->float_value = static_cast<double>(n->int_value);
   return n;
 }
