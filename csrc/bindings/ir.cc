@@ -2,6 +2,8 @@
 // Operator sugar (a + b on Exprs) lives in python/tilus/lang/values.py.
 #include <pybind11/stl.h>
 
+#include <optional>
+
 #include "bindings/bindings.h"
 #include "ir/builder.h"
 #include "ir/verifier.h"
@@ -259,11 +261,18 @@ void init_ir(py::module_& m) {
       .def("copy_async_wait_all", &IRBuilder::copy_async_wait_all)
       .def("dot", &IRBuilder::dot, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("out").none(true))
       .def("cast", &IRBuilder::cast)
-      .def("tile_op", [](IRBuilder& b, const std::string& op, std::vector<Tensor> inputs,
-                         std::vector<int> dims, int64_t int_attr) {
-        return b.tile_op(op_from_name(op), std::move(inputs), std::move(dims), int_attr);
-      }, py::arg("op"), py::arg("inputs"), py::arg("dims"), py::arg("int_attr"),
-         "An instruction checked by its handler (csrc/ops/): exp, sum.")
+      .def("tile_op", [exprs](IRBuilder& b, const std::string& op, std::vector<Tensor> inputs,
+                              std::vector<int> dims, int64_t int_attr, std::vector<EP> args,
+                              std::optional<DataType> dtype, std::vector<int64_t> shape,
+                              std::string text) {
+        IRBuilder::TileOpOperands o{std::move(inputs), std::move(dims), int_attr, exprs(args),
+                                    dtype.value_or(DataType{}), std::move(shape), std::move(text)};
+        return b.tile_op(op_from_name(op), std::move(o));
+      }, py::arg("op"), py::arg("inputs"), py::arg("dims") = std::vector<int>{},
+         py::arg("int_attr") = 0, py::arg("args") = std::vector<EP>{},
+         py::arg("dtype") = std::nullopt, py::arg("shape") = std::vector<int64_t>{},
+         py::arg("text") = "",
+         "An instruction checked by its handler (csrc/ops/); operands as in ir/inst.h.")
       .def("binary", [](IRBuilder& b, const std::string& op, Tensor x, Tensor y, Tensor out) {
         return b.binary(binary_op_from(op), x, y, out);
       }, py::arg("op"), py::arg("a"), py::arg("b"), py::arg("out").none(true))

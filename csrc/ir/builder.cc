@@ -710,21 +710,26 @@ void IRBuilder::print_tensor(const Tensor& x, const std::string& label) {
   emit_inst(inst);
 }
 
-Tensor IRBuilder::tile_op(Op op, std::vector<Tensor> inputs, std::vector<int> dims,
-                          int64_t int_attr) {
+Tensor IRBuilder::tile_op(Op op, TileOpOperands operands) {
   const OpHandler& handler = op_handler(op);
   TILUS_CHECK(handler.check, "ValueError", op_name(op),
               " is built by its own builder method, not tile_op");
-  for (size_t k = 0; k < inputs.size(); ++k)
-    TILUS_CHECK(inputs[k], "TypeError", op_name(op), ": operand ", k, " is missing");
+  for (size_t k = 0; k < operands.inputs.size(); ++k)
+    TILUS_CHECK(operands.inputs[k], "TypeError", op_name(op), ": operand ", k, " is missing");
+  for (size_t k = 0; k < operands.args.size(); ++k)
+    TILUS_CHECK(operands.args[k], "TypeError", op_name(op), ": scalar operand ", k, " is missing");
   auto inst = new_inst(op);
-  inst->inputs = std::move(inputs);
-  inst->dims = std::move(dims);
-  inst->int_attr = int_attr;
+  inst->inputs = std::move(operands.inputs);
+  inst->dims = std::move(operands.dims);
+  inst->int_attr = operands.int_attr;
+  inst->args = std::move(operands.args);
+  inst->dtype = operands.dtype;
+  inst->shape = std::move(operands.shape);
+  inst->text = std::move(operands.text);
   OutputType type = handler.check(*inst);
   Tensor t;
   if (op_defines_output(op)) {
-    t = define(Scope::Register, type.dtype, type.shape, "r");
+    t = define(type.scope, type.dtype, type.shape, "r");
     inst->output = t;
     inst->defines_output = true;
   }

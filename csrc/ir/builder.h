@@ -81,7 +81,18 @@ class IRBuilder {
   void print_tensor(const Tensor& x, const std::string& label);
   // An instruction whose operands its handler's check validates (ops/op_handler.h):
   // register inputs, the dims and int_attr attributes; returns its output.
-  Tensor tile_op(Op op, std::vector<Tensor> inputs, std::vector<int> dims, int64_t int_attr);
+  // An instruction built through its handler's check (ops/op_handler.h). The operand
+  // fields are those of Instruction (ir/inst.h); which ones an op uses is its own.
+  struct TileOpOperands {
+    std::vector<Tensor> inputs;
+    std::vector<int> dims;
+    int64_t int_attr = 0;
+    std::vector<Expr> args;
+    DataType dtype;
+    std::vector<int64_t> shape;
+    std::string text;
+  };
+  Tensor tile_op(Op op, TileOpOperands operands);
 
   // Give a tensor the name of the script variable it is first bound to.
   void name_tensor(const Tensor& t, const std::string& name);

@@ -53,6 +53,7 @@ class LayoutRules {
 struct OutputType {
   DataType dtype;
   std::vector<int64_t> shape;
+  Scope scope = Scope::Register;  // Shared: a view of a shared input (reshape_shared, ...)
 };
 
 struct OpHandler {

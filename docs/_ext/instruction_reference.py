@@ -83,7 +83,10 @@ def _resolve(dotted: str):
 def _script_methods():
     from tilus.lang.instructions import InstructionMixin
 
-    return {name: getattr(InstructionMixin, name) for name in vars(InstructionMixin)
+    # The family mixins (lang/inst_*.py) contribute methods too: walk the whole MRO.
+    names = dict.fromkeys(name for klass in InstructionMixin.__mro__ if klass is not object
+                          for name in vars(klass))
+    return {name: getattr(InstructionMixin, name) for name in names
             if not name.startswith("_") and callable(getattr(InstructionMixin, name))}
 
 

@@ -12,45 +12,13 @@ from typing import Optional, Sequence
 from tilus import _C
 from tilus.lang.context import current_builder
 from tilus.lang.types import DataType, bfloat16, float16, float32, float64, int8, int32
+from tilus.lang.inst_atomics import AtomicInstructions
+from tilus.lang.inst_math import MathInstructions
+from tilus.lang.inst_reductions import ReductionInstructions
+from tilus.lang.inst_utilities import UtilityInstructions
+from tilus.lang.inst_views import ViewInstructions
+from tilus.lang.operands import _const_ints, _dims, _dtype, _exprs, _tensor
 from tilus.lang.values import Expr, Tensor, as_expr, tensor_binary
-
-
-def _dtype(value, what: str) -> DataType:
-    if isinstance(value, DataType):
-        return value
-    raise TypeError(f"{what} must be a tilus data type such as tilus.float16, got {value!r}")
-
-
-def _const_ints(values, what: str) -> list:
-    if isinstance(values, int):
-        values = [values]
-    out = []
-    for v in values:
-        if isinstance(v, Expr):
-            if v.is_const and isinstance(v.value, int):
-                v = v.value
-            else:
-                raise TypeError(f"{what} must be compile-time integers; '{v}' is a runtime value")
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise TypeError(f"{what} must be integers, got {v!r}")
-        out.append(int(v))
-    return out
-
-
-def _exprs(values, what: str) -> list:
-    if isinstance(values, (int, Expr)):
-        values = [values]
-    return [as_expr(v, what) for v in values]
-
-
-def _tensor(value, what: str) -> Tensor:
-    if not isinstance(value, Tensor):
-        raise TypeError(f"{what} must be a tensor, got {type(value).__name__}")
-    return value
-
-
-def _dims(dims) -> list:
-    return [] if dims is None else _const_ints(dims, "dims")
 
 
 class _BlockIdx:
@@ -83,7 +51,8 @@ _DEFAULT_ACCUMULATOR = {float16: float32, bfloat16: float32, int8: int32, float3
                         float64: float64}
 
 
-class InstructionMixin:
+class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions,
+                       AtomicInstructions, UtilityInstructions):
     blockIdx = _BlockIdx()
 
     # ------------------------------------------------------------ loops
