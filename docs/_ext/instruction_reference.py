@@ -38,7 +38,6 @@ SYNTAX = {
                      "tilus.lang.values.tensor_binary")],
     "unary": [("-x", "tilus.lang.values._tensor_neg"),
               ("~x", "tilus.lang.values._tensor_invert")],
-    "assign": [("x = value", "tilus.lang.transpiler.Transpiler.assign")],
 }
 
 # Instructions of the table that scripts never write: compiler passes insert them. Each

@@ -47,6 +47,33 @@ class _Range:
         raise TypeError("self.range(...) can only be used as the iterable of a for statement")
 
 
+_EVICT_HINTS = (None, "evict_normal", "evict_first", "evict_last")
+
+
+def _into(tile, out):
+    """Tilus 0.2's ``out=``: write ``tile`` into the existing register tensor ``out``."""
+    if out is None:
+        return tile
+    out = _tensor(out, "out")
+    current_builder().assign_tensor(out, tile)
+    return out
+
+
+def _where_operand(value, other, condition, what: str):
+    """A scalar branch of ``where`` becomes a tile of the condition's shape with the other
+    branch's dtype (when both are scalars: float32 if either is a float, else int32)."""
+    if isinstance(value, Tensor):
+        return value
+    scalar = as_expr(value, f"where: {what}")
+    if isinstance(other, Tensor):
+        dtype = other.dtype
+    elif scalar.dtype.is_float or isinstance(other, float) or (isinstance(other, Expr) and other.dtype.is_float):
+        dtype = float32
+    else:
+        dtype = int32
+    return current_builder().register_tensor(dtype, list(condition.shape), scalar, None, "w")
+
+
 _DEFAULT_ACCUMULATOR = {float16: float32, bfloat16: float32, int8: int32, float32: float32,
                         float64: float64}
 
@@ -69,7 +96,8 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
             end: one past the last value.
             step: the increment, a positive integer (default 1).
             unroll: a hint to unroll ``n`` iterations (``#pragma unroll n``), kept within the
-                unroll budget (docs/codegen.md); ``0`` or None leaves the loop rolled.
+                unroll budget (docs/codegen.md); ``0`` or None leaves the loop rolled;
+                ``"all"`` (compile-time bounds only) asks for every iteration.
 
         Returns:
             An object only a ``for`` statement may iterate.
@@ -91,8 +119,14 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
             start, end = 0, start
         if step is None:
             step = 1
-        if unroll is not None and (not isinstance(unroll, int) or unroll < 0):
-            raise ValueError(f"unroll must be a non-negative int, got {unroll!r}")
+        if unroll == "all":  # Tilus 0.2: unroll every iteration, so the trip count is known
+            bounds = [b.value if isinstance(b, Expr) and b.is_const else b for b in (start, end, step)]
+            if not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds) or bounds[2] <= 0:
+                raise ValueError("unroll='all' needs compile-time integer bounds and a positive step, "
+                                 f"got range({start}, {end}, {step})")
+            unroll = max(1, len(range(*bounds)))
+        if unroll is not None and (isinstance(unroll, bool) or not isinstance(unroll, int) or unroll < 0):
+            raise ValueError(f"unroll must be a non-negative int or 'all', got {unroll!r}")
         return _Range(start, end, step, unroll)
 
     # ------------------------------------------------------------ tensors
@@ -131,7 +165,7 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
             as_expr(ptr, "the pointer"), _dtype(dtype, "dtype"), _exprs(shape, "a shape entry"),
             [] if strides is None else _exprs(strides, "a stride"), "g")
 
-    def global_tensor(self, dtype, shape: Sequence, *, requires_clean: bool = False):
+    def global_tensor(self, dtype, shape: Sequence, *, layout=None, requires_clean: bool = False):
         """A global workspace that the runtime provides for each launch.
 
         The runtime allocates the buffer before the launch (its shape may only use parameters
@@ -141,6 +175,8 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
         Args:
             dtype: the element type.
             shape: one entry per dimension (ints or expressions of the parameters).
+            layout: Tilus 0.2's global layout; only None (row-major) is supported, anything
+                else raises NotImplementedError.
             requires_clean: hand the buffer out zeroed at every launch.
 
         Returns:
@@ -159,6 +195,9 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
                 semaphores = self.global_tensor(int32, shape=[grid_m, grid_n], requires_clean=True)
         """
+        if layout is not None:
+            raise NotImplementedError("global_tensor: layout= is not supported yet; workspaces "
+                                      "are row-major")
         return current_builder().global_tensor(_dtype(dtype, "dtype"),
                                                _exprs(shape, "a shape entry"),
                                                bool(requires_clean), "workspace")
@@ -236,7 +275,7 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
             layout, "r")
 
     # ------------------------------------------------------------ memory
-    def load_global(self, src, /, *, offsets: Sequence, shape: Sequence, dims=None):
+    def load_global(self, src, /, *, offsets: Sequence, shape: Sequence, dims=None, out=None):
         """Load a tile of a global tensor into registers.
 
         Reads the ``shape`` tile whose first element is at ``offsets`` of ``src``. Elements
@@ -246,6 +285,8 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
             src: a global tensor (:meth:`global_view` or :meth:`global_tensor`).
             offsets: one start coordinate per dimension of ``src`` (runtime values allowed).
             shape: the tile's shape, compile-time ints; its rank may be lower than ``src``'s.
+            out: write the tile into this register tensor (same dtype and shape) and return
+                it, instead of a new tile (Tilus 0.2's ``out=``).
             dims: the dimensions of ``src`` the tile spans, strictly increasing (default: the
                 last ``len(shape)`` dimensions); the others are fixed at their offset.
 
@@ -268,10 +309,11 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
                 a = self.load_global(ga, offsets=[offset_m, k * self.block_k],
                                      shape=[self.block_m, self.block_k])
         """
-        return current_builder().load_global(_tensor(src, "src"), _exprs(offsets, "an offset"),
+        tile = current_builder().load_global(_tensor(src, "src"), _exprs(offsets, "an offset"),
                                              _const_ints(shape, "the tile shape"), _dims(dims))
+        return _into(tile, out)
 
-    def store_global(self, dst, src, /, *, offsets: Sequence, dims=None):
+    def store_global(self, dst, src, *, offsets: Sequence, dims=None):
         """Store a register tile into a global tensor.
 
         Writes ``src`` so that its first element lands at ``offsets`` of ``dst``; elements
@@ -301,11 +343,13 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
         current_builder().store_global(_tensor(dst, "dst"), _tensor(src, "src"),
                                        _exprs(offsets, "an offset"), _dims(dims))
 
-    def load_shared(self, src, /):
+    def load_shared(self, src, /, *, out=None):
         """Load a whole shared tensor (or a slice ``s[i]``) into registers.
 
         Args:
             src: a shared tensor that has not been freed.
+            out: write the tile into this register tensor (same dtype and shape) and return
+                it, instead of a new tile.
 
         Returns:
             A register tensor with ``src``'s dtype and shape.
@@ -324,14 +368,17 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
                 a = self.load_shared(sa[current_stage])
         """
-        return current_builder().load_shared(_tensor(src, "src"))
+        return _into(current_builder().load_shared(_tensor(src, "src")), out)
 
-    def store_shared(self, dst, src, /):
+    def store_shared(self, dst, src, *, offsets=None, dims=None):
         """Store a register tile into a whole shared tensor.
 
         Args:
             dst: a shared tensor (or a slice) that has not been freed.
             src: a register tensor of the same shape and dtype.
+            offsets: Tilus 0.2's store into part of ``dst``; only None is supported (store
+                into a view ``s[i]`` instead), anything else raises NotImplementedError.
+            dims: likewise only None.
 
         Dtypes and layouts:
             ``src`` must have ``dst``'s dtype and shape; any register layout.
@@ -348,9 +395,13 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
                 self.store_shared(sa, a)
                 self.sync()
         """
+        if offsets is not None or dims is not None:
+            raise NotImplementedError(
+                "store_shared: offsets= and dims= (a store into part of a shared tensor) are not "
+                "supported yet; store into a view s[i] of the leading dimensions instead")
         current_builder().store_shared(_tensor(dst, "dst"), _tensor(src, "src"))
 
-    def free_shared(self, tensor, /):
+    def free_shared(self, tensor):
         """Release a shared tensor; its memory may be reused by later allocations.
 
         Args:
@@ -392,7 +443,7 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
         """
         current_builder().sync()
 
-    def copy_async(self, src, dst, offsets: Sequence, dims=None):
+    def copy_async(self, src, dst, offsets: Sequence, dims=None, evict=None, check_bounds=True):
         """Start copying a tile of a global tensor into a shared tensor (``cp.async``).
 
         The tile has ``dst``'s shape and starts at ``offsets`` of ``src``; out-of-range
@@ -404,6 +455,11 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
             dst: a shared tensor (often one stage ``s[i]`` of a pipeline buffer).
             offsets: one start coordinate per dimension of ``src``.
             dims: the dimensions of ``src`` the tile spans (default: the last ``dst.rank``).
+            evict: an L2 eviction hint (``"evict_normal"``, ``"evict_first"``,
+                ``"evict_last"``) accepted for Tilus 0.2 programs; tilus does not act on it.
+            check_bounds: Tilus 0.2 lets False skip the bounds test; tilus always checks
+                (out-of-range elements are zero-filled), so False is accepted and changes
+                nothing.
 
         Dtypes and layouts:
             ``src`` and ``dst`` have the same dtype; ``dst``'s innermost dimension spans at
@@ -421,6 +477,11 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
                 self.copy_async(src=ga, dst=sa[stage], offsets=[offset_m, k * self.block_k])
                 self.copy_async_commit_group()
         """
+        if evict not in _EVICT_HINTS:
+            raise ValueError(f"copy_async: evict must be one of {sorted(h for h in _EVICT_HINTS if h)} "
+                             f"or None, got {evict!r}")
+        if not isinstance(check_bounds, bool):
+            raise TypeError(f"copy_async: check_bounds must be True or False, got {check_bounds!r}")
         current_builder().copy_async(_tensor(src, "src"), _tensor(dst, "dst"),
                                      _exprs(offsets, "an offset"), _dims(dims))
 
@@ -491,7 +552,7 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
         current_builder().copy_async_wait_all()
 
     # ------------------------------------------------------------ compute
-    def dot(self, a, b, c=None, /, *, out=None):
+    def dot(self, a, b, c=None, /, *, acc_dtype=None, out=None):
         """Matrix multiply-accumulate of register tiles: ``a @ b + c``.
 
         Args:
@@ -499,6 +560,8 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
             b: a register tile of shape ``[k, n]``.
             c: the accumulator ``[m, n]``; None starts from zeros of the default accumulator
                 type (float32 for fp16/bf16, int32 for int8, the input type for fp32/fp64).
+            acc_dtype: the accumulator dtype when ``c`` is None (overrides the default); when
+                ``c`` is given it must equal ``c``'s dtype.
             out: write the result into this register tensor instead of a new one.
 
         Returns:
@@ -529,13 +592,15 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
             if len(a.shape) != 2 or len(b.shape) != 2:  # the builder checks when c is given
                 raise ValueError(f"dot: operands must be 2-D tiles, got a {a.type_str()} and b "
                                  f"{b.type_str()}")
-            acc = _DEFAULT_ACCUMULATOR.get(a.dtype)
+            acc = _DEFAULT_ACCUMULATOR.get(a.dtype) if acc_dtype is None else _dtype(acc_dtype, "acc_dtype")
             if acc is None:
-                raise TypeError(f"dot: no default accumulator for {a.dtype}; pass c")
+                raise TypeError(f"dot: no default accumulator for {a.dtype}; pass c or acc_dtype")
             c = builder.register_tensor(acc, [a.shape[0], b.shape[1]], as_expr(0), None, "acc")
+        elif acc_dtype is not None and _dtype(acc_dtype, "acc_dtype") != _tensor(c, "c").dtype:
+            raise TypeError(f"dot: acc_dtype={acc_dtype} but c is {c.dtype}")
         return builder.dot(a, b, _tensor(c, "c"), out if out is None else _tensor(out, "out"))
 
-    def cast(self, x, /, *, dtype):
+    def cast(self, x, dtype):
         """Convert a register tile to another element type.
 
         Args:
@@ -561,12 +626,12 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
         """
         return current_builder().cast(_tensor(x, "x"), _dtype(dtype, "dtype"))
 
-    def add(self, x, y, /, *, out=None):
+    def add(self, lhs, rhs, out=None):
         """Elementwise ``x + y`` of two tiles, or of a tile and a scalar.
 
         Args:
-            x: a register tensor or a scalar.
-            y: a register tensor or a scalar (at least one side is a tensor).
+            lhs: a register tensor or a scalar.
+            rhs: a register tensor or a scalar (at least one side is a tensor).
             out: write the result into this register tensor instead of a new one.
 
         Returns:
@@ -588,14 +653,14 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
                 z = self.add(x, y)            # the same as x + y
         """
-        return tensor_binary("+", x, y, out)
+        return tensor_binary("+", lhs, rhs, out)
 
-    def sub(self, x, y, /, *, out=None):
+    def sub(self, lhs, rhs, out=None):
         """Elementwise ``x - y`` of two tiles, or of a tile and a scalar.
 
         Args:
-            x: a register tensor or a scalar.
-            y: a register tensor or a scalar (at least one side is a tensor).
+            lhs: a register tensor or a scalar.
+            rhs: a register tensor or a scalar (at least one side is a tensor).
             out: write the result into this register tensor instead of a new one.
 
         Returns:
@@ -617,14 +682,14 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
                 z = self.sub(x, y)            # the same as x - y
         """
-        return tensor_binary("-", x, y, out)
+        return tensor_binary("-", lhs, rhs, out)
 
-    def mul(self, x, y, /, *, out=None):
+    def mul(self, lhs, rhs, out=None):
         """Elementwise ``x * y`` of two tiles, or of a tile and a scalar.
 
         Args:
-            x: a register tensor or a scalar.
-            y: a register tensor or a scalar (at least one side is a tensor).
+            lhs: a register tensor or a scalar.
+            rhs: a register tensor or a scalar (at least one side is a tensor).
             out: write the result into this register tensor instead of a new one.
 
         Returns:
@@ -646,14 +711,14 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
                 z = self.mul(x, y)            # the same as x * y
         """
-        return tensor_binary("*", x, y, out)
+        return tensor_binary("*", lhs, rhs, out)
 
-    def div(self, x, y, /, *, out=None):
+    def div(self, lhs, rhs, out=None):
         """Elementwise ``x / y`` of two tiles, or of a tile and a scalar.
 
         Args:
-            x: a register tensor or a scalar.
-            y: a register tensor or a scalar (at least one side is a tensor).
+            lhs: a register tensor or a scalar.
+            rhs: a register tensor or a scalar (at least one side is a tensor).
             out: write the result into this register tensor instead of a new one.
 
         Returns:
@@ -675,14 +740,14 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
                 z = self.div(x, y)            # the same as x / y
         """
-        return tensor_binary("/", x, y, out)
+        return tensor_binary("/", lhs, rhs, out)
 
-    def maximum(self, x, y, /, *, out=None):
+    def maximum(self, lhs, rhs, out=None):
         """Elementwise ``max(x, y)`` of two tiles, or of a tile and a scalar.
 
         Args:
-            x: a register tensor or a scalar.
-            y: a register tensor or a scalar (at least one side is a tensor).
+            lhs: a register tensor or a scalar.
+            rhs: a register tensor or a scalar (at least one side is a tensor).
             out: write the result into this register tensor instead of a new one.
 
         Returns:
@@ -704,14 +769,14 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
                 z = self.maximum(x, y)            # the same as an elementwise max
         """
-        return tensor_binary("max", x, y, out)
+        return tensor_binary("max", lhs, rhs, out)
 
-    def minimum(self, x, y, /, *, out=None):
+    def minimum(self, lhs, rhs, out=None):
         """Elementwise ``min(x, y)`` of two tiles, or of a tile and a scalar.
 
         Args:
-            x: a register tensor or a scalar.
-            y: a register tensor or a scalar (at least one side is a tensor).
+            lhs: a register tensor or a scalar.
+            rhs: a register tensor or a scalar (at least one side is a tensor).
             out: write the result into this register tensor instead of a new one.
 
         Returns:
@@ -733,15 +798,17 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
                 z = self.minimum(x, y)            # the same as an elementwise min
         """
-        return tensor_binary("min", x, y, out)
+        return tensor_binary("min", lhs, rhs, out)
 
-    def where(self, cond, x, y, /):
+    def where(self, condition, x, y, *, out=None):
         """Elementwise selection: ``x`` where ``cond`` is true, else ``y``.
 
         Args:
-            cond: a boolean register tensor (e.g. from a comparison ``x > 0``).
-            x: a register tensor.
-            y: a register tensor.
+            condition: a boolean register tensor (e.g. from a comparison ``x > 0``).
+            x: a register tensor, or a scalar (filled to the condition's shape with ``y``'s
+                dtype).
+            y: a register tensor or a scalar.
+            out: write the result into this register tensor instead of a new one.
 
         Returns:
             A register tensor of the promoted dtype of ``x`` and ``y``.
@@ -760,7 +827,36 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
                 relu = self.where(acc > 0.0, acc, zeros)
         """
-        return current_builder().where(_tensor(cond, "cond"), _tensor(x, "x"), _tensor(y, "y"))
+        condition = _tensor(condition, "condition")
+        x, y = _where_operand(x, y, condition, "x"), _where_operand(y, x, condition, "y")
+        return _into(current_builder().where(condition, x, y), out)
+
+    def assign(self, dst, src):
+        """Write a register tile into an existing register tile: ``dst = src`` elementwise.
+
+        A script usually writes ``x = value`` instead, which the transpiler turns into this
+        instruction when ``x`` already names a register tile of the same dtype and shape
+        (that is how loop-carried tiles are updated). ``self.assign`` is Tilus 0.2's
+        explicit spelling.
+
+        Args:
+            dst: the register tensor written.
+            src: a register tensor of the same dtype and shape.
+
+        Dtypes and layouts:
+            Any dtype; ``src`` must have ``dst``'s dtype (cast first). Afterwards the two
+            tiles share a layout.
+
+        Raises:
+            TypeError: either is not a register tensor, or the dtypes differ.
+            ValueError: the shapes differ.
+
+        Example:
+            .. code-block:: python
+
+                self.assign(acc, self.dot(a, b, acc))
+        """
+        current_builder().assign_tensor(_tensor(dst, "dst"), _tensor(src, "src"))
 
     def exp(self, x, /):
         """Elementwise exponential ``e ** x``.
@@ -824,7 +920,7 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
         return current_builder().tile_op("sum", [_tensor(x, "x")], [d], int(keepdim))
 
     # ------------------------------------------------------------ synchronisation
-    def lock_semaphore(self, semaphore, /, *, value):
+    def lock_semaphore(self, semaphore, value):
         """Wait until the int32 at ``semaphore`` equals ``value`` (acquire ordering).
 
         Blocks spin on the value; writes released by the block that set it are visible after
@@ -849,7 +945,7 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
         """
         current_builder().lock_semaphore(as_expr(semaphore, "semaphore"), as_expr(value, "value"))
 
-    def release_semaphore(self, semaphore, /, *, value):
+    def release_semaphore(self, semaphore, value):
         """Set the int32 at ``semaphore`` to ``value`` after this block's prior writes (release).
 
         Args:
@@ -872,7 +968,7 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
                                             as_expr(value, "value"))
 
     # ------------------------------------------------------------ debugging
-    def print_tensor(self, msg: str, tensor, /):
+    def print_tensor(self, msg: str, tensor, fmt: Optional[str] = None):
         """Print a register or shared tile with a message (debugging).
 
         The interpreter prints every block's tile; on the GPU only block (0, 0, 0) prints.
@@ -880,6 +976,8 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
         Args:
             msg: a label printed before the tile.
             tensor: a register or shared tensor.
+            fmt: Tilus 0.2's element format; only None is supported (elements print with
+                ``%g``), anything else raises NotImplementedError.
 
         Dtypes and layouts:
             Any dtype and layout.
@@ -893,4 +991,6 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
                 self.print_tensor("acc", acc)
         """
+        if fmt is not None:
+            raise NotImplementedError("print_tensor: fmt= is not supported yet; elements print with %g")
         current_builder().print_tensor(_tensor(tensor, "tensor"), str(msg))
