@@ -1,0 +1,178 @@
+"""Layer norm and RMS norm, forward, over the last dimension of a 2-D tensor.
+
+    layer_norm: y = (x - mean(x)) / sqrt(var(x) + eps) * weight + bias
+    rms_norm:   y = x / sqrt(mean(x * x) + eps) * weight
+
+Like examples/softmax.py, each block owns `block_m` rows; a row that fits one
+`block_m x block_n` register tile (what the wrappers arrange, up to 16384 columns) is
+read once and written once, with the variance computed from the deviations held in
+registers (no E[x^2] - E[x]^2 cancellation). Longer rows loop: one pass per statistic,
+then one to write. float32 arithmetic for fp16/bf16/fp32 inputs.
+
+    python examples/norms.py            # CPU tensors: the tilus interpreter, small sizes
+    python examples/norms.py --cuda     # GPU: checks against torch, then times it
+"""
+
+import sys
+
+import torch
+
+import tilus
+from tilus import bfloat16, float16, float32, int32
+from tilus.utils import benchmark_func, cdiv
+
+
+def _check_tile(block_m, block_n, warps):
+    if block_m * block_n > 16384 or block_m * block_n < 32 * warps:
+        raise ValueError("tile too large for registers, or too small for the threads")
+
+
+@tilus.autotune("warps", [4, 8, 16])
+@tilus.autotune("block_m", [1, 2, 4])
+class LayerNorm(tilus.Script):
+    def __init__(self, dtype, block_n: int, block_m: int, warps: int):
+        super().__init__()
+        _check_tile(block_m, block_n, warps)
+        self.dtype, self.block_n, self.block_m, self.warps = dtype, block_n, block_m, warps
+
+    def __call__(self, m_size: int32, n_size: int32, x_ptr: tilus.void_p, w_ptr: tilus.void_p,
+                 b_ptr: tilus.void_p, y_ptr: tilus.void_p, eps: float32):
+        bm, bn = self.block_m, self.block_n
+        self.attrs.blocks = [cdiv(m_size, bm)]
+        self.attrs.warps = self.warps
+        row = self.blockIdx.x * bm
+        gx = self.global_view(x_ptr, dtype=self.dtype, shape=[m_size, n_size])
+        gy = self.global_view(y_ptr, dtype=self.dtype, shape=[m_size, n_size])
+        gw = self.global_view(w_ptr, dtype=self.dtype, shape=[n_size])
+        gb = self.global_view(b_ptr, dtype=self.dtype, shape=[n_size])
+        cols = self.register_tensor(dtype=int32, shape=[bm, bn], init=lambda i, j: j)
+
+        if n_size <= bn:
+            x = self.load_global(gx, offsets=[row, 0], shape=[bm, bn]).to(float32)
+            mean = self.sum(x, dim=1, keepdim=True) / n_size
+            d = self.where(cols < n_size, x - mean, 0.0)
+            rstd = self.rsqrt(self.sum(d * d, dim=1, keepdim=True) / n_size + eps)
+            w = self.load_global(gw, offsets=[0], shape=[bn]).to(float32)
+            b = self.load_global(gb, offsets=[0], shape=[bn]).to(float32)
+            self.store_global(gy, (d * rstd * w + b).to(self.dtype), offsets=[row, 0])
+        else:
+            total = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
+            for col in range(0, n_size, bn):
+                x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
+                total = total + self.sum(x, dim=1, keepdim=True)
+            mean = total / n_size
+            squares = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
+            for col in range(0, n_size, bn):
+                x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
+                d = self.where(cols + col < n_size, x - mean, 0.0)
+                squares = squares + self.sum(d * d, dim=1, keepdim=True)
+            rstd = self.rsqrt(squares / n_size + eps)
+            for col in range(0, n_size, bn):
+                x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
+                w = self.load_global(gw, offsets=[col], shape=[bn]).to(float32)
+                b = self.load_global(gb, offsets=[col], shape=[bn]).to(float32)
+                self.store_global(gy, ((x - mean) * rstd * w + b).to(self.dtype), offsets=[row, col])
+
+
+@tilus.autotune("warps", [4, 8, 16])
+@tilus.autotune("block_m", [1, 2, 4])
+class RMSNorm(tilus.Script):
+    def __init__(self, dtype, block_n: int, block_m: int, warps: int):
+        super().__init__()
+        _check_tile(block_m, block_n, warps)
+        self.dtype, self.block_n, self.block_m, self.warps = dtype, block_n, block_m, warps
+
+    def __call__(self, m_size: int32, n_size: int32, x_ptr: tilus.void_p, w_ptr: tilus.void_p,
+                 y_ptr: tilus.void_p, eps: float32):
+        bm, bn = self.block_m, self.block_n
+        self.attrs.blocks = [cdiv(m_size, bm)]
+        self.attrs.warps = self.warps
+        row = self.blockIdx.x * bm
+        gx = self.global_view(x_ptr, dtype=self.dtype, shape=[m_size, n_size])
+        gy = self.global_view(y_ptr, dtype=self.dtype, shape=[m_size, n_size])
+        gw = self.global_view(w_ptr, dtype=self.dtype, shape=[n_size])
+
+        if n_size <= bn:
+            x = self.load_global(gx, offsets=[row, 0], shape=[bm, bn]).to(float32)
+            rstd = self.rsqrt(self.sum(x * x, dim=1, keepdim=True) / n_size + eps)
+            w = self.load_global(gw, offsets=[0], shape=[bn]).to(float32)
+            self.store_global(gy, (x * rstd * w).to(self.dtype), offsets=[row, 0])
+        else:
+            squares = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
+            for col in range(0, n_size, bn):
+                x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
+                squares = squares + self.sum(x * x, dim=1, keepdim=True)
+            rstd = self.rsqrt(squares / n_size + eps)
+            for col in range(0, n_size, bn):
+                x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
+                w = self.load_global(gw, offsets=[col], shape=[bn]).to(float32)
+                self.store_global(gy, (x * rstd * w).to(self.dtype), offsets=[row, col])
+
+
+_TORCH_TO_TILUS = {torch.float16: float16, torch.bfloat16: bfloat16, torch.float32: float32}
+_SCRIPTS = {}
+
+
+def _script(cls, x, block_n):
+    n = x.shape[1]
+    if x.dim() != 2 or not x.is_contiguous() or x.dtype not in _TORCH_TO_TILUS:
+        raise ValueError(f"{cls.__name__}: x must be a contiguous 2-D float16/bfloat16/float32 tensor")
+    if block_n is None:
+        block_n = min(16384, max(32, 1 << (n - 1).bit_length()))
+    key = (cls, x.dtype, block_n)
+    if key not in _SCRIPTS:
+        _SCRIPTS[key] = cls(_TORCH_TO_TILUS[x.dtype], block_n)
+    return _SCRIPTS[key]
+
+
+def layer_norm(x, weight, bias, eps=1e-5, out=None, block_n=None):
+    out = torch.empty_like(x) if out is None else out
+    _script(LayerNorm, x, block_n)(x.shape[0], x.shape[1], x, weight, bias, out, eps)
+    return out
+
+
+def rms_norm(x, weight, eps=1e-6, out=None, block_n=None):
+    out = torch.empty_like(x) if out is None else out
+    _script(RMSNorm, x, block_n)(x.shape[0], x.shape[1], x, weight, out, eps)
+    return out
+
+
+def _rms_reference(x, w, eps):
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(dim=1, keepdim=True) + eps) * w.float()).to(x.dtype)
+
+
+def main(device: str):
+    torch.manual_seed(0)
+    shapes = [(37, 70), (5, 300)] if device == "cpu" else [(1823, 781), (4096, 4096), (8192, 8192)]
+    for dtype in (torch.float16, torch.bfloat16, torch.float32):
+        tol = dict(atol=2e-2, rtol=2e-2) if dtype != torch.float32 else dict(atol=1e-4, rtol=1e-4)
+        for m, n in shapes:
+            x = (torch.randn(m, n, device=device) * 2 + 0.5).to(dtype)
+            w = torch.randn(n, device=device).to(dtype)
+            b = torch.randn(n, device=device).to(dtype)
+            y = torch.full_like(x, float("nan"))
+            layer_norm(x, w, b, 1e-5, out=y)
+            ref = torch.nn.functional.layer_norm(x.float(), [n], w.float(), b.float(), 1e-5).to(dtype)
+            torch.testing.assert_close(y, ref, **tol)
+            z = torch.full_like(x, float("nan"))
+            rms_norm(x, w, 1e-6, out=z)
+            torch.testing.assert_close(z, _rms_reference(x, w, 1e-6), **tol)
+            line = f"norms {str(dtype)[6:]:8s} {m:5d} x {n:5d}: ok"
+            if device == "cuda":
+                t_ln = benchmark_func(lambda: layer_norm(x, w, b, 1e-5, out=y))
+                t_rms = benchmark_func(lambda: rms_norm(x, w, 1e-6, out=z))
+                line += f"   layer_norm {t_ln:.3f} ms   rms_norm {t_rms:.3f} ms"
+            print(line)
+    if device == "cpu":  # the looping path for rows longer than one tile
+        x, w, b = torch.randn(6, 100), torch.randn(100), torch.randn(100)
+        torch.testing.assert_close(layer_norm(x, w, b, block_n=32),
+                                   torch.nn.functional.layer_norm(x, [100], w, b, 1e-5),
+                                   atol=1e-4, rtol=1e-4)
+        torch.testing.assert_close(rms_norm(x, w, block_n=32), _rms_reference(x, w, 1e-6),
+                                   atol=1e-4, rtol=1e-4)
+        print("norms, rows longer than the tile: ok")
+
+
+if __name__ == "__main__":
+    main("cuda" if "--cuda" in sys.argv else "cpu")

@@ -1,0 +1,46 @@
+"""examples/softmax.py and examples/norms.py compute what torch does, on CPU tensors (the
+interpreter): odd shapes, every input dtype, the one-tile path and the looping path for
+rows longer than the tile. Fresh random data; outputs poisoned first."""
+
+import pytest
+import torch
+
+DTYPES = [torch.float16, torch.bfloat16, torch.float32]
+
+
+def _tol(dtype):
+    return dict(atol=1e-5, rtol=1e-5) if dtype == torch.float32 else dict(atol=2e-2, rtol=2e-2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("m,n,block_n", [(37, 70, None), (3, 1, None), (5, 129, 32), (2, 33, 32)])
+def test_softmax(example, dtype, m, n, block_n):
+    sm = example("softmax")
+    x = (torch.randn(m, n) * 4).to(dtype)
+    y = torch.full_like(x, float("nan"))
+    sm.softmax(x, y, block_n=block_n)
+    torch.testing.assert_close(y, torch.softmax(x.float(), dim=1).to(dtype), **_tol(dtype))
+
+
+def test_softmax_of_very_negative_rows(example):
+    x = torch.randn(4, 50) - 1000.0  # zero padding must not become the row max
+    y = torch.full_like(x, float("nan"))
+    example("softmax").softmax(x, y)
+    torch.testing.assert_close(y, torch.softmax(x, dim=1))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("m,n,block_n", [(37, 70, None), (5, 129, 32)])
+def test_layer_norm_and_rms_norm(example, dtype, m, n, block_n):
+    nm = example("norms")
+    x = (torch.randn(m, n) * 2 + 0.5).to(dtype)
+    w, b = torch.randn(n).to(dtype), torch.randn(n).to(dtype)
+    y = torch.full_like(x, float("nan"))
+    nm.layer_norm(x, w, b, 1e-5, out=y, block_n=block_n)
+    ref = torch.nn.functional.layer_norm(x.float(), [n], w.float(), b.float(), 1e-5).to(dtype)
+    torch.testing.assert_close(y, ref, **_tol(dtype))
+    z = torch.full_like(x, float("nan"))
+    nm.rms_norm(x, w, 1e-6, out=z, block_n=block_n)
+    xf = x.float()
+    ref = (xf * torch.rsqrt(xf.pow(2).mean(1, keepdim=True) + 1e-6) * w.float()).to(dtype)
+    torch.testing.assert_close(z, ref, **_tol(dtype))
