@@ -28,7 +28,7 @@ from tilus import _C, option
 from tilus.arguments import describe_tensor
 from tilus.candidate import kernel_name
 from tilus.lang.errors import ScriptError
-from tilus.tuning import identity, ranks
+from tilus.tuning import identity, ranks, spread
 from tilus.tuning.bench import GpuBench
 from tilus.tuning.build import (Failure, GpuTarget, build_candidates, common_error,
                                 describe_failures, transpile_all)
@@ -188,19 +188,16 @@ def _search(tuned, sig, values, jit_key, target: GpuTarget, make_bench, label: s
     timings: Dict[int, float] = {}
     if built:
         options = option.get_tuning()
-        bench = make_bench(target.device, sig, values, tuned.cls.__name__, built, options)
-        try:
-            with Progress(f"[Tuning] {label}", len(built)) as bar:
-                for done, candidate in enumerate(built, 1):
-                    best = min(timings.values(), default=0.0)
-                    prune_ms = best * options.prune if options.prune and best else 0.0
-                    try:
-                        timings[candidate.index] = bench.measure(candidate, prune_ms)
-                    except Exception as e:  # noqa: BLE001 - any launch failure skips it
-                        failures[candidate.index] = Failure("launch", f"{type(e).__name__}: {e}")
-                    bar.advance_to(done)
-        finally:
-            bench.close()
+        devices = spread.spread_devices(target.device, target.name, target.arch)
+
+        def bench_on(device: int):
+            return make_bench(device, sig, values, tuned.cls.__name__, built, options)
+
+        with Progress(f"[Tuning] {label}", len(built)) as bar:
+            scheduler = spread.SpreadScheduler(built, options.prune, bar.advance_to)
+            scheduler.run(devices, bench_on)
+        timings = scheduler.timings
+        failures.update(scheduler.failures)
         count("configs_timed", len(built))
     if not timings and not raise_if_none:
         return Decision(-1, "tuned", None, {}, failures)
