@@ -77,7 +77,7 @@ class FastLauncher {
       params_.push_back(rp);
     }
     for (auto& j : jit) jit_.push_back({j[0].cast<int>(), reinterpret_cast<PyTypeObject*>(j[1].ptr())});
-    default_device_ = device;
+    (void)device;  // the device of the first launch; each call now reads its tensors'
     for (const RuntimeParam& p : params_) {
       if (p.kind == ParamKind::Opaque) throw py::value_error("FastLauncher: an opaque parameter");
       args_.add(p.kind);
@@ -170,7 +170,7 @@ class FastLauncher {
   // Reads the runtime arguments into args_ / host_args_; false if any is not what the
   // plan expects. `aligned` ends false if some tensor address is not 16-byte aligned;
   // `device` is the tensors' device (all must share it; the slow path names the
-  // parameters otherwise), or the launcher's default device without tensors.
+  // parameters otherwise), or the current device without tensors.
   bool read_args(PyObject* tuple, bool& aligned, int& device) {
     device = -1;
     const Py_ssize_t n = PyTuple_GET_SIZE(tuple);
@@ -212,7 +212,13 @@ class FastLauncher {
       }
       args_.set(i, bits);
     }
-    if (device < 0) device = default_device_;
+    if (device < 0) {  // no tensor parameter: the current device, as the slow path does
+      try {
+        device = cuda::current_device();
+      } catch (const std::exception&) {
+        return false;
+      }
+    }
     return true;
   }
 
@@ -306,7 +312,6 @@ class FastLauncher {
   PyTypeObject* tensor_type_ = nullptr;
   py::object tensor_type_ref_, stream_fn_;
   std::vector<py::object> device_objs_;  // Python ints 0..n, the stream function's argument
-  int default_device_;  // a kernel without tensor parameters launches here
   std::vector<RuntimeParam> params_;
   std::vector<JitParam> jit_;
   std::vector<std::string> workspace_keys_;
