@@ -1,8 +1,13 @@
 // The fast launch path: a call whose arguments are all as expected (CUDA torch tensors
-// of the right dtype, contiguous, on the plan's device; scalars of the right Python
-// type) is checked and launched here without going back to Python. Anything unusual
-// returns false and the Python slow path handles it, raising the proper error, so this
-// file never has to phrase one.
+// of the right dtype, contiguous, all on one device; scalars of the right Python type)
+// is checked and launched here without going back to Python. Anything unusual returns
+// false and the Python slow path handles it, raising the proper error, so this file
+// never has to phrase one.
+//
+// Any device: the launch goes to the tensors' device, whichever is current, on that
+// device's current torch stream, with that device's loaded kernel (one per device,
+// registered by the slow path after its first launch there); a DeviceScope makes the
+// device's context current for the launch only, so the caller's current device stays.
 #include <pybind11/stl.h>
 
 #include <chrono>
@@ -61,7 +66,7 @@ class FastLauncher {
                std::vector<std::string> workspace_keys, std::vector<bool> workspace_clean, int threads)
       : program_(std::move(program)), evaluator_(*program_), views_(*program_, evaluator_),
         queries_(reinterpret_cast<PyTypeObject*>(tensor_type.ptr())), stream_fn_(std::move(stream_fn)),
-        device_(device), workspace_keys_(std::move(workspace_keys)),
+        workspace_keys_(std::move(workspace_keys)),
         workspace_clean_(std::move(workspace_clean)), threads_(threads) {
     tensor_type_ = reinterpret_cast<PyTypeObject*>(tensor_type.ptr());
     tensor_type_ref_ = tensor_type;
@@ -72,7 +77,7 @@ class FastLauncher {
       params_.push_back(rp);
     }
     for (auto& j : jit) jit_.push_back({j[0].cast<int>(), reinterpret_cast<PyTypeObject*>(j[1].ptr())});
-    device_obj_ = py::int_(device);
+    (void)device;  // the device of the first launch; each call now reads its tensors'
     for (const RuntimeParam& p : params_) {
       if (p.kind == ParamKind::Opaque) throw py::value_error("FastLauncher: an opaque parameter");
       args_.add(p.kind);
@@ -82,8 +87,11 @@ class FastLauncher {
     param_bytes_.assign(params_.size(), -1);
   }
 
-  void set_kernel(bool aligned, py::object kernel, int64_t smem) {
-    Variant& v = aligned ? aligned_ : unaligned_;
+  // The kernel of one variant on one device (the LoadedKernel has that device's module).
+  void set_kernel(bool aligned, py::object kernel, int64_t smem, int device) {
+    if (device < 0 || device >= kMaxDevices) throw py::value_error("FastLauncher: bad device ordinal");
+    if (size_t(device) >= devices_.size()) devices_.resize(device + 1);
+    Variant& v = aligned ? devices_[device].aligned : devices_[device].unaligned;
     v.owner = kernel;
     v.kernel = kernel.cast<runtime::LoadedKernel*>();
     v.smem = smem;
@@ -91,18 +99,19 @@ class FastLauncher {
 
   bool call(py::args args) {
     bool aligned = true;
-    if (!read_args(args.ptr(), aligned)) return false;
+    int device = -1;
+    if (!read_args(args.ptr(), aligned, device)) return false;
     // A view that does not fit goes to the slow path, which refuses it by name.
     if (interpret_everything) return false;
     if (check_view_bounds && views_.size() && !views_fit(args.ptr())) return false;
-    Variant& v = aligned ? aligned_ : unaligned_;
-    if (!v.kernel) return false;  // the Python side builds this variant first
-    if (!on_our_device()) return false;  // the slow path switches to the tensors' device
+    Variant* v = variant(device, aligned);
+    if (!v) return false;  // the Python side builds this variant for this device first
     LaunchShape shape;
     if (!evaluator_.launch_shape(host_args_, shape)) return false;
-    uintptr_t stream = current_stream();
+    uintptr_t stream = current_stream(device);
     if (stream == UINTPTR_MAX) return false;
-    launch(v, shape, stream);
+    cuda::DeviceScope scope(device);
+    launch(*v, shape, stream);
     return true;
   }
 
@@ -126,16 +135,18 @@ class FastLauncher {
       out[name] = std::chrono::duration<double, std::nano>(clock::now() - start).count() / iterations;
     };
     bool aligned = true;
-    timed("arguments", [&] { aligned = true; return read_args(args.ptr(), aligned); });
-    Variant& v = aligned ? aligned_ : unaligned_;
-    if (!v.kernel) throw py::value_error("call the kernel once before timing its launches");
+    int device = -1;
+    timed("arguments", [&] { aligned = true; return read_args(args.ptr(), aligned, device); });
+    Variant* v = variant(device, aligned);
+    if (!v) throw py::value_error("call the kernel once before timing its launches");
     if (check_view_bounds && views_.size()) timed("view_bounds", [&] { return views_fit(args.ptr()); });
-    timed("device", [&] { return on_our_device(); });
+    timed("device", [&] { cuda::DeviceScope scope(device); return true; });
     LaunchShape shape;
     timed("launch_shape", [&] { return evaluator_.launch_shape(host_args_, shape); });
     uintptr_t stream = 0;
-    timed("stream", [&] { stream = current_stream(); return stream != UINTPTR_MAX; });
-    timed("launch", [&] { launch(v, shape, stream); return true; });
+    timed("stream", [&] { stream = current_stream(device); return stream != UINTPTR_MAX; });
+    cuda::DeviceScope scope(device);
+    timed("launch", [&] { launch(*v, shape, stream); return true; });
     return out;
   }
 
@@ -145,10 +156,23 @@ class FastLauncher {
     runtime::LoadedKernel* kernel = nullptr;
     int64_t smem = 0;
   };
+  struct DeviceVariants {
+    Variant aligned, unaligned;
+  };
+  static constexpr int kMaxDevices = 1024;
+
+  Variant* variant(int device, bool aligned) {
+    if (device < 0 || size_t(device) >= devices_.size()) return nullptr;
+    Variant& v = aligned ? devices_[device].aligned : devices_[device].unaligned;
+    return v.kernel ? &v : nullptr;
+  }
 
   // Reads the runtime arguments into args_ / host_args_; false if any is not what the
-  // plan expects. `aligned` ends false if some tensor address is not 16-byte aligned.
-  bool read_args(PyObject* tuple, bool& aligned) {
+  // plan expects. `aligned` ends false if some tensor address is not 16-byte aligned;
+  // `device` is the tensors' device (all must share it; the slow path names the
+  // parameters otherwise), or the current device without tensors.
+  bool read_args(PyObject* tuple, bool& aligned, int& device) {
+    device = -1;
     const Py_ssize_t n = PyTuple_GET_SIZE(tuple);
     for (auto& j : jit_)
       if (j.arg_index >= n || Py_TYPE(PyTuple_GET_ITEM(tuple, j.arg_index)) != j.type) return false;
@@ -160,7 +184,7 @@ class FastLauncher {
       uint64_t bits = 0;
       if (p.kind == ParamKind::Pointer) {
         uintptr_t address;
-        if (!tensor_address(obj, p.dtype.ptr(), address)) return false;
+        if (!tensor_address(obj, p.dtype.ptr(), address, device)) return false;
         aligned = aligned && address % 16 == 0;
         h.ptr = address;
         bits = static_cast<uint64_t>(address);
@@ -188,6 +212,13 @@ class FastLauncher {
       }
       args_.set(i, bits);
     }
+    if (device < 0) {  // no tensor parameter: the current device, as the slow path does
+      try {
+        device = cuda::current_device();
+      } catch (const std::exception&) {
+        return false;
+      }
+    }
     return true;
   }
 
@@ -202,15 +233,6 @@ class FastLauncher {
       if (PyErr_Occurred()) { PyErr_Clear(); return false; }
     }
     return views_.fit(host_args_, param_bytes_);
-  }
-
-  // The tensors were checked to be on device_; it must also be the current one.
-  bool on_our_device() {
-    try {
-      return cuda::current_device() == device_;
-    } catch (const std::exception&) {
-      return false;
-    }
   }
 
   void launch(Variant& v, const LaunchShape& shape, uintptr_t stream) {
@@ -228,10 +250,10 @@ class FastLauncher {
     v.kernel->launch(dims, stream, args_.pointers());
   }
 
-  // A CUDA torch tensor of `dtype`, contiguous, on our device: its address. Four torch
-  // queries, each a direct call of torch's C function for plain torch.Tensor objects
-  // (tensor_query.h).
-  bool tensor_address(PyObject* obj, PyObject* dtype, uintptr_t& address) {
+  // A CUDA torch tensor of `dtype`, contiguous, on `device` (the first tensor sets it):
+  // its address. Four torch queries, each a direct call of torch's C function for plain
+  // torch.Tensor objects (tensor_query.h).
+  bool tensor_address(PyObject* obj, PyObject* dtype, uintptr_t& address, int& device) {
     if (!PyObject_TypeCheck(obj, tensor_type_)) return false;
     const Queries& q = queries_;
     PyObject* d = q.dtype(obj);
@@ -240,11 +262,13 @@ class FastLauncher {
     Py_DECREF(d);
     ok = ok && query_is(q.is_contiguous, obj, Py_True);
     if (!ok) return false;
-    PyObject* device = q.get_device(obj);
-    if (!device) { PyErr_Clear(); return false; }
-    long index = PyLong_AsLong(device);
-    Py_DECREF(device);
-    if (index != device_) { PyErr_Clear(); return false; }  // -1: a CPU tensor
+    PyObject* where = q.get_device(obj);
+    if (!where) { PyErr_Clear(); return false; }
+    long index = PyLong_AsLong(where);
+    Py_DECREF(where);
+    if (index < 0 || index >= kMaxDevices) { PyErr_Clear(); return false; }  // -1: a CPU tensor
+    if (device < 0) device = int(index);
+    if (index != device) return false;  // two devices: refused by the slow path
     PyObject* ptr = q.data_ptr(obj);
     if (!ptr) { PyErr_Clear(); return false; }
     address = static_cast<uintptr_t>(PyLong_AsUnsignedLongLong(ptr));
@@ -261,8 +285,12 @@ class FastLauncher {
     return same;
   }
 
-  uintptr_t current_stream() {
-    PyObject* r = PyObject_CallOneArg(stream_fn_.ptr(), device_obj_.ptr());
+  // torch's current stream of `device` (under CUDA graph capture: the capturing one).
+  uintptr_t current_stream(int device) {
+    if (size_t(device) >= device_objs_.size()) {
+      for (size_t d = device_objs_.size(); d <= size_t(device); ++d) device_objs_.push_back(py::int_(d));
+    }
+    PyObject* r = PyObject_CallOneArg(stream_fn_.ptr(), device_objs_[device].ptr());
     if (!r) { PyErr_Clear(); return UINTPTR_MAX; }
     uintptr_t s = PyLong_AsUnsignedLongLong(r);
     Py_DECREF(r);
@@ -282,14 +310,14 @@ class FastLauncher {
     TensorQuery nbytes;  // only with check_view_bounds
   } queries_;
   PyTypeObject* tensor_type_ = nullptr;
-  py::object tensor_type_ref_, stream_fn_, device_obj_;
-  int device_;
+  py::object tensor_type_ref_, stream_fn_;
+  std::vector<py::object> device_objs_;  // Python ints 0..n, the stream function's argument
   std::vector<RuntimeParam> params_;
   std::vector<JitParam> jit_;
   std::vector<std::string> workspace_keys_;
   std::vector<bool> workspace_clean_;
   int threads_;
-  Variant aligned_, unaligned_;
+  std::vector<DeviceVariants> devices_;  // by device ordinal
   // reused per call (the GIL serialises calls on one launcher)
   runtime::KernelArgs args_;  // the runtime parameters, then the workspaces
   std::vector<HostArg> host_args_;

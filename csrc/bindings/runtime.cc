@@ -308,6 +308,23 @@ void bind_device(py::module_& m) {
   m.def("current_device", &cuda::current_device);
   m.def("set_device", [](int ordinal) { cuda::ensure_context_for_device(ordinal); },
         py::arg("ordinal"), "Make the primary context of `ordinal` current on this thread.");
+  m.def("device_count", &cuda::device_count, "Visible CUDA devices (0 without a driver).");
+  // `with _C.runtime.DeviceScope(1): ...` launches on device 1 and leaves the current
+  // device as it was (cuda_driver.h DeviceScope).
+  struct PyDeviceScope {
+    int ordinal;
+    std::unique_ptr<cuda::DeviceScope> scope;
+  };
+  py::class_<PyDeviceScope>(m, "DeviceScope")
+      .def(py::init([](int ordinal) { return PyDeviceScope{ordinal, nullptr}; }), py::arg("ordinal"))
+      .def("__enter__", [](PyDeviceScope& s) {
+        s.scope = std::make_unique<cuda::DeviceScope>(s.ordinal);
+        return s.scope->switched();
+      })
+      .def("__exit__", [](PyDeviceScope& s, py::object, py::object, py::object) {
+        s.scope.reset();
+        return false;
+      });
   m.def("pointer_device", [](uintptr_t pointer) { return cuda::pointer_device(pointer); },
         py::arg("pointer"));
   m.def("current_device_info", [] { return device_info_dict(runtime::current_device_info()); });

@@ -176,6 +176,31 @@ int current_device() {
   return device;
 }
 
+int device_count() {
+  try {
+    int count = 0;
+    return driver().cuDeviceGetCount(&count) == CUDA_SUCCESS ? count : 0;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+DeviceScope::DeviceScope(int ordinal) {
+  TILUS_CU_CHECK(cuCtxGetCurrent(&previous_));
+  if (previous_) {
+    CUdevice device = -1;
+    TILUS_CU_CHECK(cuCtxGetDevice(&device));
+    if (device == ordinal) return;
+  }
+  TILUS_CU_CHECK(cuCtxSetCurrent(primary_context(ordinal)));
+  switched_ = true;
+}
+
+DeviceScope::~DeviceScope() {
+  // A thread that had no context keeps the new one (as ensure_context would leave it).
+  if (switched_ && previous_) driver().cuCtxSetCurrent(previous_);
+}
+
 int pointer_device(CUdeviceptr pointer) {
   int ordinal = -1;
   TILUS_CU_CHECK(cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, pointer));

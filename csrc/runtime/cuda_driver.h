@@ -143,6 +143,27 @@ CUcontext ensure_context_for_device(int ordinal);
 // The device ordinal of the current context (after ensure_context()).
 int current_device();
 
+// Number of visible devices (0 without a driver or GPU). Never throws.
+int device_count();
+
+// For the life of the scope, the current context belongs to device `ordinal`: the
+// current one when it already does (two TLS reads, the common case), otherwise that
+// device's primary context, and the previous context is made current again on exit.
+// Launching on a tensor's device this way leaves the caller's current device (torch's
+// too: the runtime reads the current context) as it was.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int ordinal);
+  ~DeviceScope();
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+  bool switched() const { return switched_; }
+
+ private:
+  CUcontext previous_ = nullptr;
+  bool switched_ = false;
+};
+
 // The device ordinal that owns a device pointer.
 int pointer_device(CUdeviceptr pointer);
 

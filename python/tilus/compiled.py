@@ -12,7 +12,7 @@ variant on first use).
 
 from __future__ import annotations
 
-from tilus import host_run, option
+from tilus import _C, host_run, option
 from tilus.arguments import prepare_runtime_args
 from tilus.runtime import driver_available
 
@@ -23,6 +23,15 @@ def runs_on_cpu(tensors) -> bool:
     if tensors:
         return tensors[0].device == "cpu"
     return not driver_available()
+
+
+def launch_device(tensors) -> int:
+    """The CUDA device a GPU call launches on: its tensors' (prepare_runtime_args has
+    refused tensors on different devices, naming them), else the current device."""
+    if tensors:
+        device = tensors[0].device
+        return int(device.split(":")[1]) if ":" in device else 0
+    return _C.runtime.current_device()
 
 
 class CompiledKernel:
@@ -40,10 +49,8 @@ class CompiledKernel:
         self._fast = script._tilus_fast or {}
         runtime_args, tensors = prepare_runtime_args(sig, values, self._owner)
         if not runs_on_cpu(tensors):
-            device = tensors[0].device if tensors else "cuda:0"
-            index = int(device.split(":")[1]) if ":" in device else 0
             aligned = all(t.address % 16 == 0 for t in tensors)
-            compiled.build_gpu(index, aligned)
+            compiled.build_gpu(launch_device(tensors), aligned)
 
     def __repr__(self):
         jit = ", ".join(f"{self.sig.params[i].name}={v!r}" for i, v in self._jit)

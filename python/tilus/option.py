@@ -8,7 +8,10 @@ set here, which then wins for the rest of the process::
     tilus.option.build_threads(8)              # TILUS_BUILD_THREADS (default: usable cores)
     tilus.option.dump("/tmp/tilus_dump")       # TILUS_DUMP_DIR (default: no dump)
     tilus.option.tuning(warmup=3, repeat=20)   # TILUS_TUNE_WARMUP, TILUS_TUNE_REPEAT,
-                                               # TILUS_TUNE_FLUSH_L2, TILUS_TUNE_PRUNE
+                                               # TILUS_TUNE_FLUSH_L2, TILUS_TUNE_PRUNE,
+                                               # TILUS_TUNE_SPREAD (all identical GPUs)
+    tilus.option.distributed_tuning("all")     # TILUS_DIST_TUNING (rank0 | all | off),
+                                               # TILUS_DIST_TUNING_TIMEOUT (seconds, 900)
     tilus.option.progress(False)               # TILUS_PROGRESS (default 1: show bars)
     tilus.option.check_view_bounds(True)       # TILUS_CHECK_VIEW_BOUNDS (default 0)
     tilus.option.codegen(wgmma=False)          # TILUS_WGMMA (0: mma.sync only),
@@ -111,18 +114,26 @@ class TuningOptions:
     # Stop timing a candidate after its first timed run when that run is more than
     # `prune` times slower than the best median so far; 0 times every run of every one.
     prune: float = 1.5
+    # Time candidates on every visible GPU identical to the key's at once
+    # (tilus/tuning/spread.py); off by default: other work on those GPUs biases timings.
+    spread: bool = False
 
 
 def tuning(warmup: Optional[int] = None, repeat: Optional[int] = None,
-           flush_l2: Optional[bool] = None, prune: Optional[float] = None) -> None:
-    """How candidates are timed; arguments left None keep their current value."""
+           flush_l2: Optional[bool] = None, prune: Optional[float] = None,
+           spread: Optional[bool] = None) -> None:
+    """How candidates are timed; arguments left None keep their current value.
+    ``spread=True`` times a key's candidates on all identical visible GPUs in parallel
+    ($TILUS_TUNE_SPREAD)."""
     for name, value, kind, minimum in (("warmup", warmup, int, 0), ("repeat", repeat, int, 1),
                                        ("prune", prune, (int, float), 0)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, kind)
                                   or value < minimum):
             raise ValueError(f"tuning: {name} must be a number >= {minimum}, got {value!r}")
+    if spread is not None and not isinstance(spread, bool):
+        raise TypeError(f"tuning: spread must be a bool, got {spread!r}")
     for name, value in (("warmup", warmup), ("repeat", repeat), ("flush_l2", flush_l2),
-                        ("prune", prune)):
+                        ("prune", prune), ("spread", spread)):
         if value is not None:
             _set["tuning." + name] = value
 
@@ -131,7 +142,7 @@ def reset_tuning() -> None:
     """Forget the values given to :func:`tuning`; the environment and defaults
     apply again.
     """
-    for name in ("warmup", "repeat", "flush_l2", "prune"):
+    for name in ("warmup", "repeat", "flush_l2", "prune", "spread"):
         _set.pop("tuning." + name, None)
 
 
@@ -151,10 +162,63 @@ def get_tuning() -> TuningOptions:
     if flush is None:
         text = _env("TILUS_TUNE_FLUSH_L2")
         flush = defaults.flush_l2 if text is None else text not in ("0", "false", "no")
+    spread = _set.get("tuning.spread")
+    if spread is None:
+        spread = _env("TILUS_TUNE_SPREAD") not in (None, "0", "false", "no")
     return TuningOptions(warmup=pick("warmup", "TILUS_TUNE_WARMUP", int, 0),
                          repeat=pick("repeat", "TILUS_TUNE_REPEAT", int, 1),
                          flush_l2=bool(flush),
-                         prune=float(pick("prune", "TILUS_TUNE_PRUNE", float, 0)))
+                         prune=float(pick("prune", "TILUS_TUNE_PRUNE", float, 0)),
+                         spread=bool(spread))
+
+
+# ---------------------------------------------------------------------------- ranks
+@dataclass(frozen=True)
+class DistributedTuning:
+    """How ranks of a torch.distributed job agree on tuned configurations
+    (python/tilus/tuning/ranks.py; see :func:`distributed_tuning`)."""
+    mode: str = "rank0"      # "rank0", "all" or "off"
+    timeout_s: float = 900.0  # how long a rank waits for the others' choice
+
+
+_DIST_MODES = ("rank0", "all", "off")
+
+
+def distributed_tuning(mode: Optional[str] = None, timeout_s: Optional[float] = None) -> None:
+    """When torch.distributed is initialised with several ranks: ``"rank0"`` (default)
+    rank 0 tunes each key and the others launch its winner; ``"all"`` every rank times
+    every configuration and all launch the best total; ``"off"`` every rank tunes for
+    itself. ``timeout_s``: how long a rank waits for the others before raising an error
+    naming the kernel and key. Arguments left None keep their current value
+    ($TILUS_DIST_TUNING, $TILUS_DIST_TUNING_TIMEOUT)."""
+    if mode is not None and mode not in _DIST_MODES:
+        raise ValueError(f"distributed_tuning: mode must be one of {_DIST_MODES}, got {mode!r}")
+    if timeout_s is not None and (isinstance(timeout_s, bool)
+                                  or not isinstance(timeout_s, (int, float)) or timeout_s <= 0):
+        raise ValueError(f"distributed_tuning: timeout_s must be a number > 0, got {timeout_s!r}")
+    if mode is not None:
+        _set["dist.mode"] = mode
+    if timeout_s is not None:
+        _set["dist.timeout_s"] = float(timeout_s)
+
+
+def reset_distributed_tuning() -> None:
+    """Forget values given to :func:`distributed_tuning`: the environment decides again."""
+    _set.pop("dist.mode", None)
+    _set.pop("dist.timeout_s", None)
+
+
+def get_distributed_tuning() -> DistributedTuning:
+    """The rank agreement in force (:func:`distributed_tuning`, else the environment,
+    else the defaults of :class:`DistributedTuning`)."""
+    defaults = DistributedTuning()
+    mode = _set.get("dist.mode") or _env("TILUS_DIST_TUNING") or defaults.mode
+    if mode not in _DIST_MODES:
+        raise ValueError(f"$TILUS_DIST_TUNING={mode!r} must be one of {_DIST_MODES}")
+    timeout = _set.get("dist.timeout_s")
+    if timeout is None:
+        timeout = _env_number("TILUS_DIST_TUNING_TIMEOUT", float, 0.001)
+    return DistributedTuning(mode, defaults.timeout_s if timeout is None else float(timeout))
 
 
 # ---------------------------------------------------------------------------- codegen

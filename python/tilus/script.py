@@ -17,7 +17,7 @@ from tilus import _C, host_run, option
 from tilus.arguments import Signature, prepare_runtime_args
 from tilus.autotune import tuned_instance_or_none
 from tilus.candidate import kernel_name
-from tilus.compiled import CompiledKernel, runs_on_cpu
+from tilus.compiled import CompiledKernel, launch_device, runs_on_cpu
 from tilus.dump import dump_compiled
 from tilus.lang import errors
 from tilus.lang.instructions import InstructionMixin
@@ -25,6 +25,7 @@ from tilus.lang.transpiler import Transpiler
 from tilus.runtime import launcher
 
 _stats_lock = threading.Lock()
+_gpu_lock = threading.Lock()
 STATS = {"transpiles": 0, "interpreter_runs": 0}
 
 
@@ -84,12 +85,11 @@ class CompiledScript:
 
     def run_gpu(self, args: list, tensors: list):
         self.check_launch(args, tensors, views=option.get_check_view_bounds())
-        if self.gpu is None:
-            self.gpu = launcher.build(self)
-        device = tensors[0].device if tensors else "cuda:0"
-        index = int(device.split(":")[1]) if ":" in device else 0
+        self._ensure_gpu()
+        index = launch_device(tensors)
         self.gpu.launch(args, index)
-        # Later calls with these compile-time values launch natively (launch.cc).
+        # Later calls with these compile-time values launch natively (launch.cc), on
+        # whichever device their tensors are.
         fast = self.script._tilus_fast
         if self.jit_key not in fast and tensors:
             sig = type(self.script)._signature()
@@ -100,11 +100,15 @@ class CompiledScript:
     def build_gpu(self, device_index: int, pointers_aligned: bool):
         """Compile and load the GPU kernel variant a launch with such pointers will use,
         without launching it."""
-        if _C.runtime.current_device() != device_index:
-            _C.runtime.set_device(device_index)
+        self._ensure_gpu()
+        self.gpu.variant(pointers_aligned, device_index)
+
+    def _ensure_gpu(self):
+        # Tuning spread over GPUs launches one candidate from several threads.
         if self.gpu is None:
-            self.gpu = launcher.build(self)
-        self.gpu.variant(pointers_aligned)
+            with _gpu_lock:
+                if self.gpu is None:
+                    self.gpu = launcher.build(self)
 
 
 class Script(_C.ScriptBase, InstructionMixin):

@@ -7,6 +7,12 @@ loaded, and launched on the current torch stream with its arguments packed by th
 packer both launch paths use (csrc/runtime/kernel_args.h). Two variants may exist per program: one that assumes every
 pointer argument is 16-byte aligned (vector loads, cp.async of 16 bytes) and one that
 does not; each call picks by checking the actual addresses.
+
+Any device: a launch goes to the tensors' device (``cuda:1`` while device 0 is current,
+or the reverse) on that device's current torch stream. Each (variant, device) pair has
+its own loaded module, built for that device's architecture (the compile cache shares
+the binary between identical GPUs), and the device's context is current only for the
+launch (``_C.runtime.DeviceScope``): the caller's current device never changes.
 """
 
 from __future__ import annotations
@@ -52,7 +58,7 @@ class GpuKernel:
     def __init__(self, compiled):
         self.compiled = compiled
         self.program = compiled.program
-        self.variants: Dict[bool, GpuVariant] = {}
+        self.variants: Dict[tuple, GpuVariant] = {}  # (aligned, device) -> variant
         self.param_dtypes = list(self.program.param_dtypes)
         self.pointer_slots = [i for i, t in enumerate(self.param_dtypes) if t.is_pointer]
         self.kinds = [_rt.param_kind(t) for t in self.param_dtypes]
@@ -88,33 +94,36 @@ class GpuKernel:
         jit = [(i, signature.params[i].type) for i in signature.jit_indices]
         launcher = _C.FastLauncher(self.program, torch.Tensor, stream_fn, device_index, params, jit,
                                    self.workspace_keys, self.workspace_clean, self.program.warps * 32)
-        for aligned, v in self.variants.items():
-            launcher.set_kernel(aligned, v.kernel, v.smem)
+        for (aligned, device), v in self.variants.items():
+            launcher.set_kernel(aligned, v.kernel, v.smem, device)
         self._launchers.append(launcher)
         return launcher
 
-    def variant(self, aligned: bool) -> GpuVariant:
-        v = self.variants.get(aligned)
+    def variant(self, aligned: bool, device: int = None) -> GpuVariant:
+        """The variant for `device` (default: the current one), built and loaded there."""
+        if device is None:
+            device = _rt.current_device()
+        v = self.variants.get((aligned, device))
         if v is None:
-            generated = build_variant(self.program, aligned, _rt.arch_string())
-            kernel = _rt.LoadedKernel(generated.pop("cubin"), generated["name"])
+            with _rt.DeviceScope(device):
+                generated = build_variant(self.program, aligned, _rt.arch_string())
+                kernel = _rt.LoadedKernel(generated.pop("cubin"), generated["name"])
             for launcher in self._launchers:
-                launcher.set_kernel(aligned, kernel, generated["dynamic_smem"])
-            v = self.variants[aligned] = GpuVariant(generated, kernel)
+                launcher.set_kernel(aligned, kernel, generated["dynamic_smem"], device)
+            v = self.variants[(aligned, device)] = GpuVariant(generated, kernel)
         return v
 
     def launch(self, args: list, device_index: int = 0):
-        if _rt.current_device() != device_index:
-            _rt.set_device(device_index)
         aligned = all(args[i] % 16 == 0 for i in self.pointer_slots)
-        v = self.variant(aligned)
+        v = self.variant(aligned, device_index)
         grid, workspace_bytes = _C.evaluate_launch_shape(self.program, args)
         stream = _stream(device_index)
-        packed = list(zip(self.kinds, args))
-        for w, nbytes in enumerate(workspace_bytes):
-            packed.append(("ptr", _rt.get_workspace(f"{self.workspace_keys[w]}:{nbytes}", nbytes,
-                                                   self.workspace_clean[w], stream)))
-        v.kernel.launch(tuple(grid), v.threads, v.smem, stream, packed)
+        with _rt.DeviceScope(device_index):
+            packed = list(zip(self.kinds, args))
+            for w, nbytes in enumerate(workspace_bytes):
+                packed.append(("ptr", _rt.get_workspace(f"{self.workspace_keys[w]}:{nbytes}",
+                                                       nbytes, self.workspace_clean[w], stream)))
+            v.kernel.launch(tuple(grid), v.threads, v.smem, stream, packed)
 
 
 def build_variant(program, pointers_aligned: bool, arch: str) -> dict:

@@ -3,7 +3,9 @@
 Every argument that some candidate may write (``_C.autotune.written_params``, a
 conservative analysis of the IR) is replaced by a scratch copy made once per tuning,
 holding the same bytes and the same address alignment; arguments no candidate writes
-are passed as they are. Candidates therefore read the real inputs and write only
+are passed as they are. A bench on another device than the tensors' (tuning spread over
+GPUs, spread.py) copies every tensor argument instead, so that device reads only its
+own memory. Candidates therefore read the real inputs and write only
 scratch memory, and after tuning the user's tensors hold exactly one run: the
 winner's, on the real arguments. Each candidate is timed by
 ``_C.autotune.time_runs``: warm-up runs, then CUDA-event-timed runs on the launch
@@ -13,6 +15,7 @@ host's launch overhead); its time is the median.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import List
 
 from tilus import _C
@@ -67,7 +70,10 @@ class GpuBench:
         for c in candidates:
             for j, flag in enumerate(_C.autotune.written_params(c.compiled.program)):
                 written[j] = written[j] or flag
-        _C.runtime.set_device(device)
+        # The device's context is current while this bench lives (its thread's), and the
+        # previous one again after close(): tuning leaves the current device alone.
+        self._scope = _C.runtime.DeviceScope(device)
+        self._scope.__enter__()
         self.stream = launch_stream(device)
         self._buffers = []
         self.args = list(runtime_args)
@@ -77,12 +83,17 @@ class GpuBench:
             if not sig.params[i].type.is_pointer:
                 continue
             tensor = next(tensors)
-            if written[j]:
+            elsewhere = tensor.device != f"cuda:{device}"
+            if written[j] or elsewhere:
                 copy = _scratch(device, tensor.nbytes, tensor.address)
                 copy.copy_from(tensor.address, self.stream)
                 self._buffers.append(copy)
                 self.args[j] = copy.address
                 self.scratch_params.append(sig.params[i].name)
+                if elsewhere:
+                    self.tensors = [dataclasses.replace(t, address=copy.address,
+                                                        device=f"cuda:{device}")
+                                    if t is tensor else t for t in self.tensors]
         self._flush = None
         if options.flush_l2:
             l2 = _C.runtime.device_info(device)["l2_cache_bytes"]
@@ -109,3 +120,4 @@ class GpuBench:
         finally:
             self._buffers.clear()
             self._flush = None
+            self._scope.__exit__(None, None, None)

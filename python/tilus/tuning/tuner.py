@@ -28,7 +28,7 @@ from tilus import _C, option
 from tilus.arguments import describe_tensor
 from tilus.candidate import kernel_name
 from tilus.lang.errors import ScriptError
-from tilus.tuning import identity
+from tilus.tuning import identity, ranks, spread
 from tilus.tuning.bench import GpuBench
 from tilus.tuning.build import (Failure, GpuTarget, build_candidates, common_error,
                                 describe_failures, transpile_all)
@@ -37,7 +37,9 @@ from tilus.tuning.progress import Progress
 from tilus.tuning.store import DamagedEntry, TuningStore
 
 _stats_lock = threading.Lock()
-STATS = {"tunings": 0, "store_hits": 0, "configs_built": 0, "configs_timed": 0}
+# rank_adoptions: keys whose winner this rank took from rank 0 (tuning/ranks.py)
+STATS = {"tunings": 0, "store_hits": 0, "configs_built": 0, "configs_timed": 0,
+         "rank_adoptions": 0}
 
 
 def count(name: str, n: int = 1):
@@ -86,10 +88,58 @@ def choose(tuned, sig, values: list, jit_key: tuple, key_desc: dict, device: int
         decision = _search(tuned, sig, values, jit_key, target, make_bench, label)
         return _entry_from_decision(tuned, decision, expected), decision
 
-    decision, stored = store.get_or_create(path, validate, create)
-    if stored:
-        count("store_hits")
-    return decision
+    def choose_alone() -> Decision:
+        decision, stored = store.get_or_create(path, validate, create)
+        if stored:
+            count("store_hits")
+        return decision
+
+    channel = ranks.current_channel()
+    if channel is None:
+        return choose_alone()
+
+    def lookup() -> Optional[Decision]:
+        found = store.read(path, validate) if path is not None else None
+        if found is not None:
+            count("store_hits")
+        return found
+
+    def search() -> Decision:
+        return _search(tuned, sig, values, jit_key, target, make_bench, label,
+                       raise_if_none=False)
+
+    def combine(everyone: Dict[int, Dict[int, float]]) -> Decision:
+        best = ranks.best_total(everyone)
+        if best is None:
+            raise NoValidConfigError(f"no configuration of {tuned.cls.__name__} could be "
+                                     f"timed on every one of the {len(everyone)} ranks for "
+                                     f"[{label}]")
+        index, total = best
+        totals = {}
+        for timings in everyone.values():
+            for i, t in timings.items():
+                totals[i] = totals.get(i, 0.0) + t
+        return Decision(index, "tuned", total, totals)
+
+    def store_combined(decision: Decision):
+        if path is not None:
+            with store.lock(path) as locked:
+                if locked:
+                    store.write(path, _entry_from_decision(tuned, decision, expected))
+
+    def received(index: int, how: str) -> Decision:
+        if not 0 <= index < len(tuned.configs):
+            raise ranks.RankAgreementError(f"tilus: rank 0 chose configuration #{index} of "
+                                           f"{tuned.cls.__name__}, which has only "
+                                           f"{len(tuned.configs)}: do all ranks run the same "
+                                           "script?")
+        count("rank_adoptions")
+        return Decision(index, how)
+
+    key = f"{tuned.space_id()}/{identity.entry_name(label, key_desc)}"
+    what = f"{tuned.cls.__name__} [{label}] (key {json.dumps(key_desc, sort_keys=True)})"
+    return ranks.agree(channel, key, what, lookup, choose_alone, search, combine,
+                       store_combined, received)
 
 
 def first_that_compiles(tuned, values: list) -> Decision:
@@ -124,7 +174,10 @@ def _raise_none_works(tuned, failures: Dict[int, Failure], heading: str):
 
 
 # ---------------------------------------------------------------------------- search
-def _search(tuned, sig, values, jit_key, target: GpuTarget, make_bench, label: str) -> Decision:
+def _search(tuned, sig, values, jit_key, target: GpuTarget, make_bench, label: str,
+            raise_if_none: bool = True) -> Decision:
+    """Build and time every configuration here. With `raise_if_none` False (ranks that
+    pool their timings), a search that could time nothing returns an empty decision."""
     count("tunings")
     candidates, failures = transpile_all(tuned, values)
     aligned = _pointers_aligned(sig, values)
@@ -135,20 +188,19 @@ def _search(tuned, sig, values, jit_key, target: GpuTarget, make_bench, label: s
     timings: Dict[int, float] = {}
     if built:
         options = option.get_tuning()
-        bench = make_bench(target.device, sig, values, tuned.cls.__name__, built, options)
-        try:
-            with Progress(f"[Tuning] {label}", len(built)) as bar:
-                for done, candidate in enumerate(built, 1):
-                    best = min(timings.values(), default=0.0)
-                    prune_ms = best * options.prune if options.prune and best else 0.0
-                    try:
-                        timings[candidate.index] = bench.measure(candidate, prune_ms)
-                    except Exception as e:  # noqa: BLE001 - any launch failure skips it
-                        failures[candidate.index] = Failure("launch", f"{type(e).__name__}: {e}")
-                    bar.advance_to(done)
-        finally:
-            bench.close()
+        devices = spread.spread_devices(target.device, target.name, target.arch)
+
+        def bench_on(device: int):
+            return make_bench(device, sig, values, tuned.cls.__name__, built, options)
+
+        with Progress(f"[Tuning] {label}", len(built)) as bar:
+            scheduler = spread.SpreadScheduler(built, options.prune, bar.advance_to)
+            scheduler.run(devices, bench_on)
+        timings = scheduler.timings
+        failures.update(scheduler.failures)
         count("configs_timed", len(built))
+    if not timings and not raise_if_none:
+        return Decision(-1, "tuned", None, {}, failures)
     if not timings:
         _raise_none_works(tuned, failures, f"no configuration of {tuned.cls.__name__} can run "
                           f"for these arguments on {target.name} ({target.arch})")
