@@ -39,6 +39,9 @@ SYNTAX = {
     "unary": [("-x", "tilus.lang.values._tensor_neg"),
               ("~x", "tilus.lang.values._tensor_invert")],
     "assign": [("x = value", "tilus.lang.transpiler.Transpiler.assign")],
+    # kernel utilities: the index tiles register_tensor(init=lambda i, j: ...) is called with
+    "index_tile": [("self.register_tensor(dtype=..., shape=..., init=lambda i, j: ...)",
+                    "tilus.lang.instructions.InstructionMixin.register_tensor")],
 }
 
 # Instructions of the table that scripts never write: compiler passes insert them. Each
