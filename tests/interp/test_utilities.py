@@ -9,7 +9,7 @@ import tilus
 from tilus import boolean, float32, int32
 
 
-class Printf(tilus.Script):
+class PrintfKernel(tilus.Script):
     def __call__(self, n: int32, x: float32):
         self.attrs.blocks = [2, 1]
         self.attrs.warps = 2
@@ -18,7 +18,7 @@ class Printf(tilus.Script):
 
 
 def test_printf_prints_once_per_block(capfd):
-    Printf()(42, 1.25)
+    PrintfKernel()(42, 1.25)
     out = capfd.readouterr().out.splitlines()
     assert out == ["b=0/2 n=00042 x=1.250 tag 100%", "b=1/2 n=00042 x=1.250 tag 100%"]
 
