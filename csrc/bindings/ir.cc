@@ -183,6 +183,22 @@ void init_ir(py::module_& m) {
          "values for global tensors.")
       .def_property_readonly("layout", [](const TensorNode& t) { return t.layout; },
                              "The register layout given at creation, or None (inferred later).")
+      .def("annotate_layout", [](TensorNode& t, std::shared_ptr<const RegisterLayout> layout) {
+        // Tilus 0.2's annotate_layout: the layout this register tile must have, as if given
+        // at creation; layout inference then plans around it.
+        TILUS_CHECK(t.scope == Scope::Register, "TypeError", "annotate_layout: ", t.name,
+                    " is a ", scope_name(t.scope), " tensor; a RegisterLayout annotates register tensors");
+        auto dims = [](const std::vector<int64_t>& v) {
+          std::string out = "[";
+          for (size_t k = 0; k < v.size(); ++k) out += (k ? ", " : "") + std::to_string(v[k]);
+          return out + "]";
+        };
+        TILUS_CHECK(layout->shape == t.shape, "ValueError", "annotate_layout: the layout covers ",
+                    dims(layout->shape), " but ", t.name, " has shape ", dims(t.shape));
+        TILUS_CHECK(!t.layout || *t.layout == *layout, "ValueError", "annotate_layout: ", t.name,
+                    " already has another layout");
+        t.layout = std::move(layout);
+      }, "Fix the register layout of this tile (Script.annotate_layout).")
       .def("type_str", &TensorNode::type_str, "The type as the IR prints it, e.g. "
                                               "``'register float32[64, 64]'``.")
       .def("__repr__", [](const TensorNode& t) { return "%" + t.name + ": " + t.type_str(); });

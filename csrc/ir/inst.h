@@ -34,6 +34,9 @@
 //   LockSemaphore     args[0]=~int32 pointer, args[1]=value: wait until *p == value
 //   ReleaseSemaphore  args[0]=~int32 pointer, args[1]=value: *p = value (release order)
 //   PrintTensor       inputs[0], text = label
+//   Printf            args = values (int64 / float64), text = C format (one per block)
+//   Assume            args[0] = bool the program promises is true
+//   IndexTile         shape, dims[0] = d              -> output int32, element = its index d
 #pragma once
 #include <string>
 #include <vector>

@@ -176,6 +176,14 @@ class Printer : public StmtVisitor {
         o << expr_str(i.args[0]) << ", value=" << expr_str(i.args[1]) << ")";
         break;
       case Op::PrintTensor: o << "\"" << i.text << "\", " << t(i.inputs[0]) << ")"; break;
+      // kernel utilities
+      case Op::Printf:
+        o << "\"" << i.text << "\"";
+        for (const Expr& a : i.args) o << ", " << expr_str(a);
+        o << ")";
+        break;
+      case Op::Assume: o << expr_str(i.args[0]) << ")"; break;
+      case Op::IndexTile: o << "dim=" << i.dims.at(0) << ")"; break;
       case Op::Sum:
         o << t(i.inputs[0]) << ", dim=" << i.dims.at(0) << ", keepdim=" << (i.int_attr ? "True" : "False") << ")";
         break;

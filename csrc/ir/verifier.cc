@@ -520,6 +520,23 @@ class Verifier : public StmtExprVisitor {
         no_output(i);
         if (i.inputs[0]->scope == Scope::Global) fail(what, ": cannot print global tensor ", i.inputs[0]->name);
         return;
+      // kernel utilities
+      case Op::Printf:
+        arity(i, 0, 0, i.args.size());
+        no_output(i);
+        return;
+      case Op::Assume:
+        arity(i, 0, 1, 1);
+        no_output(i);
+        if (i.args[0]->dtype != dtypes::boolean) fail(what, ": the condition is not a bool");
+        return;
+      case Op::IndexTile:
+        arity(i, 0, 0, 0);
+        scope(i, i.output, Scope::Register, "the output");
+        positive_shape(i, i.output);
+        if (i.dims.size() != 1 || i.dims[0] < 0 || i.dims[0] >= i.output->rank())
+          fail(what, ": dims must name one dimension of ", tensor_str(i.output));
+        return;
     }
   }
 

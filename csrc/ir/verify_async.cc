@@ -57,6 +57,10 @@ Event classify(Op op) {
     // Freeing a tile copies may still land in is allowed: tilus waits for them right after
     // the free (transforms/copy_waits.cc), as a pipeline's unwaited prologue needs.
     case Op::FreeShared: return {};
+    // kernel utilities: scalars and fresh registers only
+    case Op::Printf:
+    case Op::Assume:
+    case Op::IndexTile:
     case Op::GlobalView:
     case Op::GlobalTensor:
     case Op::SharedTensor:

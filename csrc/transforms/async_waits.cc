@@ -353,6 +353,10 @@ class AsyncWaits : public StmtMutator {
       case Op::LockSemaphore:
       case Op::ReleaseSemaphore:
       case Op::PrintTensor: return;
+      // kernel utilities: scalars and fresh registers only
+      case Op::Printf:
+      case Op::Assume:
+      case Op::IndexTile: return;
     }
   }
 

@@ -38,6 +38,9 @@ SYNTAX = {
                      "tilus.lang.values.tensor_binary")],
     "unary": [("-x", "tilus.lang.values._tensor_neg"),
               ("~x", "tilus.lang.values._tensor_invert")],
+    # kernel utilities: the index tiles register_tensor(init=lambda i, j: ...) is called with
+    "index_tile": [("self.register_tensor(dtype=..., shape=..., init=lambda i, j: ...)",
+                    "tilus.lang.instructions.InstructionMixin.register_tensor")],
 }
 
 # Instructions of the table that scripts never write: compiler passes insert them. Each

@@ -6,6 +6,8 @@ from tilus.lang.errors import ScriptError
 from tilus.lang import types as _types
 from tilus.lang.types import DataType
 from tilus.script import Script
+from tilus.lang.classes import Class
+from tilus.lang.structs import Dim3
 from tilus.autotune import NoValidConfigError, autotune, autotune_key
 from tilus import layout, option, runtime, utils
 from tilus.layout import RegisterLayout, SharedLayout
@@ -18,7 +20,7 @@ __version__ = _C.__version__
 globals().update({_name: getattr(_types, _name) for _name in _types.NAMES + _types.SHORT_NAMES})
 
 __all__ = [
-    "Script", "autotune", "autotune_key", "NoValidConfigError", "utils", "layout", "option",
+    "Script", "Class", "Dim3", "autotune", "autotune_key", "NoValidConfigError", "utils", "layout", "option",
     "ScriptError", "DataType", "RegisterLayout", "SharedLayout", "RegisterTensor",
     "SharedTensor", "GlobalTensor", *_types.NAMES, *_types.SHORT_NAMES,
 ]

@@ -15,6 +15,21 @@ def current_builder():
     return builder
 
 
+class LaunchAttrs:
+    """What ``self.attrs.blocks`` / ``self.attrs.warps`` set so far in the kernel being
+    built: the grid expressions (``self.gridDim``) and the warp count (the thread range
+    of ``self.current_thread_begin`` and friends)."""
+
+    def __init__(self):
+        self.blocks = None  # list of 1..3 Exprs once set
+        self.warps = None   # int once set
+
+
+def current_launch_attrs() -> LaunchAttrs:
+    current_builder()  # the same error outside a script
+    return _state.launch_attrs
+
+
 class building:
     """Context manager that makes `builder` the current one."""
 
@@ -23,9 +38,12 @@ class building:
 
     def __enter__(self):
         self.prev = getattr(_state, "builder", None)
+        self.prev_attrs = getattr(_state, "launch_attrs", None)
         _state.builder = self.builder
+        _state.launch_attrs = LaunchAttrs()
         return self.builder
 
     def __exit__(self, *exc):
         _state.builder = self.prev
+        _state.launch_attrs = self.prev_attrs
         return False

@@ -36,6 +36,12 @@ class _BlockIdx:
     def z(self):
         return _C.block_idx(2)
 
+    def __iter__(self):  # bx, by, bz = self.blockIdx (Tilus 0.2's Dim3)
+        return iter((self.x, self.y, self.z))
+
+    def __len__(self):
+        return 3
+
 
 class _Range:
     """What ``self.range(...)`` returns; only a ``for`` statement may consume it."""
@@ -72,6 +78,25 @@ def _where_operand(value, other, condition, what: str):
     else:
         dtype = int32
     return current_builder().register_tensor(dtype, list(condition.shape), scalar, None, "w")
+
+
+def _init_by_index(dtype, shape, init, layout):
+    """register_tensor(init=f): f is called with one int32 index tile per dimension (the
+    element (i, j, ...) of the k-th holds its k-th index), so f's operators build the
+    values of every element at once; a scalar result fills the tile."""
+    builder = current_builder()
+    indices = [builder.tile_op("index_tile", [], dims=[d], shape=shape) for d in range(len(shape))]
+    if layout is not None:
+        for t in indices:
+            t.annotate_layout(layout)
+    value = init(*indices)
+    if isinstance(value, Tensor):
+        if list(value.shape) != list(shape):
+            raise ValueError(f"register_tensor: init returned a tile of shape {list(value.shape)}, "
+                             f"expected {list(shape)}")
+        return value if value.dtype == dtype else builder.cast(value, dtype)
+    return builder.register_tensor(dtype, shape, as_expr(value, "the value init returned"),
+                                   layout, "r")
 
 
 _DEFAULT_ACCUMULATOR = {float16: float32, bfloat16: float32, int8: int32, float32: float32,
@@ -239,8 +264,11 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
         Args:
             dtype: the element type.
             shape: compile-time positive ints; defaults to the layout's shape.
-            init: a scalar every element starts with (cast to ``dtype``); None leaves the
-                tile uninitialised (the interpreter poisons it so a read shows).
+            init: a scalar every element starts with (cast to ``dtype``); or a function of
+                the element's indices, ``lambda i, j: ...``, called once with index tiles
+                (int32 tiles whose element ``(i, j)`` holds ``i``, resp. ``j``) so its
+                operators compute every element (a comparison gives a bool mask); None
+                leaves the tile uninitialised (the interpreter poisons it so a read shows).
             layout: an explicit register layout (:mod:`tilus.layout`); None lets layout
                 inference choose.
 
@@ -270,9 +298,11 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
         if layout is not None and list(layout.shape) != shape:
             raise ValueError(f"register_tensor: the layout covers {list(layout.shape)} "
                              f"but shape is {shape}")
+        dtype = _dtype(dtype, "dtype")
+        if callable(init) and not isinstance(init, (Expr, Tensor)):
+            return _init_by_index(dtype, shape, init, layout)
         return current_builder().register_tensor(
-            _dtype(dtype, "dtype"), shape, None if init is None else as_expr(init, "init"),
-            layout, "r")
+            dtype, shape, None if init is None else as_expr(init, "init"), layout, "r")
 
     # ------------------------------------------------------------ memory
     def load_global(self, src, /, *, offsets: Sequence, shape: Sequence, dims=None, out=None):

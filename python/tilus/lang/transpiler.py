@@ -26,7 +26,8 @@ from typing import Any, Dict, List, Optional
 
 from tilus import _C
 from tilus.lang import errors
-from tilus.lang.context import building
+from tilus.lang.context import building, current_launch_attrs
+from tilus.lang.classes import Class
 from tilus.lang.instructions import InstructionMixin, _Range
 from tilus.lang.types import DataType
 from tilus.lang.values import Expr, Tensor, as_expr, is_scalar
@@ -292,6 +293,17 @@ class Transpiler:
             self.assign(target, value, node)
 
     def stmt_AnnAssign(self, node: ast.AnnAssign):
+        if isinstance(node.target, ast.Attribute):
+            annotation = self.eval(node.annotation)
+            if node.value is None:
+                raise self.error("SyntaxError", f"'{ast.unparse(node.target)}' is declared "
+                                 "without a value")
+            value = self.eval(node.value)
+            if isinstance(annotation, DataType):
+                value = _C.cast(as_expr(value, f"the value of '{ast.unparse(node.target)}'"),
+                                annotation)
+                return self.assign_attribute(node.target, value, declare=annotation)
+            return self.assign_attribute(node.target, value)
         if not isinstance(node.target, ast.Name):
             raise self.error("SyntaxError", "only names can be annotated")
         annotation = self.eval(node.annotation)
@@ -317,6 +329,9 @@ class Transpiler:
 
     def stmt_AugAssign(self, node: ast.AugAssign):
         target = node.target
+        if isinstance(target, ast.Attribute):
+            current = self.eval(target)
+            return self.assign(target, self.binop(node.op, current, self.eval(node.value)), node)
         if not isinstance(target, ast.Name):
             raise self.error("SyntaxError", "augmented assignment only works on names")
         current = self.lookup(target.id, target)
@@ -575,8 +590,10 @@ class Transpiler:
                              f"`{name}: int32 = {current!r}`")
         self.bind(name, value)
 
-    def assign_attribute(self, target: ast.Attribute, value):
+    def assign_attribute(self, target: ast.Attribute, value, declare=None):
         obj = self.eval(target.value)
+        if isinstance(obj, Class):
+            return self.assign_member(obj, target.attr, value, declare)
         if isinstance(obj, _Attrs):
             if self.scopes:
                 raise self.error("ValueError", f"self.attrs.{target.attr} must be set at the top "
@@ -584,6 +601,42 @@ class Transpiler:
             return obj.set(target.attr, value, self)
         raise self.error("SyntaxError", f"cannot assign to {ast.unparse(target)} inside a tilus "
                          "script; set attributes in __init__")
+
+    def assign_member(self, obj, attr: str, value, declare=None):
+        """``self.<attr> = value`` in a method of a tilus.Class: the same rules as names
+        (a runtime variable or register tile is written in place; anything else binds)."""
+        current = obj.__dict__.get(attr, _MISSING)
+        what = f"{type(obj).__name__}.{attr}"
+        if isinstance(value, Tensor):
+            if (isinstance(current, Tensor) and current.scope == "register"
+                    and value.scope == "register" and current is not value):
+                if current.dtype != value.dtype or current.shape != value.shape:
+                    raise self.error("TypeError", f"{what} is a {current.type_str()} tensor; "
+                                     f"assigning a {value.type_str()} to it would change its type")
+                self.builder.assign_tensor(current, value)
+                return
+            if self.scopes and current is not value:
+                raise self.error("TypeError", f"{what} cannot be bound to another tensor inside "
+                                 f"a runtime {self.scopes[-1].kind}")
+            setattr(obj, attr, value)
+            return
+        is_var = isinstance(current, Expr) and current.kind == "var"
+        if declare is None and is_var and is_scalar(value):
+            self.builder.assign(current, _C.cast(as_expr(value), current.dtype))
+            return
+        if declare is not None or isinstance(value, Expr):
+            if self.scopes:
+                raise self.error("TypeError", f"{what} is first given a runtime value inside a "
+                                 f"runtime {self.scopes[-1].kind}; declare it in __init__ "
+                                 f"(`self.{attr}: int32 = 0`)")
+            expr = as_expr(value)
+            setattr(obj, attr, self.builder.declare(attr, declare or expr.dtype, expr))
+            return
+        if self.scopes and current is not _MISSING and not _same_value(current, value):
+            raise self.error("TypeError", f"{what} holds the compile-time value {current!r}; "
+                             f"reassigning it inside a runtime {self.scopes[-1].kind} is ambiguous; "
+                             f"declare it as a runtime variable (`self.{attr}: int32 = ...`)")
+        setattr(obj, attr, value)
 
     def lookup(self, name: str, node):
         if name in self.env:
@@ -626,6 +679,32 @@ class Transpiler:
                              f"{what} has no attribute '{node.attr}'"
                              + (" (unknown instruction?)" if obj is self.script else ""),
                              node) from None
+
+    def expr_Lambda(self, node: ast.Lambda):
+        """A lambda in a script is a function whose body the transpiler evaluates when it
+        is called (``register_tensor(init=lambda i, j: i >= j)``), in the scope it was
+        written in, like a Python closure."""
+        spec = node.args
+        if spec.vararg or spec.kwarg or spec.kwonlyargs or spec.posonlyargs:
+            raise self.error("SyntaxError", "a lambda in a tilus script takes plain positional "
+                             "parameters only", node)
+        names = [a.arg for a in spec.args]
+        defaults = [self.eval(d) for d in spec.defaults]
+        env, func = self.env, self.current_func
+
+        def call(*values):
+            if not len(names) - len(defaults) <= len(values) <= len(names):
+                raise TypeError(f"the lambda at line {node.lineno} takes {len(names)} "
+                                f"arguments, got {len(values)}")
+            values = list(values) + defaults[len(values) - len(names) + len(defaults):]
+            saved = self.env, self.current_func
+            self.env, self.current_func = {**env, **dict(zip(names, values))}, func
+            try:
+                return self.eval(node.body)
+            finally:
+                self.env, self.current_func = saved
+
+        return call
 
     def expr_Tuple(self, node: ast.Tuple):
         return tuple(self.eval(e) for e in node.elts)
@@ -772,31 +851,41 @@ class Transpiler:
         if func is builtins.range:
             raise self.error("TypeError", "range(...) can only be used as the iterable of a for "
                              "statement", node)
+        if inspect.isclass(func) and issubclass(func, Class) and func is not Class:
+            # A tilus.Class made inside the kernel: its __init__ is transpiled like a method.
+            obj = object.__new__(func)
+            init = func.__init__
+            if init is not object.__init__:
+                self.inline(init, args, kwargs, node, obj)
+            elif args or kwargs:
+                raise self.error("TypeError", f"{func.__name__}() takes no arguments", node)
+            return obj
         helper = self.helper_method(func)
         if helper is not None:
-            return self.inline(helper, args, kwargs, node)
+            return self.inline(helper, args, kwargs, node, func.__self__)
         return func(*args, **kwargs)
 
     def helper_method(self, func):
         """The function of a method defined on the user's script class (not tilus's own),
         which we inline by transpiling its source."""
-        if not inspect.ismethod(func) or func.__self__ is not self.script:
+        if not inspect.ismethod(func) or (func.__self__ is not self.script
+                                          and not isinstance(func.__self__, Class)):
             return None
         fn = func.__func__
         if getattr(InstructionMixin, fn.__name__, None) is fn:
             return None
-        for klass in type(self.script).__mro__:
+        for klass in type(func.__self__).__mro__:
             if klass.__dict__.get(fn.__name__) is fn:
                 if klass.__module__.startswith("tilus.") and klass.__module__ != "__main__":
                     return None
                 return fn
         return None
 
-    def inline(self, fn, args, kwargs, node):
+    def inline(self, fn, args, kwargs, node, receiver):
         parsed = parse_function(fn)
         sig = inspect.signature(fn)
         try:
-            bound = sig.bind(self.script, *args, **kwargs)
+            bound = sig.bind(receiver, *args, **kwargs)
         except TypeError as e:
             raise self.error("TypeError", f"{parsed.qualname}: {e}", node) from None
         bound.apply_defaults()
@@ -837,13 +926,16 @@ class _Attrs:
             if not 1 <= len(values) <= 3:
                 raise transpiler.error("ValueError", f"self.attrs.blocks takes 1 to 3 values, got "
                                        f"{len(values)}")
-            self._builder.set_grid([as_expr(v, "a self.attrs.blocks entry") for v in values])
+            exprs = [as_expr(v, "a self.attrs.blocks entry") for v in values]
+            self._builder.set_grid(exprs)
+            current_launch_attrs().blocks = exprs
         elif name == "warps":
             if isinstance(value, Expr) or isinstance(value, bool) or \
                     not isinstance(value, numbers.Integral):
                 raise transpiler.error("TypeError", "self.attrs.warps must be a compile-time "
                                        f"int, got {value!r}")
             self._builder.set_warps(int(value))
+            current_launch_attrs().warps = int(value)
         else:
             raise transpiler.error("ValueError", f"unknown kernel attribute self.attrs.{name} "
                                    "(known: blocks, warps)")
