@@ -7,6 +7,7 @@
 #include "bindings/bindings.h"
 #include "ir/builder.h"
 #include "ir/verifier.h"
+#include "transforms/vector_extents.h"
 #include "layout/register_layout.h"
 
 namespace py = pybind11;
@@ -213,6 +214,9 @@ void init_ir(py::module_& m) {
         return out;
       })
       .def_property_readonly("num_workspaces", [](const Program& p) { return p.workspaces.size(); })
+      .def_property_readonly("vector_extent_params", &vector_extent_params,
+                             "Indices of the integer parameters the aligned build assumes are "
+                             "multiples of 16 (transforms/vector_extents.h).")
       .def_property_readonly("workspace_requires_clean", [](const Program& p) {
         std::vector<bool> out;
         for (auto& w : p.workspaces) out.push_back(w.requires_clean);

@@ -18,6 +18,7 @@
 #include "bindings/bindings.h"
 #include "bindings/tensor_query.h"
 #include "transforms/host_launch_shape.h"
+#include "transforms/vector_extents.h"
 #include "transforms/view_extents.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/kernel.h"
@@ -52,6 +53,9 @@ struct RuntimeParam {
   ParamKind kind;
   py::object dtype;  // pointers: the expected torch dtype; boolean scalars: Python bool
   int64_t lo = 0, hi = 0;  // range of integer scalars
+  // The aligned build assumes this integer is a multiple of kVectorExtentMultiple
+  // (transforms/vector_extents.h).
+  bool vector_extent = false;
 };
 
 struct JitParam {
@@ -76,6 +80,7 @@ class FastLauncher {
       rp.hi = p[4].cast<int64_t>();
       params_.push_back(rp);
     }
+    for (int k : vector_extent_params(*program_)) params_.at(k).vector_extent = true;
     for (auto& j : jit) jit_.push_back({j[0].cast<int>(), reinterpret_cast<PyTypeObject*>(j[1].ptr())});
     (void)device;  // the device of the first launch; each call now reads its tensors'
     for (const RuntimeParam& p : params_) {
@@ -208,6 +213,7 @@ class FastLauncher {
           return false;
         }
         h.i = v;
+        if (p.vector_extent) aligned = aligned && v % kVectorExtentMultiple == 0;
         if (!runtime::encode_int(p.kind, v, bits)) return false;
       }
       args_.set(i, bits);

@@ -9,7 +9,8 @@
 namespace tilus {
 
 struct CodegenOptions {
-  // The launcher checks every pointer argument is 16-byte aligned before using a
+  // The launcher checks every pointer argument is 16-byte aligned, and every vector
+  // extent parameter (transforms/vector_extents.h) a multiple of 16, before using a
   // kernel built with this set; otherwise it uses one built without it.
   bool pointers_aligned = true;
   // Lower qualifying dots to wgmma (sm_90a only; layout_inference.h says which).

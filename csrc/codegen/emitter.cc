@@ -2,6 +2,7 @@
 #include "codegen/unroll_budget.h"
 #include "transforms/async_waits.h"
 #include "transforms/copy_waits.h"
+#include "transforms/vector_extents.h"
 #include "ir/functor.h"
 #include "ops/op_handler.h"
 #include "ir/verifier.h"
@@ -336,7 +337,8 @@ void CudaEmitter::inst(const Instruction& i) {
 // ------------------------------------------------------------------ kernel
 
 CudaEmitter::CudaEmitter(const Program& program, const CodegenOptions& options)
-    : program_(program), options_(options), plan_(infer_layouts(program, options.wgmma)), div_(program),
+    : program_(program), options_(options), plan_(infer_layouts(program, options.wgmma)),
+      div_(program, options.pointers_aligned ? vector_extent_params(program) : std::vector<int>{}),
       threads_(program.warps * 32) {
   if (verify_enabled()) verify_layouts(program, plan_, "layout inference");
   tid_ = internal_var("tl_tid");

@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "ir/functor.h"
+#include "transforms/vector_extents.h"
 
 namespace tilus {
 
@@ -29,8 +30,9 @@ class AssignedValues : public StmtVisitor {
 
 }  // namespace
 
-Divisibility::Divisibility(const Program& program) {
+Divisibility::Divisibility(const Program& program, const std::vector<int>& assumed) {
   for (auto& p : program.params) vars_[p->var_id] = 1;
+  for (int k : assumed) vars_[program.params.at(k)->var_id] = kVectorExtentMultiple;
   AssignedValues collect;
   collect.visit_stmt(program.body);
   const std::vector<std::pair<int, Expr>>& assigns = collect.out;

@@ -9,6 +9,7 @@
 #pragma once
 #include <cstdint>
 #include <unordered_map>
+#include <vector>
 
 #include "ir/stmt.h"
 
@@ -16,7 +17,9 @@ namespace tilus {
 
 class Divisibility {
  public:
-  explicit Divisibility(const Program& program);
+  // `assumed` (indices into program.params) start as multiples of kVectorExtentMultiple
+  // rather than of 1: the aligned build's assumption (transforms/vector_extents.h).
+  explicit Divisibility(const Program& program, const std::vector<int>& assumed = {});
   // 0 means "every multiple" (the value is 0); otherwise a positive divisor.
   int64_t of(const Expr& e) const;
   // True when every value of e is a multiple of n (n > 0).

@@ -4,9 +4,11 @@ A program is built by the build entry the autotuner shares (``_C.build_kernel``,
 csrc/runtime/build.h: CUDA C++ generated with the codegen choices of tilus.option,
 compiled by NVRTC for the GPU in use through the compile cache, memory then disk),
 loaded, and launched on the current torch stream with its arguments packed by the typed
-packer both launch paths use (csrc/runtime/kernel_args.h). Two variants may exist per program: one that assumes every
-pointer argument is 16-byte aligned (vector loads, cp.async of 16 bytes) and one that
-does not; each call picks by checking the actual addresses.
+packer both launch paths use (csrc/runtime/kernel_args.h). Two variants may exist per
+program: one that assumes every pointer argument is 16-byte aligned and every vector
+extent parameter (a view's last extent or stride) a multiple of 16 elements, so tile rows
+move as 16-byte vectors, and one that assumes neither; each call picks by checking the
+actual arguments (takes_aligned_build).
 
 Any device: a launch goes to the tensors' device (``cuda:1`` while device 0 is current,
 or the reverse) on that device's current torch stream. Each (variant, device) pair has
@@ -114,8 +116,7 @@ class GpuKernel:
         return v
 
     def launch(self, args: list, device_index: int = 0):
-        aligned = all(args[i] % 16 == 0 for i in self.pointer_slots)
-        v = self.variant(aligned, device_index)
+        v = self.variant(takes_aligned_build(self.program, args), device_index)
         grid, workspace_bytes = _C.evaluate_launch_shape(self.program, args)
         stream = _stream(device_index)
         with _rt.DeviceScope(device_index):
@@ -124,6 +125,17 @@ class GpuKernel:
                 packed.append(("ptr", _rt.get_workspace(f"{self.workspace_keys[w]}:{nbytes}",
                                                        nbytes, self.workspace_clean[w], stream)))
             v.kernel.launch(tuple(grid), v.threads, v.smem, stream, packed)
+
+
+def takes_aligned_build(program, runtime_args) -> bool:
+    """Whether a call with these runtime arguments (parameter order, addresses for
+    pointers) may use the aligned build: every pointer 16-byte aligned and every vector
+    extent parameter a multiple of 16 (csrc/transforms/vector_extents.h). The native
+    launcher (csrc/bindings/launch.cc) decides the same way."""
+    for i, dtype in enumerate(program.param_dtypes):
+        if dtype.is_pointer and runtime_args[i] % 16:
+            return False
+    return all(runtime_args[i] % 16 == 0 for i in program.vector_extent_params)
 
 
 def build_variant(program, pointers_aligned: bool, arch: str) -> dict:

@@ -130,18 +130,29 @@ def describe_failures(configs: List[dict], failures: Dict[int, Failure], shown: 
     return "\n".join(lines)
 
 
-def build_candidates(candidates: List[Candidate], target: GpuTarget, aligned: bool,
+def build_candidates(candidates: List[Candidate], target: GpuTarget, aligned,
                      label: str) -> Tuple[List[Candidate], Dict[int, Failure]]:
-    """Compile every candidate in parallel; returns those that built, and failures."""
-    programs = [c.compiled.program for c in candidates]
+    """Compile every candidate in parallel; returns those that built, and failures.
+    `aligned` is the build variant (runtime/launcher.py takes_aligned_build): one bool for
+    all, or one per candidate (candidates may differ in their vector extent parameters)."""
+    flags = [aligned] * len(candidates) if isinstance(aligned, bool) else list(aligned)
     choices = option.get_codegen()  # as runtime/launcher.py reads them, so the keys agree
-    with Progress(f"[Building] {label}", len(programs)) as bar:
-        results = _C.autotune.build_all(programs, aligned, target.arch,
-                                        threads=option.get_build_threads(),
-                                        smem_limit=target.smem_limit,
-                                        max_threads=target.max_threads,
-                                        progress=bar.advance_to, wgmma=choices.wgmma,
-                                        unroll_budget=choices.unroll_budget)
+    results = [None] * len(candidates)
+    with Progress(f"[Building] {label}", len(candidates)) as bar:
+        done = 0
+        for flag in (True, False):
+            group = [k for k, f in enumerate(flags) if f == flag]
+            if not group:
+                continue
+            offset = done
+            group_results = _C.autotune.build_all(
+                [candidates[k].compiled.program for k in group], flag, target.arch,
+                threads=option.get_build_threads(), smem_limit=target.smem_limit,
+                max_threads=target.max_threads, progress=lambda n: bar.advance_to(offset + n),
+                wgmma=choices.wgmma, unroll_budget=choices.unroll_budget)
+            for k, r in zip(group, group_results):
+                results[k] = r
+            done += len(group)
     for message in _C.runtime.compile_cache().take_warnings():  # as runtime/launcher.py does
         warnings.warn(f"tilus cache: {message}", RuntimeWarning, stacklevel=2)
     built, failures = [], {}

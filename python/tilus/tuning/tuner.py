@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 from typing import Dict, Optional
 
 from tilus import _C, option
-from tilus.arguments import describe_tensor
+from tilus.arguments import prepare_runtime_args
 from tilus.candidate import kernel_name
 from tilus.lang.errors import ScriptError
+from tilus.runtime.launcher import takes_aligned_build
 from tilus.tuning import identity, ranks, spread
 from tilus.tuning.bench import GpuBench
 from tilus.tuning.build import (Failure, GpuTarget, build_candidates, common_error,
@@ -180,7 +181,8 @@ def _search(tuned, sig, values, jit_key, target: GpuTarget, make_bench, label: s
     pool their timings), a search that could time nothing returns an empty decision."""
     count("tunings")
     candidates, failures = transpile_all(tuned, values)
-    aligned = _pointers_aligned(sig, values)
+    runtime_args, _ = prepare_runtime_args(sig, values, tuned.cls.__name__)
+    aligned = [takes_aligned_build(c.compiled.program, runtime_args) for c in candidates]
     built, build_failures = build_candidates(candidates, target, aligned, label)
     failures.update(build_failures)
     count("configs_built", len(candidates))
@@ -208,15 +210,6 @@ def _search(tuned, sig, values, jit_key, target: GpuTarget, make_bench, label: s
     winner = min(timings, key=lambda i: (timings[i], i))
     _release_losers(tuned, winner, candidates)
     return Decision(winner, "tuned", timings[winner], timings, failures)
-
-
-def _pointers_aligned(sig, values) -> bool:
-    """The variant a real call will use (launcher.py: all pointers 16-byte aligned)."""
-    for i in sig.runtime_indices:
-        p = sig.params[i]
-        if p.type.is_pointer and describe_tensor(p.name, values[i], p.type).address % 16:
-            return False
-    return True
 
 
 def _release_losers(tuned, winner: int, candidates):
