@@ -34,6 +34,12 @@
 //   LockSemaphore     args[0]=~int32 pointer, args[1]=value: wait until *p == value
 //   ReleaseSemaphore  args[0]=~int32 pointer, args[1]=value: *p = value (release order)
 //   PrintTensor       inputs[0], text = label
+//   math family (ops/math.cc):
+//   Abs Exp2 Log Sin Cos Round Square Sqrt Rsqrt
+//                     inputs[0]; int_attr = 1: the approximate variant (log, sin, cos,
+//                     sqrt)                               -> output (x's dtype)
+//   Clip              inputs[0], args = {lo, hi} of x's dtype -> output
+//   TensorItem        inputs[0] (one element), args[0] = the scalar Var it sets
 #pragma once
 #include <string>
 #include <vector>
