@@ -351,8 +351,7 @@ Expr.__rxor__ = _expr_xor(True)
 
 
 def _tensor_abs(self):
-    from tilus.lang.inst_math import math_unary
-    return math_unary("abs", self)
+    return current_builder().tile_op("abs", [self])
 
 
 def _expr_abs(self):
@@ -385,8 +384,9 @@ def _tensor_to(self, dtype):
 
             c16 = acc.to(float16)
     """
-    from tilus.lang.operands import _dtype
-    return current_builder().cast(self, _dtype(dtype, "to: dtype"))
+    if not isinstance(dtype, _C.DataType):
+        raise TypeError(f"to: dtype must be a tilus data type such as tilus.float16, got {dtype!r}")
+    return current_builder().cast(self, dtype)
 
 
 def _one_element(self, what: str):
