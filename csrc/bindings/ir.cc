@@ -138,6 +138,13 @@ void init_ir(py::module_& m) {
         if (e.dtype.is_bool()) return py::bool_(e.int_value != 0);
         return py::int_(e.int_value);
       })
+      // The tensor and indices of an element_load / element_addr (g[i, j].item_ptr()).
+      .def_property_readonly("element_tensor", [](const ExprNode& e) { return e.tensor; })
+      .def_property_readonly("element_indices", [](const ExprNode& e) {
+        std::vector<std::shared_ptr<ExprNode>> r;
+        for (const Expr& i : e.indices) r.push_back(std::const_pointer_cast<ExprNode>(i));
+        return r;
+      })
       .def("__str__", [](const std::shared_ptr<ExprNode>& e) { return expr_str(e); });
 
   auto ex = [](Expr e) { return std::const_pointer_cast<ExprNode>(e); };

@@ -21,8 +21,8 @@ const char* binary_helper(BinaryOp op) {
     case BinaryOp::Ne: return "ne";
     case BinaryOp::And: return "and_";
     case BinaryOp::Or: return "or_";
-    case BinaryOp::BitAnd:
-    case BinaryOp::BitXor: break;  // scalar-only (swizzles), never tile ops
+    case BinaryOp::BitXor: return "bit_xor";  // integer and boolean tiles (x ^ y)
+    case BinaryOp::BitAnd: break;  // scalar-only (swizzles), never a tile op
   }
   return "?";
 }

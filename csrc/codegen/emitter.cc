@@ -50,7 +50,12 @@ const std::unordered_set<std::string>& cpp_reserved() {
       "sizeof", "static", "struct", "switch", "template", "this", "throw", "true", "try",
       "typedef", "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
       "while", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "min", "max",
-      "half", "half2", "float2", "float4", "int2", "int4", "uint4", "printf", "tilus", "asm"};
+      "half", "half2", "float2", "float4", "int2", "int4", "uint4", "printf", "tilus", "asm",
+      // C++'s alternative operator spellings and later keywords that are Python names
+      // (a parameter named xor broke the kernel signature)
+      "xor", "xor_eq", "bitand", "bitor", "compl", "and_eq", "or_eq", "not_eq", "nullptr",
+      "constexpr", "decltype", "mutable", "noexcept", "static_assert", "thread_local",
+      "alignas", "alignof", "typeid", "export", "concept", "requires", "wchar_t"};
   return words;
 }
 

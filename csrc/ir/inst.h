@@ -37,6 +37,12 @@
 //   Printf            args = values (int64 / float64), text = C format (one per block)
 //   Assume            args[0] = bool the program promises is true
 //   IndexTile         shape, dims[0] = d              -> output int32, element = its index d
+//   math family (ops/math.cc):
+//   Abs Exp2 Log Sin Cos Round Square Sqrt Rsqrt
+//                     inputs[0]; int_attr = 1: the approximate variant (log, sin, cos,
+//                     sqrt)                               -> output (x's dtype)
+//   Clip              inputs[0], args = {lo, hi} of x's dtype -> output
+//   TensorItem        inputs[0] (one element), args[0] = the scalar Var it sets
 #pragma once
 #include <string>
 #include <vector>

@@ -184,6 +184,26 @@ class Printer : public StmtVisitor {
         break;
       case Op::Assume: o << expr_str(i.args[0]) << ")"; break;
       case Op::IndexTile: o << "dim=" << i.dims.at(0) << ")"; break;
+      // math family (ops/math.cc)
+      case Op::Abs:
+      case Op::Exp2:
+      case Op::Log:
+      case Op::Sin:
+      case Op::Cos:
+      case Op::Round:
+      case Op::Square:
+      case Op::Sqrt:
+      case Op::Rsqrt:
+      case Op::Clip:
+        o << t(i.inputs[0]);
+        if (i.op == Op::Clip) o << ", min=" << expr_str(i.args[0]) << ", max=" << expr_str(i.args[1]);
+        if (i.int_attr == 1) o << ", approx=True";
+        o << ")";
+        break;
+      case Op::TensorItem:
+        o.str("");
+        o << expr_str(i.args[0]) << " = " << t(i.inputs[0]) << ".item()";
+        return o.str();
       case Op::Sum:
         o << t(i.inputs[0]) << ", dim=" << i.dims.at(0) << ", keepdim=" << (i.int_attr ? "True" : "False") << ")";
         break;

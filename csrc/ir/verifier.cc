@@ -444,6 +444,28 @@ class Verifier : public StmtExprVisitor {
         scope(i, i.output, Scope::Register, "the output");
         same_shape(i, i.inputs[0], i.output);
         return;
+      // math family (ops/math.cc)
+      case Op::Abs:
+      case Op::Exp2:
+      case Op::Log:
+      case Op::Sin:
+      case Op::Cos:
+      case Op::Round:
+      case Op::Square:
+      case Op::Sqrt:
+      case Op::Rsqrt:
+      case Op::Clip:
+        arity(i, 1, i.op == Op::Clip ? 2 : 0, i.op == Op::Clip ? 2 : 0);
+        scope(i, i.inputs[0], Scope::Register, "the operand");
+        scope(i, i.output, Scope::Register, "the output");
+        same_shape(i, i.inputs[0], i.output);
+        same_dtype(i, i.inputs[0], i.output);
+        return;
+      case Op::TensorItem:
+        arity(i, 1, 1, 1);
+        no_output(i);
+        scope(i, i.inputs[0], Scope::Register, "the operand");
+        return;
       case Op::Sum: {
         arity(i, 1, 0, 0);
         scope(i, i.inputs[0], Scope::Register, "the operand");

@@ -78,6 +78,18 @@ Event classify(Op op) {
     case Op::LockSemaphore:
     case Op::ReleaseSemaphore:
     case Op::Exp:
+    // math family (ops/math.cc): registers only
+    case Op::Abs:
+    case Op::Exp2:
+    case Op::Log:
+    case Op::Sin:
+    case Op::Cos:
+    case Op::Round:
+    case Op::Square:
+    case Op::Sqrt:
+    case Op::Rsqrt:
+    case Op::Clip:
+    case Op::TensorItem:
     case Op::Sum: return {};  // its cross-warp scratch is its own shared memory
     // wgmma: not a channel here yet; the async pass (transforms/async_waits.cc) places
     // the commit after each async dot and the waits its tests pin in the printed IR.

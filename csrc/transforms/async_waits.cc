@@ -331,6 +331,18 @@ class AsyncWaits : public StmtMutator {
         if (program_.warps > 4) wait_all(out, "a reduction may synchronise the warpgroups", loc);
         return;
       case Op::Exp: return;
+      // math family (ops/math.cc): registers only
+      case Op::Abs:
+      case Op::Exp2:
+      case Op::Log:
+      case Op::Sin:
+      case Op::Cos:
+      case Op::Round:
+      case Op::Square:
+      case Op::Sqrt:
+      case Op::Rsqrt:
+      case Op::Clip:
+      case Op::TensorItem: return;
       case Op::GlobalView:
       case Op::GlobalTensor:
       case Op::SharedTensor:

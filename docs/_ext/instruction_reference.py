@@ -35,12 +35,16 @@ REQUIRED = ("Dtypes and layouts", "Raises", "Example")
 SYNTAX = {
     "slice_shared": [("s[i, ...]", "tilus.lang.values._tensor_getitem")],
     "elementwise": [("x + y, x - y, x * y, x / y, x % y, x < y, ...",
-                     "tilus.lang.values.tensor_binary")],
+                     "tilus.lang.values.tensor_binary"),
+                    ("x ^ y", "tilus.lang.values._tensor_xor")],
+    "cast": [("x.to(dtype)", "tilus.lang.values._tensor_to")],
     "unary": [("-x", "tilus.lang.values._tensor_neg"),
               ("~x", "tilus.lang.values._tensor_invert")],
     # kernel utilities: the index tiles register_tensor(init=lambda i, j: ...) is called with
     "index_tile": [("self.register_tensor(dtype=..., shape=..., init=lambda i, j: ...)",
                     "tilus.lang.instructions.InstructionMixin.register_tensor")],
+    "tensor_item": [("x.item()", "tilus.lang.values._tensor_item"),
+                    ("x.tolist()", "tilus.lang.values._tensor_tolist")],
 }
 
 # Instructions of the table that scripts never write: compiler passes insert them. Each

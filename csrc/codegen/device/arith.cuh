@@ -128,6 +128,10 @@ static __device__ __forceinline__ bool eq(T a, T b) { return detail::widen(a) ==
 template <typename T>
 static __device__ __forceinline__ bool ne(T a, T b) { return detail::widen(a) != detail::widen(b); }
 
+// Integers and bool only (the builder refuses floats); bool ^ bool stays 0 or 1.
+template <typename T>
+static __device__ __forceinline__ T bit_xor(T a, T b) { return static_cast<T>(a ^ b); }
+
 template <typename T>
 static __device__ __forceinline__ bool and_(T a, T b) { return cast<bool>(a) && cast<bool>(b); }
 template <typename T>

@@ -8,6 +8,7 @@
 #include "tilus/types.cuh"      // int8_t..uint64_t, half, bfloat16
 #include "tilus/convert.cuh"    // cast<To>(x), to_float/to_half/to_bfloat16, pack_half2
 #include "tilus/arith.cuh"      // add, sub, ..., lt, ..., and_, or_, not_
+#include "tilus/math.cuh"       // ex2/lg2/sin/cos/rsqrt/sqrt_approx, abs_
 #include "tilus/memory.cuh"     // smem_u32, load/store_{global,shared}_vec, load_global_cg
 #include "tilus/ldmatrix.cuh"   // ldmatrix_x{1,2,4}[_trans]
 #include "tilus/cp_async.cuh"   // cp_async_{16,8,4}, commit / wait groups

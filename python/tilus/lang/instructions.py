@@ -888,32 +888,6 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
         """
         current_builder().assign_tensor(_tensor(dst, "dst"), _tensor(src, "src"))
 
-    def exp(self, x, /):
-        """Elementwise exponential ``e ** x``.
-
-        Args:
-            x: a float register tensor.
-
-        Returns:
-            A register tensor of the same dtype, shape and layout as ``x``.
-
-        Dtypes and layouts:
-            float16, bfloat16, float32 and float64. Types narrower than float64 compute in
-            float32: the interpreter with ``std::exp``, CUDA with the fast ``__expf``
-            (a few ulp from the exact value); float64 uses ``exp`` on both. The result has
-            ``x``'s layout.
-
-        Raises:
-            TypeError: ``x`` is not a register tensor, or not of a float dtype.
-            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
-
-        Example:
-            .. code-block:: python
-
-                p = self.exp(scores - row_max)
-        """
-        return current_builder().tile_op("exp", [_tensor(x, "x")], [], 0)
-
     def sum(self, x, /, *, dim: int, keepdim: bool = False):
         """Sum of a register tensor over one dimension.
 

@@ -737,7 +737,7 @@ class Transpiler:
             raise self.error("SyntaxError", f"operator {type(op).__name__} is not supported")
         symbolic = isinstance(left, (Expr, Tensor)) or isinstance(right, (Expr, Tensor))
         if symbolic and type(op) not in (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv,
-                                         ast.Mod):
+                                         ast.Mod, ast.BitXor):
             raise self.error("TypeError", f"operator {type(op).__name__} is not supported on "
                              "runtime values")
         return fn(left, right)

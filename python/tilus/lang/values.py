@@ -276,3 +276,232 @@ def _tensor_getitem(self, index):
 
 
 Tensor.__getitem__ = _tensor_getitem
+
+
+# ------------------------------------------------------------------ Tilus 0.2 tensor methods
+
+def _is_integral(dtype) -> bool:
+    return dtype.is_integer or dtype.is_bool
+
+
+def _tensor_xor(a, b):
+    """Elementwise exclusive or of integer or boolean tiles: ``x ^ y``.
+
+    Args:
+        a: a register tensor (or an integer scalar when ``b`` is a tensor).
+        b: a register tensor or an integer/boolean scalar.
+
+    Returns:
+        A register tensor of the promoted dtype (boolean for two boolean operands).
+
+    Dtypes and layouts:
+        Integer and boolean dtypes only; a Python constant takes the tile's dtype. Tied
+        tiles share one layout; shapes broadcast in the interpreter, the CUDA backend
+        needs equal shapes.
+
+    Raises:
+        TypeError: an operand is a float tile or a float scalar, or a global or shared
+            tensor.
+        ValueError: the shapes cannot be broadcast.
+        RuntimeError: used outside a script's ``__call__`` while tilus compiles it.
+
+    Example:
+        .. code-block:: python
+
+            flipped = bits ^ 1
+            differ = (a > 0) ^ (b > 0)
+    """
+    for side in (a, b):
+        dtype = side.dtype if isinstance(side, (Tensor, Expr)) else as_expr(side).dtype
+        if not _is_integral(dtype):
+            raise TypeError(f"^ needs integer or boolean operands, got {dtype.name}")
+    return tensor_binary("^", a, b)
+
+
+def _tensor_xor_method(reflected):
+    def method(self, other):
+        if not isinstance(other, Tensor) and not is_scalar(other):
+            return NotImplemented
+        return _tensor_xor(other, self) if reflected else _tensor_xor(self, other)
+
+    return method
+
+
+Tensor.__xor__ = _tensor_xor_method(False)
+Tensor.__rxor__ = _tensor_xor_method(True)
+
+
+def _expr_xor(reflected):
+    def method(self, other):
+        if not is_scalar(other):
+            return NotImplemented
+        a, b = self, as_expr(other)
+        if reflected:
+            a, b = b, a
+        for side in (a, b):
+            if not _is_integral(side.dtype):
+                raise TypeError(f"^ needs integer or boolean operands, got {side.dtype.name}")
+        return _C.binary("^", a, b)
+
+    return method
+
+
+Expr.__xor__ = _expr_xor(False)
+Expr.__rxor__ = _expr_xor(True)
+
+
+def _tensor_abs(self):
+    return current_builder().tile_op("abs", [self])
+
+
+def _expr_abs(self):
+    return _C.select(_C.binary("<", self, as_expr(0)), _C.neg(self), self)
+
+
+Tensor.__abs__ = _tensor_abs
+Expr.__abs__ = _expr_abs
+
+
+def _tensor_to(self, dtype):
+    """Cast a register tile to ``dtype`` (Tilus 0.2's ``x.to(dtype)``; the same as
+    ``self.cast(x, dtype=dtype)``).
+
+    Args:
+        dtype: the target element type.
+
+    Returns:
+        A register tensor of ``dtype`` with the tile's shape and layout.
+
+    Dtypes and layouts:
+        Any scalar dtype to any scalar dtype, as ``self.cast``.
+
+    Raises:
+        TypeError: the tensor is not a register tensor; ``dtype`` is not a tilus dtype.
+        RuntimeError: used outside a script's ``__call__`` while tilus compiles it.
+
+    Example:
+        .. code-block:: python
+
+            c16 = acc.to(float16)
+    """
+    if not isinstance(dtype, _C.DataType):
+        raise TypeError(f"to: dtype must be a tilus data type such as tilus.float16, got {dtype!r}")
+    return current_builder().cast(self, dtype)
+
+
+def _one_element(self, what: str):
+    shape = list(self.shape)
+    if not all(isinstance(s, int) and s == 1 for s in shape):
+        raise ValueError(f"{what} needs a tensor with exactly one element, got a "
+                         f"{self.type_str()} tensor")
+
+
+def _tensor_item(self):
+    """The single element of a one-element tensor as a scalar value (Tilus 0.2's
+    ``x.item()``), usable in expressions, conditions and as an instruction argument.
+
+    On a register tile it reads the element every thread holds; on a global tensor
+    (or a global element ``g[i, j]``) it loads the element.
+
+    Returns:
+        A runtime scalar of the tensor's dtype.
+
+    Dtypes and layouts:
+        Any scalar dtype. A one-element register tile's layout puts the element in every
+        thread, so no data moves.
+
+    Raises:
+        ValueError: the tensor has more than one element.
+        TypeError: the tensor is a shared tensor (not supported yet).
+        RuntimeError: used outside a script's ``__call__`` while tilus compiles it.
+
+    Example:
+        .. code-block:: python
+
+            total = self.sum(self.sum(tile, dim=1, keepdim=True), dim=0, keepdim=True)
+            if total.item() > 0.0:
+                ...
+    """
+    _one_element(self, "item()")
+    if self.scope == "global":
+        return _C.element_load(self, [as_expr(0)] * self.rank)
+    if self.scope != "register":
+        raise TypeError(f"item() of a {self.scope} tensor is not supported; load it first "
+                        "with self.load_shared")
+    builder = current_builder()
+    var = builder.declare(f"{self.name}_item", self.dtype, None)
+    builder.tile_op("tensor_item", [self], args=[var])
+    return var
+
+
+def _tensor_tolist(self):
+    """The elements of a one-element register tile as a list of scalars (Tilus 0.2's
+    ``x.tolist()``); larger tiles are not supported yet.
+
+    Returns:
+        A list with one runtime scalar.
+
+    Dtypes and layouts:
+        As ``x.item()``.
+
+    Raises:
+        ValueError: the tile has more than one element.
+        RuntimeError: used outside a script's ``__call__`` while tilus compiles it.
+
+    Example:
+        .. code-block:: python
+
+            (value,) = total.tolist()
+    """
+    return [_tensor_item(self)]
+
+
+def _tensor_item_ptr(self):
+    """The address of the single element of a one-element global tensor (Tilus 0.2's
+    ``g.item_ptr()``); ``g[i, j].item_ptr()`` is the address of element (i, j), the same
+    as ``~g[i, j]``.
+
+    Returns:
+        A runtime pointer (``~dtype``).
+
+    Dtypes and layouts:
+        Any scalar dtype; the pointer's pointee is the tensor's dtype.
+
+    Raises:
+        ValueError: the tensor has more than one element.
+        TypeError: the tensor is not a global tensor.
+        RuntimeError: used outside a script's ``__call__`` while tilus compiles it.
+
+    Example:
+        .. code-block:: python
+
+            self.lock_semaphore(semaphores[bi, bj].item_ptr(), value=0)
+    """
+    if self.scope != "global":
+        raise TypeError(f"item_ptr() needs a global tensor, got a {self.scope} tensor")
+    _one_element(self, "item_ptr()")
+    return _C.element_addr(self, [as_expr(0)] * self.rank)
+
+
+Tensor.to = _tensor_to
+Tensor.item = _tensor_item
+Tensor.tolist = _tensor_tolist
+Tensor.item_ptr = _tensor_item_ptr
+
+
+def _expr_item_ptr(self):
+    if self.kind != "element_load":
+        raise TypeError(f"item_ptr() applies to a tensor element such as g[i, j]; '{self}' is "
+                        "a runtime value")
+    return _C.element_addr(self.element_tensor, self.element_indices)
+
+
+def _expr_item(self):
+    if self.kind != "element_load":
+        raise TypeError(f"item() applies to a tensor element such as g[i, j]; '{self}' is "
+                        "already a runtime value")
+    return self
+
+
+Expr.item_ptr = _expr_item_ptr
+Expr.item = _expr_item
