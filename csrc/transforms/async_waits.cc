@@ -331,6 +331,18 @@ class AsyncWaits : public StmtMutator {
         if (program_.warps > 4) wait_all(out, "a reduction may synchronise the warpgroups", loc);
         return;
       case Op::Exp: return;
+      // atomics and scatter stores (ops/atomics.cc): a shared one writes dst (inputs[0]).
+      case Op::AtomicShared:
+      case Op::AtomicSharedScatter:
+      case Op::StoreSharedScatter:
+        if (reads_root(plan_.root_of(i.inputs[0]))) wait_all(out, "writing a tile a running dot may read", loc);
+        return;
+      case Op::AtomicGlobal:
+      case Op::AtomicGlobalScatter:
+      case Op::StoreGlobalScatter:
+      case Op::Randint:
+      case Op::Rand:
+      case Op::Randn: return;
       case Op::GlobalView:
       case Op::GlobalTensor:
       case Op::SharedTensor:
