@@ -207,6 +207,30 @@ class Printer : public StmtVisitor {
       case Op::Sum:
         o << t(i.inputs[0]) << ", dim=" << i.dims.at(0) << ", keepdim=" << (i.int_attr ? "True" : "False") << ")";
         break;
+      // atomics and scatter stores (ops/atomics.cc), random numbers (ops/random.cc)
+      case Op::AtomicShared:
+      case Op::AtomicGlobal:
+      case Op::AtomicSharedScatter:
+      case Op::AtomicGlobalScatter:
+      case Op::StoreSharedScatter:
+      case Op::StoreGlobalScatter: {
+        static const char* const scopes[] = {"cta", "cluster", "gpu", "sys"};
+        static const char* const sems[] = {"relaxed", "acquire", "release", "acq_rel"};
+        for (size_t k = 0; k < i.inputs.size(); ++k) o << (k ? ", " : "") << t(i.inputs[k]);
+        if (i.op == Op::AtomicGlobal) o << ", offsets=" << list(i.args);
+        if (!i.dims.empty()) o << ", dim=" << i.dims[0];
+        if (i.op != Op::StoreSharedScatter && i.op != Op::StoreGlobalScatter)
+          o << ", op=" << i.text << ", sem=" << sems[(i.int_attr >> 2) & 3] << ", scope=" << scopes[i.int_attr & 3];
+        o << ")";
+        break;
+      }
+      case Op::Randint:
+      case Op::Rand:
+      case Op::Randn:
+        o << expr_str(i.args[0]) << ", " << t(i.inputs[0]) << ", n_rounds=" << i.int_attr;
+        if (i.op == Op::Randint) o << ", word=" << i.dims.at(0);
+        o << ")";
+        break;
       // Operands only: inputs, then out= when writing into an existing tensor.
       case Op::LoadShared:
       case Op::StoreShared:

@@ -537,6 +537,42 @@ class Verifier : public StmtExprVisitor {
           fail(what, ": needs a ~int32 pointer and an int32 value, got ", i.args[0]->dtype.name(),
                " and ", i.args[1]->dtype.name());
         return;
+      // atomics and scatter stores (ops/atomics.cc), random numbers (ops/random.cc)
+      case Op::AtomicShared:
+      case Op::AtomicGlobal:
+      case Op::AtomicSharedScatter:
+      case Op::AtomicGlobalScatter:
+      case Op::StoreSharedScatter:
+      case Op::StoreGlobalScatter: {
+        const bool scatter = i.op == Op::AtomicSharedScatter || i.op == Op::AtomicGlobalScatter ||
+                             i.op == Op::StoreSharedScatter || i.op == Op::StoreGlobalScatter;
+        const bool global = i.op == Op::AtomicGlobal || i.op == Op::AtomicGlobalScatter ||
+                            i.op == Op::StoreGlobalScatter;
+        const size_t n = scatter || i.text != "cas" ? (scatter ? 3 : 2) : 3;
+        const size_t nargs = i.op == Op::AtomicGlobal ? static_cast<size_t>(i.inputs[0]->rank()) : 0;
+        arity(i, n, nargs, nargs);
+        scope(i, i.inputs[0], global ? Scope::Global : Scope::Shared, "dst");
+        for (size_t k = 1; k < n; ++k) scope(i, i.inputs[k], Scope::Register, "an operand");
+        const Tensor& values = i.inputs[scatter ? 2 : 1];
+        if (i.op == Op::StoreSharedScatter || i.op == Op::StoreGlobalScatter) {
+          no_output(i);
+        } else {
+          scope(i, i.output, Scope::Register, "the output");
+          same_shape(i, values, i.output);
+          same_dtype(i, values, i.output);
+        }
+        if (scatter && (i.dims.size() != 1 || i.dims[0] < 0 || i.dims[0] >= static_cast<int>(i.inputs[0]->rank())))
+          fail(what, ": dim out of range for ", tensor_str(i.inputs[0]));
+        return;
+      }
+      case Op::Randint:
+      case Op::Rand:
+      case Op::Randn:
+        arity(i, 1, 1, 1);
+        scope(i, i.inputs[0], Scope::Register, "the offsets");
+        scope(i, i.output, Scope::Register, "the output");
+        same_shape(i, i.inputs[0], i.output);
+        return;
       case Op::PrintTensor:
         arity(i, 1, 0, 0);
         no_output(i);

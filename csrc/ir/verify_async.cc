@@ -54,6 +54,16 @@ Event classify(Op op) {
     case Op::LoadShared:
     case Op::StoreShared:
     case Op::PrintTensor: return {Role::Access, Channel::CpAsync};
+    // atomics and scatter stores (ops/atomics.cc): the shared ones touch dst, inputs[0]
+    case Op::AtomicShared:
+    case Op::AtomicSharedScatter:
+    case Op::StoreSharedScatter: return {Role::Access, Channel::CpAsync};
+    case Op::AtomicGlobal:
+    case Op::AtomicGlobalScatter:
+    case Op::StoreGlobalScatter:
+    case Op::Randint:
+    case Op::Rand:
+    case Op::Randn: return {};
     // Freeing a tile copies may still land in is allowed: tilus waits for them right after
     // the free (transforms/copy_waits.cc), as a pipeline's unwaited prologue needs.
     case Op::FreeShared: return {};

@@ -343,6 +343,18 @@ class AsyncWaits : public StmtMutator {
       case Op::Rsqrt:
       case Op::Clip:
       case Op::TensorItem: return;
+      // atomics and scatter stores (ops/atomics.cc): a shared one writes dst (inputs[0]).
+      case Op::AtomicShared:
+      case Op::AtomicSharedScatter:
+      case Op::StoreSharedScatter:
+        if (reads_root(plan_.root_of(i.inputs[0]))) wait_all(out, "writing a tile a running dot may read", loc);
+        return;
+      case Op::AtomicGlobal:
+      case Op::AtomicGlobalScatter:
+      case Op::StoreGlobalScatter:
+      case Op::Randint:
+      case Op::Rand:
+      case Op::Randn: return;
       case Op::GlobalView:
       case Op::GlobalTensor:
       case Op::SharedTensor:

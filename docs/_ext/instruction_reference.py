@@ -45,6 +45,12 @@ SYNTAX = {
                     "tilus.lang.instructions.InstructionMixin.register_tensor")],
     "tensor_item": [("x.item()", "tilus.lang.values._tensor_item"),
                     ("x.tolist()", "tilus.lang.values._tensor_tolist")],
+    # atomics (python/tilus/lang/inst_atomics.py): Tilus's self.atomic group
+    **{f"atomic_{space}{form}": [
+        (f"self.atomic.{space}_{form[1:] + '_' if form else ''}{op}(...)",
+         f"tilus.lang.inst_atomics.AtomicGroup.{space}_{form[1:] + '_' if form else ''}{op}")
+        for op in (("add", "sub", "min", "max") if form else ("add", "sub", "min", "max", "exch", "cas"))]
+       for space in ("shared", "global") for form in ("", "_scatter")},
 }
 
 # Instructions of the table that scripts never write: compiler passes insert them. Each

@@ -15,6 +15,8 @@
 #include "tilus/mma.cuh"        // mma_m16n8k16_*, mma_m16n8k32_*
 #include "tilus/wgmma.cuh"      // wgmma descriptors, fences, commit / wait (sm_90a)
 #include "tilus/semaphore.cuh"  // lock_semaphore, release_semaphore
+#include "tilus/atomic.cuh"     // atomic_add/sub/min/max/exch/cas<scope>, atomic_fence
+#include "tilus/random.cuh"     // philox_word, uniform_from_bits, normal_from_bits
 
 // Every generated kernel is declared TILUS_LAUNCH_BOUNDS(threads per block). The
 // compiler recompiles a kernel that spilled with TILUS_MIN_BLOCKS_PER_SM=1 defined, which

@@ -1,0 +1,183 @@
+// Atomic read-modify-write on one element, for the atomic instructions
+// (csrc/ops/atomics.cc). Each returns the value the element held before.
+//
+//   atomic_add<S>(p, v)  atomic_sub<S>(p, v)  atomic_min<S>(p, v)  atomic_max<S>(p, v)
+//   atomic_exch<S>(p, v) atomic_cas<S>(p, compare, v)
+//
+// S is the scope: 0 cta, 1 cluster, 2 gpu, 3 sys. CUDA's atomic functions come in
+// block, device and system scope; cluster uses the device one (a wider scope is
+// always correct). The pointer may be generic, global or shared.
+//
+// Which dtypes each takes is decided by the instruction's check (ops/atomics.cc) and
+// is what the hardware has: add/sub on int32, uint32, int64, uint64, float32,
+// float64, float16 and bfloat16; min/max on the integers; exch and cas on the 32- and
+// 64-bit types (floats compared and swapped as bit patterns, as the interpreter does).
+// int64 add/sub/exch/cas go through the unsigned 64-bit functions: two's complement
+// addition is the same operation.
+#ifndef TILUS_DEVICE_ATOMIC_CUH
+#define TILUS_DEVICE_ATOMIC_CUH
+
+#include "tilus/convert.cuh"
+#include "tilus/types.cuh"
+
+namespace tilus {
+
+namespace atomic_detail {
+template <typename T> struct Native { using type = T; };
+template <> struct Native<int32_t> { using type = int; };
+template <> struct Native<uint32_t> { using type = unsigned int; };
+template <> struct Native<int64_t> { using type = unsigned long long; };
+template <> struct Native<uint64_t> { using type = unsigned long long; };
+
+template <typename To, typename From>
+static __device__ __forceinline__ To bits_as(From v) {
+  static_assert(sizeof(To) == sizeof(From), "same size");
+  union {
+    From from;
+    To to;
+  } u;
+  u.from = v;
+  return u.to;
+}
+
+#define TILUS_ATOMIC_SCOPED(name)                                          \
+  template <int S, typename N>                                             \
+  static __device__ __forceinline__ N name##_scoped(N* p, N v) {           \
+    if constexpr (S == 0) return ::name##_block(p, v);                     \
+    else if constexpr (S == 3) return ::name##_system(p, v);               \
+    else return ::name(p, v);                                              \
+  }
+TILUS_ATOMIC_SCOPED(atomicAdd)
+TILUS_ATOMIC_SCOPED(atomicMin)
+TILUS_ATOMIC_SCOPED(atomicMax)
+TILUS_ATOMIC_SCOPED(atomicExch)
+#undef TILUS_ATOMIC_SCOPED
+
+template <int S, typename N>
+static __device__ __forceinline__ N atomicCAS_scoped(N* p, N c, N v) {
+  if constexpr (S == 0) return ::atomicCAS_block(p, c, v);
+  else if constexpr (S == 3) return ::atomicCAS_system(p, c, v);
+  else return ::atomicCAS(p, c, v);
+}
+
+// 16-bit float add. float16: atom.add.noftz.f16 (sm_70+). bfloat16: atom.add.noftz.bf16
+// on sm_90; before it, a compare-and-swap loop on the aligned 32-bit word holding the
+// element, adding in float and rounding once (the exact sum of two bfloat16 values
+// rounds to the same bfloat16 through float).
+template <int S>
+static __device__ __forceinline__ half atomic_add_f16(half* p, half v) {
+  half old;
+  if constexpr (S == 0)
+    asm volatile("atom.cta.add.noftz.f16 %0, [%1], %2;" : "=h"(old.bits) : "l"(p), "h"(v.bits) : "memory");
+  else if constexpr (S == 3)
+    asm volatile("atom.sys.add.noftz.f16 %0, [%1], %2;" : "=h"(old.bits) : "l"(p), "h"(v.bits) : "memory");
+  else
+    asm volatile("atom.gpu.add.noftz.f16 %0, [%1], %2;" : "=h"(old.bits) : "l"(p), "h"(v.bits) : "memory");
+  return old;
+}
+
+template <int S>
+static __device__ __forceinline__ bfloat16 atomic_add_bf16(bfloat16* p, bfloat16 v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  bfloat16 old;
+  if constexpr (S == 0)
+    asm volatile("atom.cta.add.noftz.bf16 %0, [%1], %2;" : "=h"(old.bits) : "l"(p), "h"(v.bits) : "memory");
+  else if constexpr (S == 3)
+    asm volatile("atom.sys.add.noftz.bf16 %0, [%1], %2;" : "=h"(old.bits) : "l"(p), "h"(v.bits) : "memory");
+  else
+    asm volatile("atom.gpu.add.noftz.bf16 %0, [%1], %2;" : "=h"(old.bits) : "l"(p), "h"(v.bits) : "memory");
+  return old;
+#else
+  const unsigned long long addr = reinterpret_cast<unsigned long long>(p);
+  unsigned int* word = reinterpret_cast<unsigned int*>(addr & ~3ull);
+  const unsigned int shift = (addr & 2ull) ? 16u : 0u;
+  unsigned int seen = *word, assumed;
+  do {
+    assumed = seen;
+    bfloat16 cur{static_cast<uint16_t>(assumed >> shift)};
+    bfloat16 sum = to_bfloat16(to_float(cur) + to_float(v));
+    unsigned int next = (assumed & ~(0xffffu << shift)) | (static_cast<unsigned int>(sum.bits) << shift);
+    seen = atomicCAS_scoped<S>(word, assumed, next);
+  } while (seen != assumed);
+  return bfloat16{static_cast<uint16_t>(assumed >> shift)};
+#endif
+}
+}  // namespace atomic_detail
+
+template <int S, typename T>
+static __device__ __forceinline__ T atomic_add(T* p, T v) {
+  using namespace atomic_detail;
+  if constexpr (detail::is_same<T, half>()) return atomic_add_f16<S>(p, v);
+  else if constexpr (detail::is_same<T, bfloat16>()) return atomic_add_bf16<S>(p, v);
+  else {
+    using N = typename Native<T>::type;
+    return static_cast<T>(atomicAdd_scoped<S>(reinterpret_cast<N*>(p), static_cast<N>(v)));
+  }
+}
+
+// PTX has no subtraction: add the negation (for integers, the two's complement, so
+// unsigned values wrap as the interpreter's do).
+template <int S, typename T>
+static __device__ __forceinline__ T atomic_sub(T* p, T v) {
+  if constexpr (detail::is_same<T, half>()) return atomic_add<S>(p, half{static_cast<uint16_t>(v.bits ^ 0x8000u)});
+  else if constexpr (detail::is_same<T, bfloat16>()) return atomic_add<S>(p, bfloat16{static_cast<uint16_t>(v.bits ^ 0x8000u)});
+  else if constexpr (detail::is_same<T, float>() || detail::is_same<T, double>()) return atomic_add<S>(p, static_cast<T>(-v));
+  else return atomic_add<S>(p, static_cast<T>(T(0) - v));
+}
+
+// min/max: signed 64-bit compares as long long, the others as their own type.
+template <int S, typename T>
+static __device__ __forceinline__ T atomic_min(T* p, T v) {
+  using namespace atomic_detail;
+  using N = typename Native<T>::type;
+  if constexpr (detail::is_same<T, int64_t>())
+    return static_cast<T>(atomicMin_scoped<S>(reinterpret_cast<long long*>(p), static_cast<long long>(v)));
+  else return static_cast<T>(atomicMin_scoped<S>(reinterpret_cast<N*>(p), static_cast<N>(v)));
+}
+
+template <int S, typename T>
+static __device__ __forceinline__ T atomic_max(T* p, T v) {
+  using namespace atomic_detail;
+  using N = typename Native<T>::type;
+  if constexpr (detail::is_same<T, int64_t>())
+    return static_cast<T>(atomicMax_scoped<S>(reinterpret_cast<long long*>(p), static_cast<long long>(v)));
+  else return static_cast<T>(atomicMax_scoped<S>(reinterpret_cast<N*>(p), static_cast<N>(v)));
+}
+
+// exch and cas on the bit patterns: 32-bit types as unsigned int, 64-bit ones as
+// unsigned long long (a float compares equal to `compare` when its bits do).
+namespace atomic_detail {
+template <int Bytes> struct BitsOf;
+template <> struct BitsOf<4> { using type = unsigned int; };
+template <> struct BitsOf<8> { using type = unsigned long long; };
+}  // namespace atomic_detail
+template <typename T>
+using AtomicBits = typename atomic_detail::BitsOf<sizeof(T)>::type;
+
+template <int S, typename T>
+static __device__ __forceinline__ T atomic_exch(T* p, T v) {
+  using namespace atomic_detail;
+  using B = AtomicBits<T>;
+  return bits_as<T>(atomicExch_scoped<S>(reinterpret_cast<B*>(p), bits_as<B>(v)));
+}
+
+template <int S, typename T>
+static __device__ __forceinline__ T atomic_cas(T* p, T compare, T v) {
+  using namespace atomic_detail;
+  using B = AtomicBits<T>;
+  return bits_as<T>(atomicCAS_scoped<S>(reinterpret_cast<B*>(p), bits_as<B>(compare), bits_as<B>(v)));
+}
+
+// The ordering a non-relaxed atomic asks for, around the relaxed one (PTX memory
+// model: a fence.acq_rel before a relaxed strong write is a release pattern, one after
+// a relaxed read an acquire pattern). __threadfence* emit fence.sc/acq_rel at the scope.
+template <int S>
+static __device__ __forceinline__ void atomic_fence() {
+  if constexpr (S == 0) __threadfence_block();
+  else if constexpr (S == 3) __threadfence_system();
+  else __threadfence();
+}
+
+}  // namespace tilus
+
+#endif  // TILUS_DEVICE_ATOMIC_CUH

@@ -1,0 +1,98 @@
+"""The CUDA generated for the atomics, scatter stores and random numbers compiles (NVRTC,
+sm_80 and sm_90a) for every supported dtype, and says what it does: the scope's atomic
+function, the replica leader, the fences of a non-relaxed sem, Philox."""
+
+import os
+
+import pytest
+import torch
+
+from tests.interp.test_atomics import CasMax, Elementwise, Histogram, Scatter, SharedHistogram
+from tests.interp.test_random import Words
+from tilus import _C, bfloat16, float16, float32, float64, int32, int64, uint32
+
+rt = _C.runtime
+
+if not rt.nvrtc_available():
+    if os.environ.get("TILUS_REQUIRE_NVRTC"):
+        raise RuntimeError("TILUS_REQUIRE_NVRTC is set but NVRTC cannot be loaded")
+    pytest.skip("NVRTC is not installed (pip install nvidia-cuda-nvrtc)", allow_module_level=True)
+
+ARCHS = ["sm_80", "sm_90a"]
+
+
+def _source(kernel, args, arch):
+    program = kernel.compile(*args).program
+    generated = _C.generate_cuda(program, True, arch)
+    report = rt.compile_report(generated["source"], generated["name"], arch, [], None)
+    assert report["cubin"][:4] == b"\x7fELF"
+    return generated["source"]
+
+
+def _f64(*shape):
+    return torch.zeros(*shape, dtype=torch.float64)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_histograms_compile(arch):
+    i32 = lambda n: torch.zeros(n, dtype=torch.int32)
+    src = _source(Histogram(128), (1000, 38, i32(1000), i32(38)), arch)
+    assert "tilus::atomic_add<2>(" in src
+    src = _source(SharedHistogram(64, 9), (100, i32(100), i32(9)), arch)
+    assert "tilus::atomic_add<0>(" in src and "tilus::atomic_add<2>(" in src
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("space", ["global", "shared"])
+@pytest.mark.parametrize("op,dtypes", [
+    ("add", [int32, uint32, int64, float32, float64, float16, bfloat16]),
+    ("sub", [int32, int64, float32, float16, bfloat16]),
+    ("min", [int32, uint32, int64]), ("max", [int32, int64]),
+    ("exch", [int32, int64, float32, float64]), ("cas", [int32, uint32, int64, float32, float64])])
+def test_elementwise_compiles_for_each_dtype(arch, space, op, dtypes):
+    for dtype in dtypes:
+        _source(Elementwise(space, op, dtype, 5, 7), (8, 9, _f64(8, 9), _f64(5, 7), _f64(5, 7), _f64(5, 7)), arch)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("space", ["global", "shared"])
+@pytest.mark.parametrize("op", ["add", "sub", "min", "max", None])
+def test_scatter_compiles(arch, space, op):
+    dtype = int32 if op in ("min", "max") else float32
+    src = _source(Scatter(space, op, dtype, 6, 5, 4, 5, 0),
+                  (_f64(4, 5), torch.zeros(6, 5, dtype=torch.int32), _f64(6, 5), _f64(6, 5)), arch)
+    assert "(unsigned long long)(tl_index" in src  # out-of-range indices are dropped
+
+
+def test_a_replicated_tile_is_applied_once_and_old_values_are_shared():
+    # 8 elements over 4 warps: 128 threads hold them, so replicas exist.
+    src = _source(Histogram(8), (100, 6, torch.zeros(100, dtype=torch.int32),
+                                 torch.zeros(6, dtype=torch.int32)), "sm_80")
+    assert "if ((tl_tid" in src  # only the replica leader issues the atomic
+    src = _source(CasMax(8, float32, 3), (3, torch.zeros(3, 8), torch.zeros(8)), "sm_80")
+    assert "tilus::atomic_cas<2>(" in src
+    assert "the replicas read the leaders' old values" in src
+
+
+def test_sem_adds_fences_at_the_scope():
+    import tilus
+
+    class Release(tilus.Script):
+        def __call__(self, g: ~int32):
+            self.attrs.blocks = 1
+            self.attrs.warps = 1
+            gg = self.global_view(g, dtype=int32, shape=[32])
+            v = self.register_tensor(dtype=int32, shape=[32], init=1)
+            self.atomic.global_add(gg, v, sem="acq_rel", scope="sys")
+
+    src = _source(Release(), (torch.zeros(32, dtype=torch.int32),), "sm_90a")
+    assert src.count("tilus::atomic_fence<3>();") == 2
+    assert "tilus::atomic_add<3>(" in src
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("offset_dtype", [int32, int64, uint32])
+def test_random_compiles(arch, offset_dtype):
+    src = _source(Words(37, offset_dtype), (5, torch.zeros(37, dtype=torch.int64),
+                                            torch.zeros(5, 37, dtype=torch.int64), torch.zeros(2, 37)), arch)
+    assert "tilus::philox_word(" in src and "tilus::normal_from_bits(" in src
