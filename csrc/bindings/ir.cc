@@ -181,8 +181,10 @@ void init_ir(py::module_& m) {
         return out;
       }, "The shape, compile-time ints for shared and register tensors, ints or runtime "
          "values for global tensors.")
-      .def_property_readonly("layout", [](const TensorNode& t) { return t.layout; },
-                             "The register layout given at creation, or None (inferred later).")
+      .def_property("layout", [](const TensorNode& t) { return t.layout; },
+                    [](TensorNode& t, std::shared_ptr<RegisterLayout> layout) { t.layout = std::move(layout); },
+                    "The register layout given at creation (or by view(layout=...)), or None "
+                    "(inferred later).")
       .def("type_str", &TensorNode::type_str, "The type as the IR prints it, e.g. "
                                               "``'register float32[64, 64]'``.")
       .def("__repr__", [](const TensorNode& t) { return "%" + t.name + ": " + t.type_str(); });

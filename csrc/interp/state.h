@@ -12,6 +12,10 @@
 #include "interp/interpreter.h"
 #include "ir/stmt.h"
 
+namespace tilus {
+struct LayoutPlan;  // transforms/layout_inference.h
+}
+
 namespace tilus::interp {
 
 class Coroutine;
@@ -85,7 +89,11 @@ struct Launch {
   // launch (the Python binding raises KeyboardInterrupt there on Ctrl-C).
   std::function<void()> poll;
   mutable uint32_t until_poll = 0;
+  // The register layouts (as for an sm_80 target), for the instructions whose result
+  // depends on them (view with layout=); computed on first use.
+  mutable std::shared_ptr<const LayoutPlan> layouts;
 };
+const LayoutPlan& layout_plan(const Launch& l);
 
 constexpr uint32_t kPollInterval = 256;
 inline void maybe_poll(const Launch& l) {

@@ -34,6 +34,13 @@
 //   LockSemaphore     args[0]=~int32 pointer, args[1]=value: wait until *p == value
 //   ReleaseSemaphore  args[0]=~int32 pointer, args[1]=value: *p = value (release order)
 //   PrintTensor       inputs[0], text = label
+//   -- views (ops/reshape.cc, ops/views.cc)
+//   Reshape           inputs[0] register, shape = the new shape (squeeze, unsqueeze, flatten) -> output
+//   Permute           inputs[0] register, dims = output dim i is input dim dims[i]  -> output
+//   View              inputs[0] register, dtype, shape = the layout's shape; int_attr = 1
+//                     when layout= was given (the output carries it)  -> output
+//   Repeat            inputs[0] register, shape = repeat count per dim            -> output
+//   RepeatInterleave  inputs[0] register, shape = repeat count per dim            -> output
 #pragma once
 #include <string>
 #include <vector>

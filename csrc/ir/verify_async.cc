@@ -74,6 +74,12 @@ Event classify(Op op) {
     case Op::LockSemaphore:
     case Op::ReleaseSemaphore:
     case Op::Exp:
+    // views: register shape changes (ops/reshape.cc)
+    case Op::Reshape:
+    case Op::Permute:
+    case Op::View:
+    case Op::Repeat:
+    case Op::RepeatInterleave:
     case Op::Sum: return {};  // its cross-warp scratch is its own shared memory
     // wgmma: not a channel here yet; the async pass (transforms/async_waits.cc) places
     // the commit after each async dot and the waits its tests pin in the printed IR.

@@ -331,6 +331,16 @@ class AsyncWaits : public StmtMutator {
         if (program_.warps > 4) wait_all(out, "a reduction may synchronise the warpgroups", loc);
         return;
       case Op::Exp: return;
+      // views: register shape changes (ops/reshape.cc). A reshape that cannot keep the
+      // registers, or a result converted to a layout fixed elsewhere, meets the other
+      // warpgroups at a barrier: as for sum.
+      case Op::Reshape:
+      case Op::Permute:
+      case Op::View:
+      case Op::Repeat:
+      case Op::RepeatInterleave:
+        if (program_.warps > 4) wait_all(out, "a register shape change may synchronise the warpgroups", loc);
+        return;
       case Op::GlobalView:
       case Op::GlobalTensor:
       case Op::SharedTensor:

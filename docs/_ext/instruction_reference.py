@@ -54,7 +54,9 @@ INTERNAL = {
 
 # Script methods documented under an instruction of the table other than their own name.
 METHOD_OF = {"add": "elementwise", "sub": "elementwise", "mul": "elementwise",
-             "div": "elementwise", "maximum": "elementwise", "minimum": "elementwise"}
+             "div": "elementwise", "maximum": "elementwise", "minimum": "elementwise",
+             "squeeze": "reshape", "unsqueeze": "reshape", "flatten": "reshape",
+             "transpose": "permute"}
 
 
 @dataclass
