@@ -41,6 +41,8 @@
 //                     when layout= was given (the output carries it)  -> output
 //   Repeat            inputs[0] register, shape = repeat count per dim            -> output
 //   RepeatInterleave  inputs[0] register, shape = repeat count per dim            -> output
+//   ReshapeShared     inputs[0] shared, shape = the new shape  -> output shared view (same memory)
+//   PermuteShared     inputs[0] shared, dims = output dim i is input dim dims[i] -> output shared view
 #pragma once
 #include <string>
 #include <vector>
@@ -136,6 +138,17 @@ struct Instruction {
   bool scalar_lhs = false;
   std::string text;
 };
+
+// The op defines a shared view of inputs[0] (slice_shared, reshape_shared,
+// permute_shared): it owns no memory, its allocation is inputs[0]'s.
+inline bool defines_shared_view(const Instruction& i) {
+  return i.op == Op::SliceShared || i.op == Op::ReshapeShared || i.op == Op::PermuteShared;
+}
+// A shared view that is not a trailing part of its allocation (slices of it included are
+// reached through one of these ops).
+inline bool transforms_shared_view(const Instruction& i) {
+  return i.op == Op::ReshapeShared || i.op == Op::PermuteShared;
+}
 
 inline DotLowering dot_lowering(const Instruction& dot) { return static_cast<DotLowering>(dot.int_attr); }
 

@@ -195,6 +195,13 @@ class Printer : public StmtVisitor {
         break;
       case Op::Repeat:
       case Op::RepeatInterleave: o << t(i.inputs[0]) << ", repeats=" << ints(i.shape) << ")"; break;
+      case Op::ReshapeShared: o << t(i.inputs[0]) << ", shape=" << ints(i.shape) << ")"; break;
+      case Op::PermuteShared: {
+        o << t(i.inputs[0]) << ", dims=[";
+        for (size_t k = 0; k < i.dims.size(); ++k) o << (k ? ", " : "") << i.dims[k];
+        o << "])";
+        break;
+      }
       // Operands only: inputs, then out= when writing into an existing tensor.
       case Op::LoadShared:
       case Op::StoreShared:

@@ -185,6 +185,9 @@ class AsyncWaits : public StmtMutator {
     guard(i, out, s->loc);
     if (i.op == Op::SharedTensor) leads_[i.output->id] = {};
     if (i.op == Op::SliceShared) freeze_view(i);
+    // A reshaped or permuted view's indices are not the allocation's: no leading indices,
+    // so a write through it (or a slice of it) waits for a dot reading its allocation.
+    if (transforms_shared_view(i)) leads_[i.output->id] = {};
     if (i.op != Op::Dot || !is_wgmma(&i)) {
       out.push_back(s);
       return out;
@@ -287,7 +290,7 @@ class AsyncWaits : public StmtMutator {
         const int root = plan_.root_of(target);
         if (!reads_root(root)) return;
         const std::vector<Lead>& lead = leads_.at(target->id);
-        const bool comparable = st_.known && !lead.empty() &&
+        const bool comparable = st_.known && !lead.empty() && !plan_.transformed_views.count(target->id) &&
                                 std::find(scopes_.begin(), scopes_.end(), st_.scope) != scopes_.end();
         if (!comparable) return wait_all(out, "writing a tile a running dot may read", loc);
         std::vector<Tensor> hits;  // views the write hits when their indices equal its own
@@ -345,6 +348,8 @@ class AsyncWaits : public StmtMutator {
       case Op::GlobalTensor:
       case Op::SharedTensor:
       case Op::RegisterTensor:
+      case Op::ReshapeShared:
+      case Op::PermuteShared:
       case Op::SliceShared:
       case Op::LoadGlobal:
       case Op::StoreGlobal:

@@ -39,6 +39,7 @@ SYNTAX = {
     "unary": [("-x", "tilus.lang.values._tensor_neg"),
               ("~x", "tilus.lang.values._tensor_invert")],
     "assign": [("x = value", "tilus.lang.transpiler.Transpiler.assign")],
+    "permute_shared": [("s.permute(dims), s.transpose()", "tilus.lang.inst_views._tensor_permute")],
 }
 
 # Instructions of the table that scripts never write: compiler passes insert them. Each

@@ -15,7 +15,7 @@ from typing import Sequence
 
 from tilus.lang.context import current_builder
 from tilus.lang.operands import _const_ints, _dtype, _tensor
-from tilus.lang.values import Expr
+from tilus.lang.values import Expr, Tensor
 
 
 def _register(x, what: str):
@@ -440,3 +440,115 @@ class ViewInstructions:
         return current_builder().tile_op("reshape_shared", [tensor],
                                          shape=_ints(shape, "reshape_shared: shape"))
 
+
+# ------------------------------------------------------------------ shape methods
+# Tilus 0.2's RegisterTensor.squeeze/unsqueeze/transpose and SharedTensor.permute/
+# transpose. They live here, not in values.py, because they use the helpers above
+# (values.py sits below operands.py in the import graph).
+
+def _tensor_squeeze(self, dim):
+    """``x.squeeze(dim)``: the register tile without the size-1 dimension(s) ``dim``.
+
+    Args:
+        dim: an int or a sequence of ints; each dimension must have size 1.
+
+    Returns:
+        A register tensor (see ``Script.squeeze``).
+
+    Dtypes and layouts:
+        Any dtype; no data moves (the layout loses the dimensions).
+
+    Raises:
+        TypeError: the tensor is not a register tensor.
+        ValueError: a dimension is out of range or not of size 1.
+        RuntimeError: used outside a script's ``__call__`` while tilus compiles it.
+
+    Example:
+        .. code-block:: python
+
+            self.store_shared(sm, m.squeeze(dim=1))
+    """
+    x = _register(self, "squeeze: the tensor")
+    return reshape_register(x, squeeze_shape(x, dim))
+
+
+def _tensor_unsqueeze(self, dim):
+    """``x.unsqueeze(dim)``: the register tile with size-1 dimension(s) inserted at ``dim``.
+
+    Args:
+        dim: an int or a sequence of ints, positions in the result.
+
+    Returns:
+        A register tensor (see ``Script.unsqueeze``).
+
+    Dtypes and layouts:
+        Any dtype; no data moves.
+
+    Raises:
+        TypeError: the tensor is not a register tensor.
+        ValueError: a position is out of range.
+        RuntimeError: used outside a script's ``__call__`` while tilus compiles it.
+
+    Example:
+        .. code-block:: python
+
+            lhs_m = self.load_shared(sm).unsqueeze(1)
+    """
+    x = _register(self, "unsqueeze: the tensor")
+    return reshape_register(x, unsqueeze_shape(x, dim))
+
+
+def _tensor_transpose(self):
+    """``x.transpose()``: a 2-D register tile or shared tensor with its dimensions swapped.
+
+    Returns:
+        A tensor of the same scope (see ``Script.transpose``); shared: a view.
+
+    Dtypes and layouts:
+        Any dtype; registers keep their place, a shared view addresses the same memory.
+
+    Raises:
+        TypeError: the tensor is a global tensor.
+        ValueError: the tensor is not 2-D.
+        RuntimeError: used outside a script's ``__call__`` while tilus compiles it.
+
+    Example:
+        .. code-block:: python
+
+            acc = self.dot(a, b.transpose(), acc)
+    """
+    return transpose_any(self)
+
+
+def _tensor_permute(self, *dims):
+    """``x.permute(dims)`` or ``x.permute(*dims)``: the dimensions of a register tile or a
+    shared tensor reordered (dimension ``i`` of the result is ``dims[i]``).
+
+    Args:
+        dims: a permutation of the tensor's dimensions, as one sequence or as ints.
+
+    Returns:
+        A tensor of the same scope (see ``Script.permute``); shared: a view.
+
+    Dtypes and layouts:
+        Any dtype; registers keep their place, a shared view addresses the same memory.
+
+    Raises:
+        TypeError: the tensor is a global tensor.
+        ValueError: ``dims`` is not a permutation.
+        RuntimeError: used outside a script's ``__call__`` while tilus compiles it.
+
+    Example:
+        .. code-block:: python
+
+            st = sa.permute((1, 0))
+    """
+    if len(dims) == 1 and not isinstance(dims[0], (int, Expr)):
+        dims = tuple(dims[0])
+    return permute_any(self, list(dims))
+
+
+Tensor.squeeze = _tensor_squeeze
+Tensor.unsqueeze = _tensor_unsqueeze
+Tensor.transpose = _tensor_transpose
+Tensor.permute = _tensor_permute
