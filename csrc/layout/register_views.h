@@ -34,4 +34,12 @@ RegisterLayout repeat_layout(const RegisterLayout& in, const std::vector<int64_t
 // Element l of the result is element l / prod(repeats) of in.
 RegisterLayout repeat_interleave_layout(const RegisterLayout& in, const std::vector<int64_t>& repeats);
 
+// Whether the lowering of a register shape change (ops/reshape.cc) moves data through
+// shared memory (and so meets the block at a barrier): when the layout derived from
+// the input's is not `out` (the result's planned layout), or none can be derived
+// (`derived` is nullopt).
+inline bool moves_data(const std::optional<RegisterLayout>& derived, const RegisterLayout& out) {
+  return !derived || *derived != out;
+}
+
 }  // namespace tilus

@@ -31,6 +31,7 @@
 #include <algorithm>
 
 #include "ir/functor.h"
+#include "layout/register_views.h"
 #include "transforms/layout_inference.h"
 #include "transforms/ring_counters.h"
 
@@ -262,6 +263,18 @@ class AsyncWaits : public StmtMutator {
     return make_inst_stmt(w, loc);
   }
 
+  // The layout the lowering of a register shape change gives its result from its input's
+  // (ops/reshape.cc), compared with the result's planned layout.
+  bool register_view_moves_data(const Instruction& i) const {
+    const RegisterLayout& in = plan_.layout_of(i.inputs[0]);
+    const RegisterLayout& out = plan_.layout_of(i.output);
+    if (i.op == Op::Reshape) return moves_data(reshape_layout(in, i.output->shape), out);
+    if (i.op == Op::Permute) return moves_data(permute_layout(in, i.dims), out);
+    if (i.op == Op::Repeat) return moves_data(repeat_layout(in, i.shape), out);
+    if (i.op == Op::RepeatInterleave) return moves_data(repeat_interleave_layout(in, i.shape), out);
+    return i.int_attr == 0 && in != out;  // view: a bit cast converted to another layout
+  }
+
   void wait_all(std::vector<Stmt>& out, const std::string& why, const SourceLoc& loc) {
     if (!st_.active) return;
     out.push_back(wait(0, why, st_.arrays, loc));
@@ -334,15 +347,16 @@ class AsyncWaits : public StmtMutator {
         if (program_.warps > 4) wait_all(out, "a reduction may synchronise the warpgroups", loc);
         return;
       case Op::Exp: return;
-      // views: register shape changes (ops/reshape.cc). A reshape that cannot keep the
-      // registers, or a result converted to a layout fixed elsewhere, meets the other
-      // warpgroups at a barrier: as for sum.
+      // views: register shape changes (ops/reshape.cc). One whose registers cannot stay
+      // (or are converted to a layout fixed elsewhere) exchanges through shared memory
+      // and meets the other warpgroups at a barrier: as for sum.
       case Op::Reshape:
       case Op::Permute:
       case Op::View:
       case Op::Repeat:
       case Op::RepeatInterleave:
-        if (program_.warps > 4) wait_all(out, "a register shape change may synchronise the warpgroups", loc);
+        if (program_.warps > 4 && register_view_moves_data(i))
+          wait_all(out, "a register shape change synchronises the warpgroups", loc);
         return;
       case Op::GlobalView:
       case Op::GlobalTensor:
