@@ -189,8 +189,10 @@ void init_ir(py::module_& m) {
         return out;
       }, "The shape, compile-time ints for shared and register tensors, ints or runtime "
          "values for global tensors.")
-      .def_property_readonly("layout", [](const TensorNode& t) { return t.layout; },
-                             "The register layout given at creation, or None (inferred later).")
+      .def_property("layout", [](const TensorNode& t) { return t.layout; },
+                    [](TensorNode& t, std::shared_ptr<RegisterLayout> layout) { t.layout = std::move(layout); },
+                    "The register layout given at creation (or by view(layout=...)), or None "
+                    "(inferred later).")
       .def("annotate_layout", [](TensorNode& t, std::shared_ptr<const RegisterLayout> layout) {
         // Tilus 0.2's annotate_layout: the layout this register tile must have, as if given
         // at creation; layout inference then plans around it.

@@ -8,6 +8,7 @@
 #include "ir/dtype.h"
 #include "layout/block_layouts.h"
 #include "layout/register_layout.h"
+#include "layout/register_views.h"
 #include "layout/shared_layout.h"
 #include "support/error.h"
 
@@ -89,6 +90,11 @@ void init_layout(py::module_& m) {
   l.def("replicate", &replicate, py::arg("k"), py::arg("rank"));
   l.def("compose", &compose, py::arg("outer"), py::arg("inner"));
   l.def("divide", &divide, py::arg("layout"), py::arg("inner"));
+  // layout/register_views.h: the layouts of register shape changes (ops/reshape.cc)
+  l.def("reshape_layout", &reshape_layout, py::arg("layout"), py::arg("shape"));
+  l.def("permute_layout", &permute_layout, py::arg("layout"), py::arg("dims"));
+  l.def("repeat_layout", &repeat_layout, py::arg("layout"), py::arg("repeats"));
+  l.def("repeat_interleave_layout", &repeat_interleave_layout, py::arg("layout"), py::arg("repeats"));
   l.def("auto_global_layout", &auto_global_layout, py::arg("shape"), py::arg("num_threads"),
         py::arg("vector_elems"));
 

@@ -183,12 +183,70 @@ void CudaEmitter::emit_slice_shared(const Instruction& i) {
          i.inputs[0]->name + "[...]");
     s.lead.push_back(internal_var(n));
   }
+  if (!s.steps.empty()) {  // a slice of a transformed view: its indices are the view's
+    const size_t own = i.args.size();
+    ViewStep step;
+    step.lead.assign(s.lead.end() - own, s.lead.end());
+    s.lead.resize(s.lead.size() - own);
+    s.steps.push_back(std::move(step));
+  }
   s.shape = i.output->shape;
   shared_[i.output->id] = s;
 }
 
-Expr CudaEmitter::shared_offset(const SharedInfo& s, const std::vector<Expr>& coords) {
+std::vector<Expr> CudaEmitter::unview(const SharedInfo& s, std::vector<Expr> coords) {
+  for (size_t k = s.steps.size(); k-- > 0;) {
+    const ViewStep& step = s.steps[k];
+    switch (step.kind) {
+      case ViewStep::Kind::Slice:
+        coords.insert(coords.begin(), step.lead.begin(), step.lead.end());
+        break;
+      case ViewStep::Kind::Permute: {
+        std::vector<Expr> parent(coords.size());
+        for (size_t d = 0; d < coords.size(); ++d) parent[step.dims[d]] = coords[d];
+        coords = std::move(parent);
+        break;
+      }
+      case ViewStep::Kind::Reshape: {
+        // Trailing dimensions both shapes share map one to one; the rest goes through
+        // the row-major index of the leading part.
+        size_t a = step.from.size(), b = step.to.size();
+        while (a > 1 && b > 1 && step.from[a - 1] == step.to[b - 1]) --a, --b;
+        Expr linear = make_int(0);
+        int64_t stride = 1;
+        for (size_t d = b; d-- > 0;) {
+          linear = add(linear, mul(coords[d], make_int(stride)));
+          stride *= step.to[d];
+        }
+        std::vector<Expr> parent(step.from.size());
+        stride = 1;
+        for (size_t d = a; d-- > 0;) {
+          Expr c = make_binary(BinaryOp::Div, linear, make_int(stride));
+          if (d > 0) c = make_binary(BinaryOp::Mod, c, make_int(step.from[d]));
+          parent[d] = c;
+          stride *= step.from[d];
+        }
+        for (size_t d = 0; a + d < step.from.size(); ++d) parent[a + d] = coords[b + d];
+        coords = std::move(parent);
+        break;
+      }
+    }
+  }
+  return coords;
+}
+
+bool CudaEmitter::keeps_rows(const SharedInfo& s) {
+  for (const ViewStep& step : s.steps) {
+    if (step.kind == ViewStep::Kind::Permute && step.dims.back() != static_cast<int>(step.dims.size()) - 1)
+      return false;
+    if (step.kind == ViewStep::Kind::Reshape && step.from.back() != step.to.back()) return false;
+  }
+  return true;
+}
+
+Expr CudaEmitter::shared_offset(const SharedInfo& s, const std::vector<Expr>& given) {
   const SharedLayout& layout = plan_.shared.at(s.root);
+  const std::vector<Expr> coords = s.steps.empty() ? given : unview(s, given);
   // When a view's leading indices only move whole swizzle periods (a pipeline stage of
   // 128 rows, say), offset(lead, coords) = lead . strides + offset(0, coords). Keeping the
   // runtime stage out of the swizzle lets the compiler hoist each lane's address out of
@@ -218,6 +276,7 @@ Expr CudaEmitter::shared_offset(const SharedInfo& s, const std::vector<Expr>& co
 
 Expr CudaEmitter::element_offset(const SharedInfo& s, const RegisterLayout& layout, int64_t vec,
                                  const Element& el) {
+  if (!s.steps.empty()) return shared_offset(s, el.coords);  // the walk below assumes a trailing view
   const SharedLayout& sl = plan_.shared.at(s.root);
   const int view_rank = static_cast<int>(s.shape.size());
   const int lead = sl.rank() - view_rank;
@@ -264,6 +323,7 @@ Expr CudaEmitter::element_offset(const SharedInfo& s, const RegisterLayout& layo
 
 bool CudaEmitter::shared_contiguous(const SharedInfo& s, int64_t vec) const {
   const SharedLayout& l = plan_.shared.at(s.root);
+  if (!keeps_rows(s)) return vec == 1;
   if (l.is_swizzled()) return vec <= l.chunk_elems;
   return l.strides.back() == 1;
 }
@@ -324,6 +384,7 @@ bool CudaEmitter::emit_ldmatrix(const Instruction& i) {
   const RegisterLayout& layout = plan_.layout_of(t);
   if (layout != (operand == 0 ? bl.a : bl.b) || dp.kind != MmaKind::M16N8K16) return false;
   const SharedInfo& s = shared_.at(i.inputs[0]->id);
+  if (!s.steps.empty()) return false;  // ldmatrix reads rows of a plain tile
   const SharedLayout& sl = plan_.shared.at(s.root);
   bool chunks_ok = sl.is_swizzled() ? sl.chunk_elems == 8 : (sl.strides.back() == 1 && s.shape.back() % 8 == 0);
   if (!chunks_ok) return false;

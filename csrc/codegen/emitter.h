@@ -88,12 +88,28 @@ class CudaEmitter {
     std::vector<std::string> shape_c, stride_c;  // frozen C++ names/literals
     std::vector<Expr> shape_v, stride_v;         // the same as expressions
   };
+  // One step from a view's coordinates back to its parent's, for views that are not
+  // trailing parts of their allocation (reshape_shared, permute_shared; ops/views.cc).
+  struct ViewStep {
+    enum class Kind { Slice, Permute, Reshape } kind = Kind::Slice;
+    std::vector<Expr> lead;         // Slice: the frozen leading indices
+    std::vector<int> dims;          // Permute: view dim i is parent dim dims[i]
+    std::vector<int64_t> from, to;  // Reshape: the parent's shape, the view's shape
+  };
   struct SharedInfo {
     int root = -1;
     std::string ptr;                   // typed pointer to the allocation
     std::vector<Expr> lead;            // frozen leading indices of a view
     std::vector<int64_t> shape;        // the view's shape
+    // After `lead`: the steps of a transformed view, parent first (empty: a trailing
+    // part of the allocation). shared_offset applies them last to first.
+    std::vector<ViewStep> steps;
   };
+  // The coordinates in the space after `lead` of a view's coordinates.
+  static std::vector<Expr> unview(const SharedInfo& s, std::vector<Expr> coords);
+  // Whether the view's last dimension runs along the allocation's last dimension, one
+  // element per element, so vectors along it stay vectors.
+  static bool keeps_rows(const SharedInfo& s);
   Expr shared_offset(const SharedInfo& s, const std::vector<Expr>& coords);
   // The offset of an element of a for_each_local walk. When the swizzle never changes
   // along the walk's loops (checked for every thread), it is the thread's offset plus

@@ -16,6 +16,7 @@
 #include "interp/state.h"
 #include "ir/functor.h"
 #include "support/error.h"
+#include "transforms/layout_inference.h"
 
 namespace tilus::interp {
 
@@ -387,6 +388,11 @@ TensorValue& BlockState::tensor(const TensorNode* t) {
   auto it = launch->prep.tensor_slot.find(t->id);
   TILUS_ASSERT(it != launch->prep.tensor_slot.end(), "tensor ", t->name, " has no slot");
   return tensors[it->second];
+}
+
+const LayoutPlan& layout_plan(const Launch& l) {
+  if (!l.layouts) l.layouts = std::make_shared<const LayoutPlan>(infer_layouts(*l.program, false));
+  return *l.layouts;
 }
 
 void init_launch(Launch& l, const Program& program, const std::vector<HostArg>& args) {

@@ -1,6 +1,7 @@
 // Global memory: tile windows moved between global tensors and dense tile buffers,
 // every access checked against the buffer its view was made from (see
 // TensorValue::region).
+#include <cstring>
 #include <algorithm>
 #include <cstdio>
 
@@ -212,8 +213,17 @@ void transfer_window(const Launch& l, const TensorValue& g, const std::vector<in
 
 void perform_copy(const Launch& l, const PendingCopy& c) {
   try {
-    transfer_window(l, c.src, c.offsets, c.dims, c.dst, c.dst_dtype, c.dst_shape, Transfer::Load,
-                    "copy_async");
+    if (!c.dst_offsets) {
+      transfer_window(l, c.src, c.offsets, c.dims, c.dst, c.dst_dtype, c.dst_shape, Transfer::Load,
+                      "copy_async");
+    } else {  // into a permuted view: the tile row-major, then each element to its place
+      const int b = element_bytes(c.dst_dtype);
+      std::vector<uint8_t> tile(c.dst_offsets->size() * b);
+      transfer_window(l, c.src, c.offsets, c.dims, tile.data(), c.dst_dtype, c.dst_shape, Transfer::Load,
+                      "copy_async");
+      for (size_t i = 0; i < c.dst_offsets->size(); ++i)
+        std::memcpy(c.dst + (*c.dst_offsets)[i] * b, tile.data() + i * b, b);
+    }
   } catch (ScriptError& e) {
     if (c.stmt) e.set_loc_if_unknown(c.stmt->loc);
     throw;

@@ -12,6 +12,10 @@
 #include "interp/interpreter.h"
 #include "ir/stmt.h"
 
+namespace tilus {
+struct LayoutPlan;  // transforms/layout_inference.h
+}
+
 namespace tilus::interp {
 
 class Coroutine;
@@ -40,6 +44,10 @@ struct TensorValue {
   // views (sa[stage]) point into their root's storage and keep it alive.
   std::shared_ptr<std::vector<uint8_t>> storage;
   uint8_t* data = nullptr;
+  // A shared view that is not a dense row-major block of its allocation (a permuted
+  // view, or a slice or reshape of one): element i (row-major) lies at
+  // data + (*elem_offsets)[i] * element size. Null: dense.
+  std::shared_ptr<const std::vector<int64_t>> elem_offsets;
   const std::vector<int64_t>* shape = nullptr;
   int64_t numel = 0;
   // global: elements at base + sum(index[d] * strides[d]) * elem_bytes
@@ -85,7 +93,11 @@ struct Launch {
   // launch (the Python binding raises KeyboardInterrupt there on Ctrl-C).
   std::function<void()> poll;
   mutable uint32_t until_poll = 0;
+  // The register layouts (as for an sm_80 target), for the instructions whose result
+  // depends on them (view with layout=); computed on first use.
+  mutable std::shared_ptr<const LayoutPlan> layouts;
 };
+const LayoutPlan& layout_plan(const Launch& l);
 
 constexpr uint32_t kPollInterval = 256;
 inline void maybe_poll(const Launch& l) {
@@ -105,6 +117,7 @@ struct PendingCopy {
   std::vector<int64_t> offsets;
   std::vector<int> dims;
   const StmtNode* stmt = nullptr;
+  std::shared_ptr<const std::vector<int64_t>> dst_offsets;  // a permuted destination view
 };
 
 // One thread block's frame: its scalars, its tensors and its async-copy groups.

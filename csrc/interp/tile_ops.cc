@@ -29,6 +29,7 @@ TensorValue& define_output(BlockState& st, const TensorNode* node, DataType dtyp
     }
   }
   tv.data = tv.storage->data();
+  tv.elem_offsets.reset();
   tv.defined = true;
   tv.node = node;
   tv.dtype = dtype;
@@ -112,16 +113,31 @@ void slice_shared(BlockState& st, const Instruction& inst) {
   out.node = inst.output.get();
   out.dtype = s.dtype;
   out.storage = s.storage;
-  out.data = s.data + offset * element_bytes(s.dtype);
   out.shape = &inst.output->shape;
   out.numel = inst.output->numel();
+  if (s.elem_offsets) {  // the slice's elements are a row-major range of the view's
+    const int64_t start = offset / out.numel * out.numel;
+    out.data = s.data;
+    out.elem_offsets = std::make_shared<const std::vector<int64_t>>(
+        s.elem_offsets->begin() + start, s.elem_offsets->begin() + start + out.numel);
+  } else {
+    out.data = s.data + offset * element_bytes(s.dtype);
+    out.elem_offsets.reset();
+  }
 }
 
 void copy_tensor(const TensorValue& src, TensorValue& dst, const Instruction& inst) {
   TILUS_CHECK(src.numel == dst.numel, "ValueError", op_name(inst.op), ": ",
               src.node ? src.node->type_str() : "?", " does not fit ",
               dst.node ? dst.node->type_str() : "?");
-  convert_elements(src.data, src.dtype, dst.data, dst.dtype, src.numel);
+  if (!src.elem_offsets && !dst.elem_offsets) {
+    convert_elements(src.data, src.dtype, dst.data, dst.dtype, src.numel);
+    return;
+  }
+  const int sb = element_bytes(src.dtype), db = element_bytes(dst.dtype);  // a permuted view
+  for (int64_t i = 0; i < src.numel; ++i)
+    convert_elements(src.data + (src.elem_offsets ? (*src.elem_offsets)[i] : i) * sb, src.dtype,
+                     dst.data + (dst.elem_offsets ? (*dst.elem_offsets)[i] : i) * db, dst.dtype, 1);
 }
 
 uintptr_t semaphore_address(BlockState& st, const Instruction& inst) {
@@ -184,7 +200,17 @@ void print_tensor(BlockState& st, const Instruction& inst) {
   os << inst.text << (inst.text.empty() ? "" : " ") << "blockIdx=(" << st.block_idx[0] << ", "
      << st.block_idx[1] << ", " << st.block_idx[2] << ") " << inst.inputs[0]->type_str() << ":\n";
   int64_t i = 0;
-  print_values(os, x, 0, i, 0);
+  if (x.elem_offsets) {  // a permuted shared view: print a dense copy
+    TensorValue dense = x;
+    auto copy = std::make_shared<std::vector<uint8_t>>(x.numel * element_bytes(x.dtype));
+    dense.storage = copy;
+    dense.data = copy->data();
+    dense.elem_offsets.reset();
+    copy_tensor(x, dense, inst);
+    print_values(os, dense, 0, i, 0);
+  } else {
+    print_values(os, x, 0, i, 0);
+  }
   os << "\n";
   std::string s = os.str();
   std::fwrite(s.data(), 1, s.size(), stdout);
@@ -289,6 +315,7 @@ TILUS_EXEC(exec_copy_async) {
   c.offsets = eval_ints(st, inst.args);
   c.dims = inst.dims;
   c.stmt = &stmt;
+  c.dst_offsets = dst.elem_offsets;
   st.open_copies.push_back(std::move(c));
 }
 

@@ -726,12 +726,19 @@ Tensor IRBuilder::tile_op(Op op, TileOpOperands operands) {
   inst->dtype = operands.dtype;
   inst->shape = std::move(operands.shape);
   inst->text = std::move(operands.text);
+  for (const Tensor& x : inst->inputs)
+    if (x->scope == Scope::Shared) check_shared_live(x, op_name(op));
   OutputType type = handler.check(*inst);
   Tensor t;
   if (op_defines_output(op)) {
     t = define(type.scope, type.dtype, type.shape, "r");
     inst->output = t;
     inst->defines_output = true;
+    if (type.scope == Scope::Shared && !inst->inputs.empty() && inst->inputs[0]->scope == Scope::Shared) {
+      // a view of inputs[0] (reshape_shared, ...): freed with it, never freed itself
+      auto it = shared_root_.find(inst->inputs[0]->id);
+      shared_root_[t->id] = it == shared_root_.end() ? inst->inputs[0]->id : it->second;
+    }
   }
   emit_inst(inst);
   return t;

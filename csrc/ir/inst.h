@@ -43,6 +43,15 @@
 //                     sqrt)                               -> output (x's dtype)
 //   Clip              inputs[0], args = {lo, hi} of x's dtype -> output
 //   TensorItem        inputs[0] (one element), args[0] = the scalar Var it sets
+//   -- views (ops/reshape.cc, ops/views.cc)
+//   Reshape           inputs[0] register, shape = the new shape (squeeze, unsqueeze, flatten) -> output
+//   Permute           inputs[0] register, dims = output dim i is input dim dims[i]  -> output
+//   View              inputs[0] register, dtype, shape = the layout's shape; int_attr = 1
+//                     when layout= was given (the output carries it)  -> output
+//   Repeat            inputs[0] register, shape = repeat count per dim            -> output
+//   RepeatInterleave  inputs[0] register, shape = repeat count per dim            -> output
+//   ReshapeShared     inputs[0] shared, shape = the new shape  -> output shared view (same memory)
+//   PermuteShared     inputs[0] shared, dims = output dim i is input dim dims[i] -> output shared view
 #pragma once
 #include <string>
 #include <vector>
@@ -138,6 +147,17 @@ struct Instruction {
   bool scalar_lhs = false;
   std::string text;
 };
+
+// The op defines a shared view of inputs[0] (slice_shared, reshape_shared,
+// permute_shared): it owns no memory, its allocation is inputs[0]'s.
+inline bool defines_shared_view(const Instruction& i) {
+  return i.op == Op::SliceShared || i.op == Op::ReshapeShared || i.op == Op::PermuteShared;
+}
+// A shared view that is not a trailing part of its allocation (slices of it included are
+// reached through one of these ops).
+inline bool transforms_shared_view(const Instruction& i) {
+  return i.op == Op::ReshapeShared || i.op == Op::PermuteShared;
+}
 
 inline DotLowering dot_lowering(const Instruction& dot) { return static_cast<DotLowering>(dot.int_attr); }
 

@@ -9,6 +9,7 @@
 //   }
 #include <sstream>
 
+#include "layout/register_layout.h"
 #include "ir/functor.h"
 
 namespace tilus {
@@ -231,6 +232,28 @@ class Printer : public StmtVisitor {
         if (i.op == Op::Randint) o << ", word=" << i.dims.at(0);
         o << ")";
         break;
+      // ---- views (ops/reshape.cc, ops/views.cc)
+      case Op::Reshape: o << t(i.inputs[0]) << ", shape=" << ints(i.shape) << ")"; break;
+      case Op::Permute: {
+        o << t(i.inputs[0]) << ", dims=[";
+        for (size_t k = 0; k < i.dims.size(); ++k) o << (k ? ", " : "") << i.dims[k];
+        o << "])";
+        break;
+      }
+      case Op::View:
+        o << t(i.inputs[0]) << ", dtype=" << i.dtype.name();
+        if (i.int_attr) o << ", layout=" << (i.output->layout ? i.output->layout->str() : "?");
+        o << ")";
+        break;
+      case Op::Repeat:
+      case Op::RepeatInterleave: o << t(i.inputs[0]) << ", repeats=" << ints(i.shape) << ")"; break;
+      case Op::ReshapeShared: o << t(i.inputs[0]) << ", shape=" << ints(i.shape) << ")"; break;
+      case Op::PermuteShared: {
+        o << t(i.inputs[0]) << ", dims=[";
+        for (size_t k = 0; k < i.dims.size(); ++k) o << (k ? ", " : "") << i.dims[k];
+        o << "])";
+        break;
+      }
       // Operands only: inputs, then out= when writing into an existing tensor.
       case Op::LoadShared:
       case Op::StoreShared:

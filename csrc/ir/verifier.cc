@@ -246,7 +246,7 @@ class Verifier : public StmtExprVisitor {
     defined_.emplace(t->id, loc_);
     live_.insert(t->id);
     scopes_.back().push_back(t->id);
-    if (i.op == Op::SliceShared) shared_root_[t->id] = root_of(i.inputs[0]);
+    if (defines_shared_view(i)) shared_root_[t->id] = root_of(i.inputs[0]);
   }
 
   void host_only(const Expr& e, const char* what) {
@@ -475,6 +475,34 @@ class Verifier : public StmtExprVisitor {
           fail(what, ": ", tensor_str(i.output), " is not a reduction of ", tensor_str(i.inputs[0]));
         return;
       }
+      // ---- views (ops/reshape.cc, ops/views.cc)
+      case Op::Reshape:
+      case Op::Permute:
+      case Op::Repeat:
+      case Op::RepeatInterleave:
+      case Op::View: {
+        arity(i, 1, 0, 0);
+        scope(i, i.inputs[0], Scope::Register, "the operand");
+        scope(i, i.output, Scope::Register, "the output");
+        if (i.op != Op::View) same_dtype(i, i.inputs[0], i.output);
+        int64_t n = 1;
+        for (int64_t s : i.output->shape) n *= s;
+        int64_t m = i.inputs[0]->numel();
+        if (i.op == Op::Repeat || i.op == Op::RepeatInterleave)
+          for (int64_t r : i.shape) m *= r;
+        if (i.op != Op::View && n != m)
+          fail(what, ": ", tensor_str(i.inputs[0]), " does not give ", tensor_str(i.output));
+        return;
+      }
+      case Op::ReshapeShared:
+      case Op::PermuteShared:
+        arity(i, 1, 0, 0);
+        scope(i, i.inputs[0], Scope::Shared, "the viewed tensor");
+        scope(i, i.output, Scope::Shared, "the output");
+        same_dtype(i, i.inputs[0], i.output);
+        if (i.inputs[0]->numel() != i.output->numel())
+          fail(what, ": ", tensor_str(i.inputs[0]), " does not give ", tensor_str(i.output));
+        return;
       case Op::Cast:
         arity(i, 1, 0, 0);
         scope(i, i.inputs[0], Scope::Register, "the operand");

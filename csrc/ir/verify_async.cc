@@ -100,6 +100,14 @@ Event classify(Op op) {
     case Op::Rsqrt:
     case Op::Clip:
     case Op::TensorItem:
+    // views: register shape changes (ops/reshape.cc)
+    case Op::Reshape:
+    case Op::Permute:
+    case Op::View:
+    case Op::Repeat:
+    case Op::RepeatInterleave:
+    case Op::ReshapeShared:  // views: region_of tracks them
+    case Op::PermuteShared:
     case Op::Sum: return {};  // its cross-warp scratch is its own shared memory
     // wgmma: not a channel here yet; the async pass (transforms/async_waits.cc) places
     // the commit after each async dot and the waits its tests pin in the printed IR.
@@ -346,6 +354,12 @@ class AsyncCheck {
     if (i.op == Op::SliceShared) {
       Region r = region_of(i.inputs[0]);
       r.index.insert(r.index.end(), i.args.begin(), i.args.end());
+      views_[i.output->id] = r;
+      return;
+    }
+    if (transforms_shared_view(i)) {  // other elements than a slice's: never "certainly the same"
+      Region r = region_of(i.inputs[0]);
+      r.comparable = false;
       views_[i.output->id] = r;
       return;
     }

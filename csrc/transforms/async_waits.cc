@@ -31,6 +31,7 @@
 #include <algorithm>
 
 #include "ir/functor.h"
+#include "layout/register_views.h"
 #include "transforms/layout_inference.h"
 #include "transforms/ring_counters.h"
 
@@ -185,6 +186,9 @@ class AsyncWaits : public StmtMutator {
     guard(i, out, s->loc);
     if (i.op == Op::SharedTensor) leads_[i.output->id] = {};
     if (i.op == Op::SliceShared) freeze_view(i);
+    // A reshaped or permuted view's indices are not the allocation's: no leading indices,
+    // so a write through it (or a slice of it) waits for a dot reading its allocation.
+    if (transforms_shared_view(i)) leads_[i.output->id] = {};
     if (i.op != Op::Dot || !is_wgmma(&i)) {
       out.push_back(s);
       return out;
@@ -259,6 +263,18 @@ class AsyncWaits : public StmtMutator {
     return make_inst_stmt(w, loc);
   }
 
+  // The layout the lowering of a register shape change gives its result from its input's
+  // (ops/reshape.cc), compared with the result's planned layout.
+  bool register_view_moves_data(const Instruction& i) const {
+    const RegisterLayout& in = plan_.layout_of(i.inputs[0]);
+    const RegisterLayout& out = plan_.layout_of(i.output);
+    if (i.op == Op::Reshape) return moves_data(reshape_layout(in, i.output->shape), out);
+    if (i.op == Op::Permute) return moves_data(permute_layout(in, i.dims), out);
+    if (i.op == Op::Repeat) return moves_data(repeat_layout(in, i.shape), out);
+    if (i.op == Op::RepeatInterleave) return moves_data(repeat_interleave_layout(in, i.shape), out);
+    return i.int_attr == 0 && in != out;  // view: a bit cast converted to another layout
+  }
+
   void wait_all(std::vector<Stmt>& out, const std::string& why, const SourceLoc& loc) {
     if (!st_.active) return;
     out.push_back(wait(0, why, st_.arrays, loc));
@@ -287,7 +303,7 @@ class AsyncWaits : public StmtMutator {
         const int root = plan_.root_of(target);
         if (!reads_root(root)) return;
         const std::vector<Lead>& lead = leads_.at(target->id);
-        const bool comparable = st_.known && !lead.empty() &&
+        const bool comparable = st_.known && !lead.empty() && !plan_.transformed_views.count(target->id) &&
                                 std::find(scopes_.begin(), scopes_.end(), st_.scope) != scopes_.end();
         if (!comparable) return wait_all(out, "writing a tile a running dot may read", loc);
         std::vector<Tensor> hits;  // views the write hits when their indices equal its own
@@ -355,10 +371,23 @@ class AsyncWaits : public StmtMutator {
       case Op::Randint:
       case Op::Rand:
       case Op::Randn: return;
+      // views: register shape changes (ops/reshape.cc). One whose registers cannot stay
+      // (or are converted to a layout fixed elsewhere) exchanges through shared memory
+      // and meets the other warpgroups at a barrier: as for sum.
+      case Op::Reshape:
+      case Op::Permute:
+      case Op::View:
+      case Op::Repeat:
+      case Op::RepeatInterleave:
+        if (program_.warps > 4 && register_view_moves_data(i))
+          wait_all(out, "a register shape change synchronises the warpgroups", loc);
+        return;
       case Op::GlobalView:
       case Op::GlobalTensor:
       case Op::SharedTensor:
       case Op::RegisterTensor:
+      case Op::ReshapeShared:
+      case Op::PermuteShared:
       case Op::SliceShared:
       case Op::LoadGlobal:
       case Op::StoreGlobal:

@@ -53,7 +53,7 @@ class CopyWaits : public StmtMutator {
 
   std::vector<Stmt> place(const Stmt& s) {
     const Instruction& i = *s->inst;
-    if (i.op == Op::SliceShared) {
+    if (defines_shared_view(i)) {
       root_[i.output->id] = root_of(i.inputs[0]);
     } else if (i.op == Op::CopyAsync) {
       targets_.insert(root_of(i.inputs[1]));

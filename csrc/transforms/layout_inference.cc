@@ -224,6 +224,7 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
     auto operand_layout = [&](const Instruction* load, int64_t rows, int64_t cols,
                               bool needs_128) -> std::optional<std::pair<int, SharedLayout>> {
       const Tensor& view = load->inputs[0];
+      if (plan.transformed_views.count(view->id)) return std::nullopt;  // wgmma reads whole tiles
       int root = plan.root_of(view);
       auto it = plan.shared.find(root);
       if (it == plan.shared.end()) return std::nullopt;

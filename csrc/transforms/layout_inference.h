@@ -35,6 +35,9 @@ struct LayoutPlan {
   std::unordered_map<int, RegisterLayout> reg;     // register tensor id -> layout
   std::unordered_map<int, SharedLayout> shared;    // shared allocation id -> layout
   std::unordered_map<int, int> shared_root;        // shared view id -> allocation id
+  // Shared views that are not trailing parts of their allocation: reshape_shared /
+  // permute_shared results and slices of them (ops/views.cc).
+  std::unordered_set<int> transformed_views;
   std::unordered_map<const Instruction*, DotPlan> dots;
   std::unordered_set<const Instruction*> folded_loads;  // load_shared read by a wgmma dot
   std::unordered_set<int> wgmma_roots;                  // shared allocations wgmma reads

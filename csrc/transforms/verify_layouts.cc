@@ -64,6 +64,9 @@ class LayoutCheck {
       if (l.size() < view->numel())
         fail("the layout of ", view->name, " addresses ", l.size(), " elements, fewer than its ",
              view->numel());
+    } else if (plan_.transformed_views.count(view->id)) {
+      if (view->numel() > l.size())
+        fail("shared view ", view->name, " (", view->type_str(), ") is larger than its allocation");
     } else if (l.shape.size() < view->shape.size() ||
                !std::equal(view->shape.begin(), view->shape.end(), l.shape.end() - view->shape.size())) {
       fail("shared view ", view->name, " (", view->type_str(), ") is not a trailing part of its "

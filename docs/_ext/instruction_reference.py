@@ -51,6 +51,7 @@ SYNTAX = {
          f"tilus.lang.inst_atomics.AtomicGroup.{space}_{form[1:] + '_' if form else ''}{op}")
         for op in (("add", "sub", "min", "max") if form else ("add", "sub", "min", "max", "exch", "cas"))]
        for space in ("shared", "global") for form in ("", "_scatter")},
+    "permute_shared": [("s.permute(dims), s.transpose()", "tilus.lang.inst_views._tensor_permute")],
 }
 
 # Instructions of the table that scripts never write: compiler passes insert them. Each
@@ -66,7 +67,9 @@ INTERNAL = {
 
 # Script methods documented under an instruction of the table other than their own name.
 METHOD_OF = {"add": "elementwise", "sub": "elementwise", "mul": "elementwise",
-             "div": "elementwise", "maximum": "elementwise", "minimum": "elementwise"}
+             "div": "elementwise", "maximum": "elementwise", "minimum": "elementwise",
+             "squeeze": "reshape", "unsqueeze": "reshape", "flatten": "reshape",
+             "transpose": "permute"}
 
 
 @dataclass
