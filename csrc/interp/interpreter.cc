@@ -166,6 +166,7 @@ Flow exec_for(BlockState& st, const StmtNode* s) {
 }
 
 Flow exec(BlockState& st, const StmtNode* s) {
+  if (s->kind != StmtKind::Seq) st.current = s;
   try {
     switch (s->kind) {
       case StmtKind::Seq:
@@ -193,6 +194,7 @@ Flow exec(BlockState& st, const StmtNode* s) {
         while (truthy(eval(st, s->cond), s->cond->dtype)) {
           maybe_poll(*st.launch);
           if (exec_body(st, s->body.get()) == Flow::Break) break;
+          st.current = s;
         }
         return Flow::Normal;
       case StmtKind::Break: return Flow::Break;
@@ -208,7 +210,7 @@ Flow exec(BlockState& st, const StmtNode* s) {
 
 void run_block(BlockState& st) {
   if (st.launch->program->body) exec(st, st.launch->program->body.get());
-  complete_all_copies(st);  // copies still in flight land before the block exits
+  complete_all_copies(st, nullptr);  // copies still in flight land before the block exits
 }
 
 std::string block_str(const std::array<int64_t, 3>& b) {
@@ -375,6 +377,8 @@ void BlockState::reset(const Launch& l, std::array<int64_t, 3> idx) {
   wait_ptr = nullptr;
   wait_stmt = nullptr;
   cancelled = false;
+  current = nullptr;
+  debug_block_start(*this);
 }
 
 Value& BlockState::var(const ExprNode* v) {
@@ -464,6 +468,7 @@ void interpret(const Program& program, const std::vector<HostArg>& args,
   }
   const int64_t total = l.grid[0] * l.grid[1] * l.grid[2];
   if (total == 0) return;
+  interp::init_debug_checks(l);
   if (l.prep.uses_semaphores) {
     interp::Scheduler(l).run();
     return;

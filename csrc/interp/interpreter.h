@@ -40,6 +40,16 @@ struct LaunchShape {
 };
 LaunchShape evaluate_launch_shape(const Program& program, const std::vector<HostArg>& args);
 
+// The interpreter's debugging checks (interp/debug_checks.h), process-wide: data races
+// on shared and global memory, reads of uninitialised shared and register elements.
+// Each launch reads them when it starts.
+struct InterpChecks {
+  bool races = true;
+  bool uninit = true;
+};
+void set_interp_checks(InterpChecks checks);
+InterpChecks interp_checks();
+
 // Runs the whole grid. Throws ScriptError (with the offending statement's location).
 // The program's workspaces (global_tensor) are allocated here for this launch: zeroed
 // when requires_clean, otherwise poisoned; `regions` need only cover the arguments.
