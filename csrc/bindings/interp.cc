@@ -109,6 +109,8 @@ void init_interp(py::module_& m) {
         return py::make_tuple(c.races, c.uninit);
       },
       "(races, uninit): the interpreter's checks now on.");
+  m.def("interp_instruction_count", [] { return interp_instruction_count(); },
+        "Tile instructions the interpreter has executed in this process (all blocks).");
   m.def(
       "evaluate_launch_shape",
       [](std::shared_ptr<Program> program, py::list args) {

@@ -6,6 +6,7 @@
 // scheduler starts later blocks and resumes waiting ones once their semaphore holds the
 // awaited value, and a state where nothing can move is reported as a deadlock.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -430,9 +431,20 @@ LaunchShape evaluate_launch_shape(const Program& program, const std::vector<Host
   return interp::launch_shape(l);
 }
 
+namespace {
+std::atomic<uint64_t> g_instructions{0};
+struct CountInstructions {
+  const interp::Launch& l;
+  ~CountInstructions() { g_instructions += l.instructions; }
+};
+}  // namespace
+
+uint64_t interp_instruction_count() { return g_instructions.load(); }
+
 void interpret(const Program& program, const std::vector<HostArg>& args,
                const std::vector<HostRegion>& regions, const std::function<void()>& poll) {
   interp::Launch l;
+  CountInstructions count{l};
   interp::init_launch(l, program, args);
   l.poll = poll;
   LaunchShape shape = interp::launch_shape(l);

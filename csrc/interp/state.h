@@ -90,6 +90,7 @@ struct Launch {
   // launch (the Python binding raises KeyboardInterrupt there on Ctrl-C).
   std::function<void()> poll;
   mutable uint32_t until_poll = 0;
+  mutable uint64_t instructions = 0;  // tile instructions executed (all blocks)
   std::unique_ptr<DebugState> debug;  // null unless a debug check is on
 };
 

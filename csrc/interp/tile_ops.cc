@@ -377,6 +377,7 @@ TILUS_EXEC(exec_print_tensor) { print_tensor(st, inst); }
 #undef TILUS_EXEC
 
 void exec_inst(BlockState& st, const StmtNode& stmt, const Instruction& inst) {
+  ++st.launch->instructions;
   op_handler(inst.op).interpret(st, stmt, inst);
 }
 
