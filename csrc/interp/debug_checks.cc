@@ -324,6 +324,10 @@ void shared_tile_access(BlockState& st, const TensorValue& view, const TensorNod
       if (c.w_epoch == E && other_warp(c.w_thread, t, nt))
         shared_race(st, sh, i, "written", access_str(c.w_thread, c.w_stmt, c.w_async, c.w_wait),
                     "read", access_str(t, &stmt, false, nullptr), &stmt);
+      // Only the replica leader's read is kept for later writes to conflict with: a tile
+      // written back in place (read-modify-write) is stored by the leader alone, and
+      // the other replicas' possibly late reads are not what gets stored.
+      if (off != 0) continue;
       if (c.r_epoch != E) {
         c.r_epoch = E;
         c.r_thread = t;
@@ -462,7 +466,8 @@ inline bool ordered(const GlobalAccess& a, const BlockState& st, int32_t t) {
 
 template <typename ElementName>
 inline void global_one(BlockState& st, DebugState& d, uintptr_t addr, int bytes, int32_t t, Access access,
-                       uint32_t own, const StmtNode* stmt, const ElementName& element) {
+                       uint32_t own, const StmtNode* stmt, const ElementName& element,
+                       bool record = true) {
   GlobalCell* cp = d.global.find(addr, bytes);
   if (!cp) return;
   GlobalCell& c = *cp;
@@ -477,6 +482,7 @@ inline void global_one(BlockState& st, DebugState& d, uintptr_t addr, int bytes,
     c.r2 = GlobalAccess{};
     return;
   }
+  if (!record) return;
   if (c.r.block >= 0 && !ordered(c.r, st, t) && !(c.r.block == st.linear && !other_warp(c.r.thread, t, d.threads)))
     c.r2 = c.r;
   c.r = cur;
@@ -534,8 +540,9 @@ void global_tile_access(BlockState& st, const TensorValue& g, const std::vector<
         if (access == Access::Write || !replicated) {
           global_one(st, *d, addr, gb, lead, access, own, &stmt, element);
         } else {
+          // only the leader's read is kept (see shared_tile_access)
           for (int32_t o : threads.replicas)
-            global_one(st, *d, addr, gb, lead + o, access, own, &stmt, element);
+            global_one(st, *d, addr, gb, lead + o, access, own, &stmt, element, o == 0);
         }
       }
     }
