@@ -15,6 +15,10 @@ set here, which then wins for the rest of the process::
                                                # TILUS_UNROLL_BUDGET (default 64)
     tilus.option.interpret(True)               # TILUS_INTERPRET (default 0): GPU tensors
                                                # too run in the CPU interpreter
+    tilus.option.debug.race_check(True)        # TILUS_RACE_CHECK (default 1): the
+                                               # interpreter reports data races
+    tilus.option.debug.uninit_check(True)      # TILUS_UNINIT_CHECK (default 1): and reads
+                                               # of uninitialised shared/register elements
 
 
     tilus.option.verify(True)                  # TILUS_VERIFY (default: the build's choice,
