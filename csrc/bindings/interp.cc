@@ -98,6 +98,20 @@ void init_interp(py::module_& m) {
       py::arg("program"), py::arg("args"), py::arg("regions"),
       "Run a program on host memory with the CPU interpreter.");
   m.def(
+      "set_interp_checks",
+      [](bool races, bool uninit) { set_interp_checks(InterpChecks{races, uninit}); },
+      py::arg("races"), py::arg("uninit"),
+      "Turn the interpreter's race and uninitialised-read checks on or off (process-wide).");
+  m.def(
+      "interp_checks",
+      [] {
+        InterpChecks c = interp_checks();
+        return py::make_tuple(c.races, c.uninit);
+      },
+      "(races, uninit): the interpreter's checks now on.");
+  m.def("interp_instruction_count", [] { return interp_instruction_count(); },
+        "Tile instructions the interpreter has executed in this process (all blocks).");
+  m.def(
       "evaluate_launch_shape",
       [](std::shared_ptr<Program> program, py::list args) {
         TILUS_CHECK(program != nullptr, "TypeError", "evaluate_launch_shape: program is None");

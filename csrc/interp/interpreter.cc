@@ -6,6 +6,7 @@
 // scheduler starts later blocks and resumes waiting ones once their semaphore holds the
 // awaited value, and a state where nothing can move is reported as a deadlock.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -167,6 +168,7 @@ Flow exec_for(BlockState& st, const StmtNode* s) {
 }
 
 Flow exec(BlockState& st, const StmtNode* s) {
+  if (s->kind != StmtKind::Seq) st.current = s;
   try {
     switch (s->kind) {
       case StmtKind::Seq:
@@ -194,6 +196,7 @@ Flow exec(BlockState& st, const StmtNode* s) {
         while (truthy(eval(st, s->cond), s->cond->dtype)) {
           maybe_poll(*st.launch);
           if (exec_body(st, s->body.get()) == Flow::Break) break;
+          st.current = s;
         }
         return Flow::Normal;
       case StmtKind::Break: return Flow::Break;
@@ -209,7 +212,7 @@ Flow exec(BlockState& st, const StmtNode* s) {
 
 void run_block(BlockState& st) {
   if (st.launch->program->body) exec(st, st.launch->program->body.get());
-  complete_all_copies(st);  // copies still in flight land before the block exits
+  complete_all_copies(st, nullptr);  // copies still in flight land before the block exits
 }
 
 std::string block_str(const std::array<int64_t, 3>& b) {
@@ -376,6 +379,8 @@ void BlockState::reset(const Launch& l, std::array<int64_t, 3> idx) {
   wait_ptr = nullptr;
   wait_stmt = nullptr;
   cancelled = false;
+  current = nullptr;
+  debug_block_start(*this);
 }
 
 Value& BlockState::var(const ExprNode* v) {
@@ -432,9 +437,20 @@ LaunchShape evaluate_launch_shape(const Program& program, const std::vector<Host
   return interp::launch_shape(l);
 }
 
+namespace {
+std::atomic<uint64_t> g_instructions{0};
+struct CountInstructions {
+  const interp::Launch& l;
+  ~CountInstructions() { g_instructions += l.instructions; }
+};
+}  // namespace
+
+uint64_t interp_instruction_count() { return g_instructions.load(); }
+
 void interpret(const Program& program, const std::vector<HostArg>& args,
                const std::vector<HostRegion>& regions, const std::function<void()>& poll) {
   interp::Launch l;
+  CountInstructions count{l};
   interp::init_launch(l, program, args);
   l.poll = poll;
   LaunchShape shape = interp::launch_shape(l);
@@ -470,6 +486,7 @@ void interpret(const Program& program, const std::vector<HostArg>& args,
   }
   const int64_t total = l.grid[0] * l.grid[1] * l.grid[2];
   if (total == 0) return;
+  interp::init_debug_checks(l);
   if (l.prep.uses_semaphores) {
     interp::Scheduler(l).run();
     return;

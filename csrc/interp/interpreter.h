@@ -40,6 +40,20 @@ struct LaunchShape {
 };
 LaunchShape evaluate_launch_shape(const Program& program, const std::vector<HostArg>& args);
 
+// The interpreter's debugging checks (interp/debug_checks.h), process-wide: data races
+// on shared and global memory, reads of uninitialised shared and register elements.
+// Each launch reads them when it starts.
+struct InterpChecks {
+  bool races = true;
+  bool uninit = true;
+};
+void set_interp_checks(InterpChecks checks);
+InterpChecks interp_checks();
+
+// Tile instructions the interpreter has executed in this process, over all blocks of
+// all finished or failed launches (benchmarks/interp_throughput.py).
+uint64_t interp_instruction_count();
+
 // Runs the whole grid. Throws ScriptError (with the offending statement's location).
 // The program's workspaces (global_tensor) are allocated here for this launch: zeroed
 // when requires_clean, otherwise poisoned; `regions` need only cover the arguments.

@@ -206,6 +206,7 @@ Value eval(BlockState& st, const ExprNode* e) {
                     " of shape ", index_str(tv->gshape));
       size_t bytes = static_cast<size_t>(element_bytes(tv->dtype));
       check_global_access(*st.launch, addr, bytes, "reading an element", tv, index);
+      if (st.launch->debug) global_scalar_read(st, *tv, addr, index, st.current);
       const void* p = reinterpret_cast<const void*>(addr);
       if (e->dtype.is_float()) return Value::of_float(load_f(p, e->dtype.kind));
       return Value::of_int(load_i(p, e->dtype.kind));

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "interp/debug_checks.h"
 #include "interp/interpreter.h"
 #include "ir/stmt.h"
 
@@ -57,6 +58,10 @@ struct TensorValue {
   // argument its pointer parameter points into, or its workspace. -1: where its
   // address came from is unknown, so any buffer of the launch is accepted.
   int region = -1;
+  // Debug checks (interp/debug_checks.h): a shared allocation's shadow, shared by its
+  // views; `unset`: a register tensor declared without init and not assigned since.
+  std::shared_ptr<SharedShadow> shadow;
+  bool unset = false;
 };
 
 // Dense slot numbers for the variables and tensors of one program, so a block's frame
@@ -96,6 +101,8 @@ struct Launch {
   // The register layouts (as for an sm_80 target), for the instructions whose result
   // depends on them (view with layout=); computed on first use.
   mutable std::shared_ptr<const LayoutPlan> layouts;
+  mutable uint64_t instructions = 0;  // tile instructions executed (all blocks)
+  std::unique_ptr<DebugState> debug;  // null unless a debug check is on
 };
 const LayoutPlan& layout_plan(const Launch& l);
 
@@ -118,6 +125,10 @@ struct PendingCopy {
   std::vector<int> dims;
   const StmtNode* stmt = nullptr;
   std::shared_ptr<const std::vector<int64_t>> dst_offsets;  // a permuted destination view
+  // For the debug checks: the destination view and the barrier interval of the issue.
+  const TensorNode* dst_node = nullptr;
+  std::shared_ptr<SharedShadow> shadow;
+  uint32_t issue_epoch = 0;
 };
 
 // One thread block's frame: its scalars, its tensors and its async-copy groups.
@@ -135,6 +146,12 @@ struct BlockState {
   int32_t wait_value = 0;
   const StmtNode* wait_stmt = nullptr;
   bool cancelled = false;  // the launch failed elsewhere: unwind at the next wait
+  // Debug checks: the barrier interval (bumped by every barrier), the block's linear
+  // index and vector clock, and the statement being executed (for scalar reads).
+  uint32_t epoch = 1;
+  int32_t linear = 0;
+  VectorClock clock;
+  const StmtNode* current = nullptr;
 
   void reset(const Launch& l, std::array<int64_t, 3> idx);
   Value& var(const ExprNode* v);
@@ -182,8 +199,9 @@ void perform_copy(const Launch& l, const PendingCopy& c);
 
 // ---- tile_ops.cc
 void exec_inst(BlockState& st, const StmtNode& stmt, const Instruction& inst);
-void complete_copies(BlockState& st, size_t keep_groups);  // wait_group(keep_groups)
-void complete_all_copies(BlockState& st);
+// wait_group(keep_groups) / wait_all; `wait` is the waiting statement (null: the block's end).
+void complete_copies(BlockState& st, size_t keep_groups, const StmtNode* wait);
+void complete_all_copies(BlockState& st, const StmtNode* wait);
 
 // ---- interpreter.cc: lock_semaphore's wait (yields when running as a coroutine)
 void wait_semaphore(BlockState& st, const uint8_t* ptr, int32_t value, const StmtNode& stmt);

@@ -31,6 +31,7 @@ TensorValue& define_output(BlockState& st, const TensorNode* node, DataType dtyp
   tv.data = tv.storage->data();
   tv.elem_offsets.reset();
   tv.defined = true;
+  tv.unset = false;
   tv.node = node;
   tv.dtype = dtype;
   tv.shape = &node->shape;
@@ -43,6 +44,8 @@ const TensorValue& input(BlockState& st, const Tensor& t, const Instruction& ins
   const TensorValue& tv = st.tensor(t.get());
   TILUS_CHECK(tv.defined, "RuntimeError", op_name(inst.op), ": tensor ", t->name,
               " is used before it is defined or after it was freed");
+  // Printing an uninitialised tensor shows its poison, which is what the user asked for.
+  if (tv.unset && inst.op != Op::PrintTensor) uninitialised_register(t.get(), inst);
   return tv;
 }
 
@@ -53,6 +56,7 @@ TensorValue& existing_output(BlockState& st, const Instruction& inst) {
   if (inst.defines_output || !tv.defined ||
       tv.numel != inst.output->numel() || tv.dtype != inst.output->dtype)
     return define_output(st, inst.output.get(), inst.output->dtype);
+  tv.unset = false;  // the instruction writes all of it
   return tv;
 }
 
@@ -113,6 +117,8 @@ void slice_shared(BlockState& st, const Instruction& inst) {
   out.node = inst.output.get();
   out.dtype = s.dtype;
   out.storage = s.storage;
+  out.shadow = s.shadow;
+  out.unset = false;
   out.shape = &inst.output->shape;
   out.numel = inst.output->numel();
   if (s.elem_offsets) {  // the slice's elements are a row-major range of the view's
@@ -219,16 +225,23 @@ void print_tensor(BlockState& st, const Instruction& inst) {
 
 }  // namespace
 
-void complete_copies(BlockState& st, size_t keep_groups) {
+namespace {
+void land(BlockState& st, const PendingCopy& c, const StmtNode* wait) {
+  perform_copy(*st.launch, c);
+  if (st.launch->debug) shared_copy_landed(st, c, wait);
+}
+}  // namespace
+
+void complete_copies(BlockState& st, size_t keep_groups, const StmtNode* wait) {
   while (st.committed_copies.size() > keep_groups) {
-    for (const PendingCopy& c : st.committed_copies.front()) perform_copy(*st.launch, c);
+    for (const PendingCopy& c : st.committed_copies.front()) land(st, c, wait);
     st.committed_copies.pop_front();
   }
 }
 
-void complete_all_copies(BlockState& st) {
-  complete_copies(st, 0);
-  for (const PendingCopy& c : st.open_copies) perform_copy(*st.launch, c);
+void complete_all_copies(BlockState& st, const StmtNode* wait) {
+  complete_copies(st, 0, wait);
+  for (const PendingCopy& c : st.open_copies) land(st, c, wait);
   st.open_copies.clear();
 }
 
@@ -254,12 +267,17 @@ TILUS_EXEC(exec_global_tensor) {
 TILUS_EXEC(exec_shared_tensor) {
   TensorValue& tv = define_output(st, inst.output.get(), inst.output->dtype);
   poison(tv.data, tv.dtype.kind, tv.numel);
+  shared_allocated(st, tv);
 }
 
 TILUS_EXEC(exec_register_tensor) {
   TensorValue& tv = define_output(st, inst.output.get(), inst.output->dtype);
-  if (!inst.args.empty() && inst.args[0]) fill(tv, eval(st, inst.args[0]), inst.args[0]->dtype);
-  else poison(tv.data, tv.dtype.kind, tv.numel);
+  if (!inst.args.empty() && inst.args[0]) {
+    fill(tv, eval(st, inst.args[0]), inst.args[0]->dtype);
+  } else {
+    poison(tv.data, tv.dtype.kind, tv.numel);
+    tv.unset = st.launch->debug && st.launch->debug->checks.uninit;
+  }
 }
 
 TILUS_EXEC(exec_slice_shared) { slice_shared(st, inst); }
@@ -271,6 +289,8 @@ TILUS_EXEC(exec_load_global) {
   TensorValue& tv = define_output(st, out, out->dtype);
   transfer_window(*st.launch, g, offsets, inst.dims, tv.data, tv.dtype, out->shape,
                   Transfer::Load, "load_global");
+  if (st.launch->debug)
+    global_tile_access(st, g, offsets, inst.dims, out->shape, thread_map_of(st, out), Access::Read, stmt);
 }
 
 TILUS_EXEC(exec_store_global) {
@@ -279,11 +299,15 @@ TILUS_EXEC(exec_store_global) {
   std::vector<int64_t> offsets = eval_ints(st, inst.args);
   transfer_window(*st.launch, g, offsets, inst.dims, v.data, v.dtype, *v.shape,
                   Transfer::Store, "store_global");
+  if (st.launch->debug)
+    global_tile_access(st, g, offsets, inst.dims, *v.shape, thread_map_of(st, inst.inputs[1].get()),
+                       Access::Write, stmt);
 }
 
 TILUS_EXEC(exec_load_shared) {
   const TensorValue& s = input(st, inst.inputs[0], inst);
   copy_tensor(s, define_output(st, inst.output.get(), inst.output->dtype), inst);
+  shared_tile_access(st, s, inst.output.get(), Access::Read, stmt);
 }
 
 TILUS_EXEC(exec_store_shared) {
@@ -292,6 +316,7 @@ TILUS_EXEC(exec_store_shared) {
   TILUS_CHECK(s.defined, "RuntimeError", "store_shared: shared tensor ",
               inst.inputs[0]->name, " is used after it was freed");
   copy_tensor(v, s, inst);
+  shared_tile_access(st, s, inst.inputs[1].get(), Access::Write, stmt);
 }
 
 TILUS_EXEC(exec_free_shared) {
@@ -301,7 +326,9 @@ TILUS_EXEC(exec_free_shared) {
   s.data = nullptr;
 }
 
-TILUS_EXEC(exec_sync) {}  // the whole block executes each instruction together
+// The whole block executes each instruction together; a barrier only ends the
+// interval within which the race checks compare the threads' accesses.
+TILUS_EXEC(exec_sync) { debug_barrier(st); }
 
 TILUS_EXEC(exec_copy_async) {
   const TensorValue& g = input(st, inst.inputs[0], inst);
@@ -316,6 +343,13 @@ TILUS_EXEC(exec_copy_async) {
   c.dims = inst.dims;
   c.stmt = &stmt;
   c.dst_offsets = dst.elem_offsets;
+  if (st.launch->debug) {
+    c.dst_node = inst.inputs[1].get();
+    c.shadow = dst.shadow;
+    c.issue_epoch = st.epoch;
+    global_tile_access(st, g, c.offsets, c.dims, c.dst_shape, copy_thread_map(st, c.dst_node),
+                       Access::Read, stmt);
+  }
   st.open_copies.push_back(std::move(c));
 }
 
@@ -326,10 +360,10 @@ TILUS_EXEC(exec_copy_async_commit_group) {
 
 TILUS_EXEC(exec_copy_async_wait_group) {
   TILUS_CHECK(inst.int_attr >= 0, "ValueError", "copy_async_wait_group: n must be >= 0");
-  complete_copies(st, static_cast<size_t>(inst.int_attr));
+  complete_copies(st, static_cast<size_t>(inst.int_attr), &stmt);
 }
 
-TILUS_EXEC(exec_copy_async_wait_all) { complete_all_copies(st); }
+TILUS_EXEC(exec_copy_async_wait_all) { complete_all_copies(st, &stmt); }
 
 TILUS_EXEC(exec_cast) {
   const TensorValue& x = input(st, inst.inputs[0], inst);
@@ -346,6 +380,7 @@ TILUS_EXEC(exec_assign) {
     return;
   }
   copy_tensor(src, dst, inst);
+  dst.unset = false;
 }
 
 TILUS_EXEC(exec_lock_semaphore) {
@@ -353,12 +388,14 @@ TILUS_EXEC(exec_lock_semaphore) {
   auto v = static_cast<int32_t>(convert(eval(st, inst.args[1]), inst.args[1]->dtype,
                                         dtypes::int32).i);
   wait_semaphore(st, reinterpret_cast<const uint8_t*>(p), v, stmt);
+  debug_acquire(st, p);
 }
 
 TILUS_EXEC(exec_release_semaphore) {
   uintptr_t p = semaphore_address(st, inst);
   auto v = static_cast<int32_t>(convert(eval(st, inst.args[1]), inst.args[1]->dtype,
                                         dtypes::int32).i);
+  debug_release(st, p);
   store_raw<int32_t>(reinterpret_cast<void*>(p), v);
 }
 
@@ -367,6 +404,7 @@ TILUS_EXEC(exec_print_tensor) { print_tensor(st, inst); }
 #undef TILUS_EXEC
 
 void exec_inst(BlockState& st, const StmtNode& stmt, const Instruction& inst) {
+  ++st.launch->instructions;
   op_handler(inst.op).interpret(st, stmt, inst);
 }
 

@@ -18,6 +18,10 @@ set here, which then wins for the rest of the process::
                                                # TILUS_UNROLL_BUDGET (default 64)
     tilus.option.interpret(True)               # TILUS_INTERPRET (default 0): GPU tensors
                                                # too run in the CPU interpreter
+    tilus.option.debug.race_check(True)        # TILUS_RACE_CHECK (default 1): the
+                                               # interpreter reports data races
+    tilus.option.debug.uninit_check(True)      # TILUS_UNINIT_CHECK (default 1): and reads
+                                               # of uninitialised shared/register elements
 
 
     tilus.option.verify(True)                  # TILUS_VERIFY (default: the build's choice,
@@ -345,3 +349,62 @@ def get_verify() -> bool:
 
 
 verify(None)
+
+
+# ---------------------------------------------------------------------------- debug checks
+def _env_flag(name: str, default: bool) -> bool:
+    text = _env(name)
+    if text is None:
+        return default
+    return text not in ("0", "false", "no")
+
+
+class _DebugOptions:
+    """The debugging checks, ``tilus.option.debug.<name>(enabled)``::
+
+        tilus.option.debug.race_check(True)    # TILUS_RACE_CHECK (default 1)
+        tilus.option.debug.uninit_check(True)  # TILUS_UNINIT_CHECK (default 1)
+        tilus.option.debug.bounds_check(True)  # TILUS_BOUNDS_CHECK (default 0)
+
+    The first two are the CPU interpreter's (docs/interpreter.md, "The interpreter as a
+    debugger"); bounds_check compiles GPU kernels with a check on every global access.
+    None resets an option to its environment variable (read now) / default.
+    """
+
+    @staticmethod
+    def _flag(name: str, env: str, default: bool, enabled: Optional[bool]) -> bool:
+        if enabled is None:
+            enabled = _env_flag(env, default)
+        if not isinstance(enabled, bool):
+            raise TypeError(f"debug.{name}: enabled must be a bool or None, got {enabled!r}")
+        return enabled
+
+    def race_check(self, enabled: Optional[bool]) -> None:
+        """In the CPU interpreter, report a data race as ScriptDataRaceError: two threads
+        of a block touching one shared or global element between two barriers, at least
+        one writing, or two blocks touching one global element, at least one writing,
+        that no release_semaphore -> lock_semaphore chain orders. Threads are the ones
+        the GPU code uses (the inferred layouts). On by default (its cost is small; see
+        docs/interpreter.md). None: $TILUS_RACE_CHECK."""
+        races = self._flag("race_check", "TILUS_RACE_CHECK", True, enabled)
+        _C.set_interp_checks(races, _C.interp_checks()[1])
+
+    def get_race_check(self) -> bool:
+        """Whether the interpreter checks for data races (:meth:`race_check`)."""
+        return _C.interp_checks()[0]
+
+    def uninit_check(self, enabled: Optional[bool]) -> None:
+        """In the CPU interpreter, report as ScriptUninitializedReadError a read of a shared
+        element that nothing wrote, or of a register tensor declared without init before
+        anything was assigned to it. On by default. None: $TILUS_UNINIT_CHECK."""
+        uninit = self._flag("uninit_check", "TILUS_UNINIT_CHECK", True, enabled)
+        _C.set_interp_checks(_C.interp_checks()[0], uninit)
+
+    def get_uninit_check(self) -> bool:
+        """Whether the interpreter checks for uninitialised reads (:meth:`uninit_check`)."""
+        return _C.interp_checks()[1]
+
+
+debug = _DebugOptions()
+debug.race_check(None)
+debug.uninit_check(None)

@@ -83,8 +83,14 @@ def test_switch_off_builds_the_program():
     tilus.option.verify(False)
     try:
         assert not tilus.option.get_verify()
-        # the interpreter runs it as written
+        # the interpreter runs it as written, and its uninitialised-read check (on by
+        # default) catches the read of what the copy has not written yet
+        with pytest.raises(ScriptError, match=r"load_shared reads element s\[0\] of shared "
+                                              r"memory before anything wrote it"):
+            ReadsInFlightUnchecked()(torch.zeros(8), torch.zeros(8))
+        tilus.option.debug.uninit_check(False)
         ReadsInFlightUnchecked()(torch.zeros(8), torch.zeros(8))
     finally:
         tilus.option.verify(None)
+        tilus.option.debug.uninit_check(None)
     assert tilus.option.get_verify()

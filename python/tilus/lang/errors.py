@@ -132,6 +132,18 @@ class ScriptMemoryError(ScriptError, MemoryError):
     pass
 
 
+class ScriptDataRaceError(ScriptRuntimeError):
+    """The CPU interpreter's race check (tilus.option.debug.race_check) found two threads
+    touching one shared or global element, at least one writing, with nothing ordering
+    them. The message names both script lines, the element and the threads."""
+
+
+class ScriptUninitializedReadError(ScriptRuntimeError):
+    """The CPU interpreter's uninitialised-read check (tilus.option.debug.uninit_check)
+    found a read of a shared element nothing wrote, or of a register tensor declared
+    without init and never assigned. The message names the tensor and the element."""
+
+
 class ScriptInternalError(ScriptError, RuntimeError):
     """The IR verifier (tilus.option.verify) found a program that breaks an invariant after
     the builder or a pass: a bug in tilus, located at the script line it concerns. The
@@ -149,6 +161,8 @@ _BY_KIND = {
     "ZeroDivisionError": ScriptZeroDivisionError,
     "MemoryError": ScriptMemoryError,
     "InternalError": ScriptInternalError,
+    "DataRaceError": ScriptDataRaceError,
+    "UninitializedReadError": ScriptUninitializedReadError,
 }
 
 
