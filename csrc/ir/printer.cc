@@ -177,6 +177,11 @@ class Printer : public StmtVisitor {
         break;
       case Op::PrintTensor: o << "\"" << i.text << "\", " << t(i.inputs[0]) << ")"; break;
       case Op::Sum:
+      // reductions and scans
+      case Op::Max:
+      case Op::Min:
+      case Op::Any:
+      case Op::All:
         o << t(i.inputs[0]) << ", dim=" << i.dims.at(0) << ", keepdim=" << (i.int_attr ? "True" : "False") << ")";
         break;
       // Operands only: inputs, then out= when writing into an existing tensor.

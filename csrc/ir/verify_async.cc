@@ -74,7 +74,12 @@ Event classify(Op op) {
     case Op::LockSemaphore:
     case Op::ReleaseSemaphore:
     case Op::Exp:
-    case Op::Sum: return {};  // its cross-warp scratch is its own shared memory
+    case Op::Sum:
+    // reductions and scans
+    case Op::Max:
+    case Op::Min:
+    case Op::Any:
+    case Op::All: return {};  // their cross-warp scratch is their own shared memory
     // wgmma: not a channel here yet; the async pass (transforms/async_waits.cc) places
     // the commit after each async dot and the waits its tests pin in the printed IR.
     case Op::WgmmaCommitGroup:

@@ -788,41 +788,6 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
         """
         return current_builder().tile_op("exp", [_tensor(x, "x")], [], 0)
 
-    def sum(self, x, /, *, dim: int, keepdim: bool = False):
-        """Sum of a register tensor over one dimension.
-
-        Args:
-            x: a float or integer register tensor.
-            dim: the dimension to reduce; negative counts from the last.
-            keepdim: keep the reduced dimension with size 1 (else it is removed).
-
-        Returns:
-            A register tensor of ``x``'s dtype whose shape is ``x``'s with dimension
-            ``dim`` of size 1 (``keepdim=True``) or removed.
-
-        Dtypes and layouts:
-            Float and integer dtypes. Floats narrower than float64 accumulate in float32 on
-            CUDA (float64 in the interpreter); integers wrap to the dtype. The result's
-            layout is derived from ``x``'s: the reduced dimension's thread modes become
-            replication, so every thread that held part of a row holds its sum.
-
-        Raises:
-            TypeError: ``x`` is not a register tensor or has a boolean dtype; ``dim`` is
-                not an integer.
-            ValueError: ``dim`` is out of range, or ``keepdim=False`` on a 1-D tensor.
-            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
-
-        Example:
-            .. code-block:: python
-
-                row_sums = self.sum(tile, dim=1)               # [m, n] -> [m]
-                col_sums = self.sum(tile, dim=0, keepdim=True)  # [m, n] -> [1, n]
-        """
-        (d,) = _const_ints([dim], "sum: dim")
-        if not isinstance(keepdim, bool):
-            raise TypeError(f"sum: keepdim must be True or False, got {keepdim!r}")
-        return current_builder().tile_op("sum", [_tensor(x, "x")], [d], int(keepdim))
-
     # ------------------------------------------------------------ synchronisation
     def lock_semaphore(self, semaphore, /, *, value):
         """Wait until the int32 at ``semaphore`` equals ``value`` (acquire ordering).

@@ -1,0 +1,14 @@
+// The layout algebra of reductions, shared with broadcasting (a [m, 1] operand of an
+// elementwise op against [m, n] takes the layout a keepdim reduction of the output
+// would have, so `x - self.max(x, dim=1, keepdim=True)` moves no data).
+#pragma once
+#include "layout/register_layout.h"
+
+namespace tilus::ops {
+
+// `in` with dimension d reduced to size 1 (keepdim) or removed: d's local modes are
+// dropped and its spatial modes become replication, so every thread that held part of
+// a row holds the row's result.
+RegisterLayout reduced_layout(const RegisterLayout& in, int d, bool keepdim);
+
+}  // namespace tilus::ops

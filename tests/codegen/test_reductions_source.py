@@ -1,0 +1,64 @@
+"""The CUDA generated for reductions compiles (NVRTC, sm_80 and sm_90a), and the lowering
+follows the operand's layout: shuffles across the lanes of a row, shared memory only
+when a row spans warps."""
+
+import os
+
+import pytest
+import torch
+
+from tests.interp.test_reductions import Reduce
+from tilus import _C, bfloat16, float16, float32, float64, int8, int32, int64, uint8
+
+rt = _C.runtime
+
+if not rt.nvrtc_available():
+    if os.environ.get("TILUS_REQUIRE_NVRTC"):
+        raise RuntimeError("TILUS_REQUIRE_NVRTC is set but NVRTC cannot be loaded")
+    pytest.skip("NVRTC is not installed (pip install nvidia-cuda-nvrtc)", allow_module_level=True)
+
+
+def source(kernel, args, arch="sm_80"):
+    program = kernel.compile(*args).program
+    generated = _C.generate_cuda(program, True, arch)
+    report = rt.compile_report(generated["source"], generated["name"], arch, [], None)
+    assert report["cubin"][:4] == b"\x7fELF"
+    return generated["source"]
+
+
+def reduce_source(op, m, n, dim, keepdim, dtype=float32, arch="sm_80", warps=4):
+    kernel = Reduce(op, m, n, dim, keepdim, dtype, warps)
+    return source(kernel, (torch.zeros(m, n), torch.zeros(kernel.rshape)), arch)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("op,dtype", [("max", float32), ("min", float16), ("max", bfloat16),
+                                      ("min", float64), ("max", int8), ("min", uint8),
+                                      ("max", int64), ("any", float32), ("all", float32),
+                                      ("sum", int32)])
+def test_reductions_compile(arch, op, dtype):
+    reduce_source(op, 33, 17, 1, True, dtype, arch)
+
+
+@pytest.mark.parametrize("op", ["max", "all"])
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_reductions_compile_across_warps(op, dim):
+    reduce_source(op, 64, 128, dim, True)
+
+
+@pytest.mark.parametrize("op", ["sum", "max", "min", "any", "all"])
+def test_a_row_within_a_warp_uses_shuffles_only(op):
+    # 4 warps over [64, 128]: the default layout puts a row's threads in one warp.
+    src = reduce_source(op, 64, 128, 1, False, warps=4)
+    assert "__shfl_xor_sync" in src
+    assert "across warps" not in src and "tl_smem +" not in src
+
+
+def test_a_column_across_warps_goes_through_shared_memory():
+    src = reduce_source("max", 64, 128, 0, True)
+    assert "max across warps through shared memory" in src
+
+
+def test_max_keeps_nan_and_starts_from_minus_infinity():
+    src = reduce_source("max", 8, 64, 1, True)
+    assert "a != a" in src and "__int_as_float(0xff800000)" in src
