@@ -52,6 +52,12 @@ class CudaEmitter {
   std::string declare_reg(const Tensor& t, const RegisterLayout& layout);
   // A register operand in `need`: its own array, or a converted copy.
   std::string reg_operand(const Tensor& t, const RegisterLayout& need);
+  // Element i (a loop counter named "i" over out_layout's local elements) of a register
+  // operand of an elementwise op whose output is laid out as out_layout: "x[i]" for an
+  // operand of the output's shape and layout; for a broadcast operand, its element that
+  // output element i reads, in the layout ops::broadcast_layout gives it (converted to
+  // that layout first if it has another).
+  std::string operand_at(const Tensor& t, const RegisterLayout& out_layout);
   // Writes `value_array` (laid out as `have`) into tensor t, converting if t differs.
   void write_back(const Tensor& t, const std::string& value_array, const RegisterLayout& have);
   std::string convert(const std::string& array, DataType dtype, const RegisterLayout& from,

@@ -45,6 +45,19 @@ RegisterLayout reduced_layout(const RegisterLayout& in, int d, bool keepdim) {
   return make_register_layout(shape, modes, spatial, local);
 }
 
+RegisterLayout broadcast_layout(const RegisterLayout& out, const std::vector<int64_t>& shape) {
+  const int R = out.rank(), lead = R - static_cast<int>(shape.size());
+  TILUS_ASSERT(lead >= 0, "broadcast_layout: operand of rank ", shape.size(), " against rank ", R);
+  RegisterLayout l = out;
+  // Highest dimension first: reducing d leaves the lower dimensions' indices as they are.
+  for (int d = R - 1; d >= 0; --d) {
+    if (d < lead) l = reduced_layout(l, d, false);
+    else if (shape[d - lead] == 1 && out.shape[d] != 1) l = reduced_layout(l, d, true);
+    else TILUS_ASSERT(shape[d - lead] == out.shape[d], "broadcast_layout: shapes do not broadcast");
+  }
+  return l;
+}
+
 namespace {
 
 enum class Combine { Sum, Max, Min, Any, All };

@@ -82,8 +82,9 @@ class LayoutCheck {
     // What each op ties together is its layout-rule column in ir/ops.def.
     switch (op_layout_rule(i.op)) {
       case LayoutRule::SameAsInputs:
+        // A broadcast operand (another shape) is converted by the emitter if need be.
         for (const Tensor& t : i.inputs)
-          if (t->scope == Scope::Register) tied(t, i.output);
+          if (t->scope == Scope::Register && t->shape == i.output->shape) tied(t, i.output);
         return;
       case LayoutRule::Anchored: dot(i); return;
       case LayoutRule::Derived:  // the output's layout comes from the input's: checked above

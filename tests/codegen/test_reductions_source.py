@@ -62,3 +62,32 @@ def test_a_column_across_warps_goes_through_shared_memory():
 def test_max_keeps_nan_and_starts_from_minus_infinity():
     src = reduce_source("max", 8, 64, 1, True)
     assert "a != a" in src and "__int_as_float(0xff800000)" in src
+
+
+# ---- broadcasting and the softmax-like kernel
+
+from tests.interp.test_broadcast_softmax import SHAPES, Broadcast, Softmax  # noqa: E402
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("n,block_m,dtype", [(70, 8, float32), (128, 16, float16), (33, 4, float32)])
+def test_softmax_compiles_without_moving_data(arch, n, block_m, dtype):
+    src = source(Softmax(n, block_m, dtype), (block_m, torch.zeros(block_m, n), torch.zeros(block_m, n)), arch)
+    # The row max and row sum already have the layout the broadcast needs.
+    assert "layout conversion" not in src
+    if n == 128:  # 16 lanes share a row
+        assert "__shfl_xor_sync" in src
+
+
+@pytest.mark.parametrize("m,n,yshape", SHAPES)
+@pytest.mark.parametrize("op", ["-", "where"])
+def test_broadcast_compiles(m, n, yshape, op):
+    src = source(Broadcast(m, n, yshape, op), (torch.zeros(m, n), torch.zeros(*yshape), torch.zeros(m, n)))
+    assert "tl_bcast" not in src  # the index map is arithmetic on the loop counter
+
+
+def test_a_loaded_row_vector_is_converted_once():
+    # y is loaded with its own coalesced layout: it is converted to the layout the
+    # broadcast needs, through shared memory.
+    src = source(Broadcast(64, 128, [64, 1], "-"), (torch.zeros(64, 128), torch.zeros(64, 1), torch.zeros(64, 128)))
+    assert src.count("layout conversion") == 1
