@@ -57,9 +57,10 @@ void flat_loop(CudaEmitter& e, int64_t n, const std::string& body) {
 }
 }  // namespace
 
-std::string CudaEmitter::operand_at(const Tensor& t, const RegisterLayout& out_layout) {
-  if (t->shape == out_layout.shape) return reg_operand(t, out_layout) + "[i]";
-  const RegisterLayout need = ops::broadcast_layout(out_layout, t->shape);
+std::string CudaEmitter::operand_at(const Tensor& t, const Tensor& out, const RegisterLayout& out_layout) {
+  const std::vector<int64_t>& out_shape = out->shape;
+  if (t->shape == out_shape) return reg_operand(t, out_layout) + "[i]";
+  const RegisterLayout need = ops::broadcast_layout(out_layout, out_shape, t->shape);
   const std::string arr = reg_operand(t, need);
   // Which operand element output element l reads: its coordinate with the leading
   // dimensions dropped and the broadcast ones at 0. Threads agree on it (need holds,
@@ -125,10 +126,10 @@ void CudaEmitter::emit_elementwise(const Instruction& i) {
   const RegisterLayout& layout = plan_.layout_of(out);
   DataType operand_type = i.inputs.size() == 2 ? promote(i.inputs[0]->dtype, i.inputs[1]->dtype)
                                                : i.args[0]->dtype;
-  std::string a = cast_to(operand_type, i.inputs[0]->dtype, operand_at(i.inputs[0], layout));
+  std::string a = cast_to(operand_type, i.inputs[0]->dtype, operand_at(i.inputs[0], out, layout));
   std::string b;
   if (i.inputs.size() == 2) {
-    b = cast_to(operand_type, i.inputs[1]->dtype, operand_at(i.inputs[1], layout));
+    b = cast_to(operand_type, i.inputs[1]->dtype, operand_at(i.inputs[1], out, layout));
   } else {
     std::string scalar = fresh("tl_scalar");
     line("const " + ctype(operand_type) + " " + scalar + " = " + expr(i.args[0]) + ";");
@@ -152,9 +153,9 @@ void CudaEmitter::emit_unary(const Instruction& i) {
 void CudaEmitter::emit_where(const Instruction& i) {
   const Tensor& out = i.output;
   const RegisterLayout& layout = plan_.layout_of(out);
-  std::string c = operand_at(i.inputs[0], layout);
-  std::string a = cast_to(out->dtype, i.inputs[1]->dtype, operand_at(i.inputs[1], layout));
-  std::string b = cast_to(out->dtype, i.inputs[2]->dtype, operand_at(i.inputs[2], layout));
+  std::string c = operand_at(i.inputs[0], out, layout);
+  std::string a = cast_to(out->dtype, i.inputs[1]->dtype, operand_at(i.inputs[1], out, layout));
+  std::string b = cast_to(out->dtype, i.inputs[2]->dtype, operand_at(i.inputs[2], out, layout));
   std::string dst = declare_reg(out, layout);
   flat_loop(*this, layout.local_size(), dst + "[i] = " + c + " ? " + a + " : " + b + ";");
 }
@@ -178,6 +179,7 @@ void CudaEmitter::emit_print(const Instruction& i) {
   line("// print_tensor: every thread of block (0, 0, 0) prints its elements");
   open("if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0)");
   for_each_local(layout, 1, [&](const Element& el) {
+    const std::string mask = tile_mask(layout, t->shape, el);
     std::string fmt = "\"" + i.text + " [";
     std::string args;
     for (size_t d = 0; d < el.coords.size(); ++d) {
@@ -185,7 +187,7 @@ void CudaEmitter::emit_print(const Instruction& i) {
       args += ", (int)(" + expr(el.coords[d]) + ")";
     }
     fmt += "] = %f\\n\"";
-    line("printf(" + fmt + args + ", (double)tilus::cast<float>(" + r + "[" + expr(el.local) + "]));");
+    line((mask.empty() ? "" : "if (" + mask + ") ") + "printf(" + fmt + args + ", (double)tilus::cast<float>(" + r + "[" + expr(el.local) + "]));");
   });
   close();
 }

@@ -45,15 +45,17 @@ RegisterLayout reduced_layout(const RegisterLayout& in, int d, bool keepdim) {
   return make_register_layout(shape, modes, spatial, local);
 }
 
-RegisterLayout broadcast_layout(const RegisterLayout& out, const std::vector<int64_t>& shape) {
+RegisterLayout broadcast_layout(const RegisterLayout& out, const std::vector<int64_t>& out_shape,
+                                const std::vector<int64_t>& shape) {
   const int R = out.rank(), lead = R - static_cast<int>(shape.size());
-  TILUS_ASSERT(lead >= 0, "broadcast_layout: operand of rank ", shape.size(), " against rank ", R);
+  TILUS_ASSERT(lead >= 0 && static_cast<int>(out_shape.size()) == R,
+               "broadcast_layout: operand of rank ", shape.size(), " against rank ", R);
   RegisterLayout l = out;
   // Highest dimension first: reducing d leaves the lower dimensions' indices as they are.
   for (int d = R - 1; d >= 0; --d) {
     if (d < lead) l = reduced_layout(l, d, false);
-    else if (shape[d - lead] == 1 && out.shape[d] != 1) l = reduced_layout(l, d, true);
-    else TILUS_ASSERT(shape[d - lead] == out.shape[d], "broadcast_layout: shapes do not broadcast");
+    else if (shape[d - lead] == 1 && out_shape[d] != 1) l = reduced_layout(l, d, true);
+    else TILUS_ASSERT(shape[d - lead] == out_shape[d], "broadcast_layout: shapes do not broadcast");
   }
   return l;
 }
@@ -252,12 +254,23 @@ void reduce_emit(CudaEmitter& e, const Instruction& inst) {
   e.open("for (int i = 0; i < " + std::to_string(n_out) + "; ++i)");
   e.line(acc + "[i] = " + cc.identity + ";");
   e.close();
+  // A padded layout (block_layouts.h default_tile_layout) holds elements past the end of
+  // dimension d: they are skipped. Padding in the other dimensions only makes results
+  // for rows outside the tile, which nothing reads.
+  std::string row_start;
+  if (in.shape[d] > x->shape[d]) {
+    row_start = e.fresh("tl_row");
+    e.line("const int " + row_start + " = " + e.expr(in.thread_coord_exprs(e.tid_)[d]) + ";");
+  }
   for (int64_t l = 0; l < in.local_size(); ++l) {
     std::vector<int64_t> co = in.local_coords(l);
+    const int64_t along = co[d];
     co[d] = 0;
     const int64_t j = kept.owner(co).first;
-    e.line(merge(acc + "[" + std::to_string(j) + "]",
-                 "tilus::cast<" + acc_t + ">(" + src + "[" + std::to_string(l) + "])"));
+    const std::string step = merge(acc + "[" + std::to_string(j) + "]",
+                                   "tilus::cast<" + acc_t + ">(" + src + "[" + std::to_string(l) + "])");
+    if (row_start.empty()) e.line(step);
+    else e.line("if (" + row_start + " + " + std::to_string(along) + " < " + std::to_string(x->shape[d]) + ") " + step);
   }
 
   // 2. Threads holding parts of the same row: the spatial modes of dimension d. A mode

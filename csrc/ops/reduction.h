@@ -12,9 +12,11 @@ namespace tilus::ops {
 RegisterLayout reduced_layout(const RegisterLayout& in, int d, bool keepdim);
 
 // The layout of an operand of shape `shape` broadcast (numpy rules) against an output
-// laid out as `out`: out's leading dimensions that `shape` lacks are removed, those where
-// `shape` has size 1 are reduced with keepdim, each as reduced_layout does. Every thread
-// then holds the operand elements its output elements read.
-RegisterLayout broadcast_layout(const RegisterLayout& out, const std::vector<int64_t>& shape);
+// of shape `out_shape` laid out as `out` (which may be padded: block_layouts.h
+// default_tile_layout): out's leading dimensions that `shape` lacks are removed, those
+// where `shape` has size 1 are reduced with keepdim, each as reduced_layout does. Every
+// thread then holds the operand elements its output elements read.
+RegisterLayout broadcast_layout(const RegisterLayout& out, const std::vector<int64_t>& out_shape,
+                                const std::vector<int64_t>& shape);
 
 }  // namespace tilus::ops

@@ -67,8 +67,10 @@ void same_layout_or_broadcast(LayoutRules& rules, const Instruction& inst, const
       rules.same(t, out);
       continue;
     }
-    const std::vector<int64_t> shape = t->shape;
-    rules.derive(out, t, [shape](const RegisterLayout& l) { return ops::broadcast_layout(l, shape); });
+    const std::vector<int64_t> shape = t->shape, out_shape = out->shape;
+    rules.derive(out, t, [shape, out_shape](const RegisterLayout& l) {
+      return ops::broadcast_layout(l, out_shape, shape);
+    });
   }
 }
 
