@@ -98,3 +98,12 @@ def test_odd_tiles_are_spread_over_the_threads():
     src = reduce_source("sum", 37, 70, 1, True)
     assert "float t[64];" in src.replace("__align__(16) ", "")
     assert len(src.splitlines()) < 400
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("m,n", [(37, 70), (3, 200)])
+def test_padded_tiles_through_shared_memory_compile(arch, m, n):
+    from tests.interp.test_broadcast_softmax import SharedRoundTrip
+
+    src = source(SharedRoundTrip(m, n), (torch.zeros(m, n), torch.zeros(m, n)), arch)
+    assert f") < {m}" in src  # the rows past the tile are masked

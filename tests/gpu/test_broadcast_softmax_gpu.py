@@ -33,3 +33,14 @@ def test_softmax(rows, n, block_m, dtype, warps):
     Softmax(n, block_m, dtype, warps)(rows, x, out)
     tol = 5e-3 if dtype == float16 else 1e-5
     torch.testing.assert_close(out, softmax_reference(x, dtype), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("warps", [1, 4, 8])
+@pytest.mark.parametrize("m,n", [(37, 70), (5, 7), (64, 128), (3, 200), (33, 17)])
+def test_shared_round_trip_of_odd_tiles(m, n, warps):
+    from tests.interp.test_broadcast_softmax import SharedRoundTrip
+
+    x = torch.randint(-20, 20, (m, n), device="cuda").float()
+    out = torch.full((m, n), float("nan"), device="cuda")
+    SharedRoundTrip(m, n, warps)(x, out)
+    torch.testing.assert_close(out, 2 * x)

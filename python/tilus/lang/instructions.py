@@ -574,8 +574,9 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
         Dtypes and layouts:
             Tile dtypes promote as in C; a Python constant takes the tile's dtype (an int tile
-            with a float constant becomes float32). Shapes broadcast numpy-style; the CUDA
-            backend needs equal shapes. Tied tiles share one layout.
+            with a float constant becomes float32). Shapes broadcast numpy-style (on CUDA too:
+            a broadcast tile takes the result's layout with its size-1 dims reduced, as a
+            keepdim reduction gives it). Tiles of the result's shape share its layout.
 
         Raises:
             TypeError: neither operand is a tensor; an operand is a pointer or a non-register
@@ -603,8 +604,9 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
         Dtypes and layouts:
             Tile dtypes promote as in C; a Python constant takes the tile's dtype (an int tile
-            with a float constant becomes float32). Shapes broadcast numpy-style; the CUDA
-            backend needs equal shapes. Tied tiles share one layout.
+            with a float constant becomes float32). Shapes broadcast numpy-style (on CUDA too:
+            a broadcast tile takes the result's layout with its size-1 dims reduced, as a
+            keepdim reduction gives it). Tiles of the result's shape share its layout.
 
         Raises:
             TypeError: neither operand is a tensor; an operand is a pointer or a non-register
@@ -632,8 +634,9 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
         Dtypes and layouts:
             Tile dtypes promote as in C; a Python constant takes the tile's dtype (an int tile
-            with a float constant becomes float32). Shapes broadcast numpy-style; the CUDA
-            backend needs equal shapes. Tied tiles share one layout.
+            with a float constant becomes float32). Shapes broadcast numpy-style (on CUDA too:
+            a broadcast tile takes the result's layout with its size-1 dims reduced, as a
+            keepdim reduction gives it). Tiles of the result's shape share its layout.
 
         Raises:
             TypeError: neither operand is a tensor; an operand is a pointer or a non-register
@@ -661,8 +664,9 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
         Dtypes and layouts:
             Tile dtypes promote as in C; a Python constant takes the tile's dtype (an int tile
-            with a float constant becomes float32). Shapes broadcast numpy-style; the CUDA
-            backend needs equal shapes. Tied tiles share one layout.
+            with a float constant becomes float32). Shapes broadcast numpy-style (on CUDA too:
+            a broadcast tile takes the result's layout with its size-1 dims reduced, as a
+            keepdim reduction gives it). Tiles of the result's shape share its layout.
 
         Raises:
             TypeError: neither operand is a tensor; an operand is a pointer or a non-register
@@ -690,8 +694,9 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
         Dtypes and layouts:
             Tile dtypes promote as in C; a Python constant takes the tile's dtype (an int tile
-            with a float constant becomes float32). Shapes broadcast numpy-style; the CUDA
-            backend needs equal shapes. Tied tiles share one layout.
+            with a float constant becomes float32). Shapes broadcast numpy-style (on CUDA too:
+            a broadcast tile takes the result's layout with its size-1 dims reduced, as a
+            keepdim reduction gives it). Tiles of the result's shape share its layout.
 
         Raises:
             TypeError: neither operand is a tensor; an operand is a pointer or a non-register
@@ -719,8 +724,9 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
         Dtypes and layouts:
             Tile dtypes promote as in C; a Python constant takes the tile's dtype (an int tile
-            with a float constant becomes float32). Shapes broadcast numpy-style; the CUDA
-            backend needs equal shapes. Tied tiles share one layout.
+            with a float constant becomes float32). Shapes broadcast numpy-style (on CUDA too:
+            a broadcast tile takes the result's layout with its size-1 dims reduced, as a
+            keepdim reduction gives it). Tiles of the result's shape share its layout.
 
         Raises:
             TypeError: neither operand is a tensor; an operand is a pointer or a non-register
@@ -747,8 +753,8 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
             A register tensor of the promoted dtype of ``x`` and ``y``.
 
         Dtypes and layouts:
-            ``cond`` is boolean; ``x`` and ``y`` promote. Shapes broadcast numpy-style in the
-            interpreter; the CUDA backend needs equal shapes.
+            ``cond`` is boolean; ``x`` and ``y`` promote. Shapes broadcast numpy-style, on CUDA
+            too (a broadcast tile takes the result's layout with its size-1 dims reduced).
 
         Raises:
             TypeError: an operand is not a register tensor, or ``cond`` is not boolean.
