@@ -176,6 +176,10 @@ class Printer : public StmtVisitor {
         o << expr_str(i.args[0]) << ", value=" << expr_str(i.args[1]) << ")";
         break;
       case Op::PrintTensor: o << "\"" << i.text << "\", " << t(i.inputs[0]) << ")"; break;
+      case Op::Scan:
+        o << t(i.inputs[0]) << ", dim=" << i.dims.at(0) << ", op='" << i.text
+          << "', exclusive=" << (i.int_attr ? "True" : "False") << ")";
+        break;
       case Op::Sum:
       // reductions and scans
       case Op::Max:

@@ -444,6 +444,12 @@ class Verifier : public StmtExprVisitor {
         scope(i, i.output, Scope::Register, "the output");
         same_shape(i, i.inputs[0], i.output);
         return;
+      case Op::Scan:  // reductions and scans
+        arity(i, 1, 0, 0);
+        scope(i, i.inputs[0], Scope::Register, "the operand");
+        scope(i, i.output, Scope::Register, "the output");
+        same_shape(i, i.inputs[0], i.output);
+        return;
       case Op::Sum:
       // reductions and scans
       case Op::Max:

@@ -79,7 +79,8 @@ Event classify(Op op) {
     case Op::Max:
     case Op::Min:
     case Op::Any:
-    case Op::All: return {};  // their cross-warp scratch is their own shared memory
+    case Op::All:
+    case Op::Scan: return {};  // their cross-warp scratch is their own shared memory
     // wgmma: not a channel here yet; the async pass (transforms/async_waits.cc) places
     // the commit after each async dot and the waits its tests pin in the printed IR.
     case Op::WgmmaCommitGroup:

@@ -62,8 +62,6 @@ RegisterLayout broadcast_layout(const RegisterLayout& out, const std::vector<int
 
 namespace {
 
-enum class Combine { Sum, Max, Min, Any, All };
-
 // The handlers below are registered only for the reduction ops.
 Combine combine_of(Op op) {
   if (op == Op::Max) return Combine::Max;
@@ -165,27 +163,23 @@ void reduce_interpret(interp::BlockState& st, const StmtNode&, const Instruction
   }
 }
 
-// How partial results are kept and merged in the generated CUDA.
-struct CudaCombine {
-  std::string acc_t;     // the partial results' type
-  std::string identity;  // the combine's neutral element in acc_t
-  std::string helper;    // __device__ acc_t helper(acc_t a, acc_t b)
-};
-
 // Sum: float for floats up to 32 bits, double for float64, unsigned integers (wrapping
 // addition) for integer types. Max/min: float/double, or the integer type widened to
 // 32 bits (what shuffles move). Any/all: int (shuffles do not move bool).
+}  // namespace
+
 CudaCombine cuda_combine(CudaEmitter& e, Combine c, DataType t) {
   CudaCombine r;
   if (is_logical(c)) r.acc_t = "int";
   else if (t == dtypes::float64) r.acc_t = "double";
   else if (t.is_float()) r.acc_t = "float";
-  else if (c == Combine::Sum || !t.is_signed()) r.acc_t = t.bits() > 32 ? "unsigned long long" : "unsigned int";
+  else if (c == Combine::Sum || c == Combine::Mul || !t.is_signed()) r.acc_t = t.bits() > 32 ? "unsigned long long" : "unsigned int";
   else r.acc_t = t.bits() > 32 ? "long long" : "int";
   const bool is_f = r.acc_t == "float" || r.acc_t == "double";
   std::string body;
   switch (c) {
     case Combine::Sum: r.identity = "0"; body = "a + b"; break;
+    case Combine::Mul: r.identity = "1"; body = "a * b"; break;
     case Combine::Any: r.identity = "0"; body = "a | b"; break;
     case Combine::All: r.identity = "1"; body = "a & b"; break;
     case Combine::Max:
@@ -219,7 +213,7 @@ CudaCombine cuda_combine(CudaEmitter& e, Combine c, DataType t) {
   std::string tag = r.acc_t;
   for (char& ch : tag)
     if (ch == ' ') ch = '_';
-  const char* names[] = {"sum", "max", "min", "any", "all"};
+  const char* names[] = {"sum", "max", "min", "any", "all", "mul"};
   r.helper = std::string("tl_reduce_") + names[static_cast<int>(c)] + "_" + tag;
   if (e.helper_names_.insert(r.helper).second) {
     e.helpers_.push_back("static __device__ __forceinline__ " + r.acc_t + " " + r.helper + "(" + r.acc_t +
@@ -227,6 +221,8 @@ CudaCombine cuda_combine(CudaEmitter& e, Combine c, DataType t) {
   }
   return r;
 }
+
+namespace {
 
 void reduce_emit(CudaEmitter& e, const Instruction& inst) {
   const Tensor& x = inst.inputs[0];

@@ -2,9 +2,31 @@
 // elementwise op against [m, n] takes the layout a keepdim reduction of the output
 // would have, so `x - self.max(x, dim=1, keepdim=True)` moves no data).
 #pragma once
+#include <string>
+
+#include "ir/dtype.h"
 #include "layout/register_layout.h"
 
+namespace tilus {
+class CudaEmitter;
+}
+
 namespace tilus::ops {
+
+// How elements combine in a reduction (ops/reduction.cc) or a scan (ops/scan.cc).
+enum class Combine { Sum, Max, Min, Any, All, Mul };
+
+// How partial results are kept and merged in the generated CUDA: acc_t is what
+// shuffles move (float for floats up to 32 bits, double, 32- or 64-bit integers: unsigned
+// for wrapping sums and products), identity the neutral element in acc_t, helper the
+// name of a __device__ acc_t helper(acc_t a, acc_t b) the emitter defines once per
+// kernel (max/min: a NaN wins, as in torch).
+struct CudaCombine {
+  std::string acc_t;
+  std::string identity;
+  std::string helper;
+};
+CudaCombine cuda_combine(CudaEmitter& e, Combine c, DataType t);
 
 // `in` with dimension d reduced to size 1 (keepdim) or removed: d's local modes are
 // dropped and its spatial modes become replication, so every thread that held part of

@@ -333,6 +333,7 @@ class AsyncWaits : public StmtMutator {
       case Op::Min:
       case Op::Any:
       case Op::All:
+      case Op::Scan:
         if (program_.warps > 4) wait_all(out, "a reduction may synchronise the warpgroups", loc);
         return;
       case Op::Exp: return;

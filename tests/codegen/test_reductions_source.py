@@ -107,3 +107,27 @@ def test_padded_tiles_through_shared_memory_compile(arch, m, n):
 
     src = source(SharedRoundTrip(m, n), (torch.zeros(m, n), torch.zeros(m, n)), arch)
     assert f") < {m}" in src  # the rows past the tile are masked
+
+
+# ---- scans
+
+from tests.interp.test_scans import Scan  # noqa: E402
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("m,n,dim,op,exclusive,dtype", [
+    (64, 128, 1, "add", False, float32), (64, 128, 0, "max", True, float32),
+    (37, 70, 1, "mul", False, float16), (37, 70, 0, "min", False, int8), (5, 7, 1, "add", True, int64),
+    (3, 100, 1, "add", False, float64)])
+def test_scans_compile(arch, m, n, dim, op, exclusive, dtype):
+    source(Scan(m, n, dim, op, exclusive, dtype), (torch.zeros(m, n), torch.zeros(m, n)), arch)
+
+
+def test_a_scan_within_a_warp_uses_shfl_up_only():
+    src = source(Scan(64, 128, 1, "add"), (torch.zeros(64, 128), torch.zeros(64, 128)))
+    assert "__shfl_up_sync" in src and "tl_smem +" not in src
+
+
+def test_a_scan_across_warps_goes_through_shared_memory():
+    src = source(Scan(64, 128, 0, "add"), (torch.zeros(64, 128), torch.zeros(64, 128)))
+    assert "scan across warps through shared memory" in src

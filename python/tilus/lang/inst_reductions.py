@@ -212,3 +212,112 @@ class ReductionInstructions:
                 positive_rows = self.all(tile > 0.0, dim=1, keepdim=True)  # [m, 1]
         """
         return _reduce("all", x, dim, keepdim, out)
+
+    def scan(self, x, /, *, dim: int, op: str, exclusive: bool = False, out=None):
+        """Prefix scan of a register tensor along one dimension.
+
+        Element ``i`` along ``dim`` of the result combines (with ``op``) the elements at
+        positions ``[0, i]`` of ``x`` (inclusive) or ``[0, i)`` (``exclusive=True``: the
+        op's identity at position 0), independently for every other coordinate.
+
+        Args:
+            x: a float or integer register tensor.
+            dim: the dimension to scan along; negative counts from the last.
+            op: ``"add"``, ``"mul"``, ``"max"`` or ``"min"``.
+            exclusive: scan the positions strictly before each element.
+            out: write the result into this register tensor instead of a new one.
+
+        Returns:
+            A register tensor of ``x``'s dtype and shape (``out`` when given).
+
+        Dtypes and layouts:
+            Float and integer dtypes. Floats narrower than float64 combine in float32 on
+            CUDA (float64 in the interpreter); integers wrap to the dtype; max and min
+            let a NaN win, as torch.cummax. The result has ``x``'s layout. On CUDA the
+            lanes of a warp combine with ``__shfl_up_sync``; warps through shared memory.
+
+        Raises:
+            TypeError: ``x`` is not a register tensor or has a boolean dtype; ``dim`` is
+                not an integer; ``exclusive`` is not a bool; ``out`` has another dtype or
+                shape than ``x``.
+            ValueError: ``dim`` is out of range, or ``op`` is not one of the four.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                offsets = self.scan(counts, dim=0, op="add", exclusive=True)
+        """
+        x = _tensor(x, "x")
+        (d,) = _const_ints([dim], "scan: dim")
+        if not isinstance(exclusive, bool):
+            raise TypeError(f"scan: exclusive must be True or False, got {exclusive!r}")
+        if not isinstance(op, str):
+            raise ValueError(f"scan: op must be 'add', 'mul', 'max' or 'min', got {op!r}")
+        builder = current_builder()
+        result = builder.tile_op("scan", [x], [d], int(exclusive), text=op)
+        if out is not None:
+            if not isinstance(out, Tensor):
+                raise TypeError(f"scan: out must be a register tensor, got {type(out).__name__}")
+            builder.assign_tensor(out, result)
+            return out
+        return result
+
+    def cumsum(self, x, /, *, dim: int, exclusive: bool = False, out=None):
+        """Cumulative sum along one dimension: :meth:`scan` with ``op="add"``.
+
+        Args:
+            x: a float or integer register tensor.
+            dim: the dimension to scan along; negative counts from the last.
+            exclusive: sum the positions strictly before each element (0 at the first).
+            out: write the result into this register tensor instead of a new one.
+
+        Returns:
+            A register tensor of ``x``'s dtype and shape, as ``torch.cumsum`` (``out``
+            when given).
+
+        Dtypes and layouts:
+            As :meth:`scan`.
+
+        Raises:
+            TypeError: ``x`` is not a register tensor or has a boolean dtype; ``dim`` is
+                not an integer; ``out`` has another dtype or shape than ``x``.
+            ValueError: ``dim`` is out of range.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                running = self.cumsum(tile, dim=1)
+        """
+        return self.scan(x, dim=dim, op="add", exclusive=exclusive, out=out)
+
+    def cumprod(self, x, /, *, dim: int, exclusive: bool = False, out=None):
+        """Cumulative product along one dimension: :meth:`scan` with ``op="mul"``.
+
+        Args:
+            x: a float or integer register tensor.
+            dim: the dimension to scan along; negative counts from the last.
+            exclusive: multiply the positions strictly before each element (1 at the
+                first).
+            out: write the result into this register tensor instead of a new one.
+
+        Returns:
+            A register tensor of ``x``'s dtype and shape, as ``torch.cumprod`` (``out``
+            when given).
+
+        Dtypes and layouts:
+            As :meth:`scan`.
+
+        Raises:
+            TypeError: ``x`` is not a register tensor or has a boolean dtype; ``dim`` is
+                not an integer; ``out`` has another dtype or shape than ``x``.
+            ValueError: ``dim`` is out of range.
+            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
+
+        Example:
+            .. code-block:: python
+
+                decay = self.cumprod(gates, dim=0)
+        """
+        return self.scan(x, dim=dim, op="mul", exclusive=exclusive, out=out)
