@@ -1,5 +1,6 @@
 // Register tensors, elementwise tile operations, casts and semaphores.
 #include "codegen/emitter.h"
+#include "ops/reduction.h"
 
 namespace tilus {
 
@@ -56,6 +57,61 @@ void flat_loop(CudaEmitter& e, int64_t n, const std::string& body) {
 }
 }  // namespace
 
+std::string CudaEmitter::operand_at(const Tensor& t, const Tensor& out, const RegisterLayout& out_layout) {
+  const std::vector<int64_t>& out_shape = out->shape;
+  if (t->shape == out_shape) return reg_operand(t, out_layout) + "[i]";
+  const RegisterLayout need = ops::broadcast_layout(out_layout, out_shape, t->shape);
+  const std::string arr = reg_operand(t, need);
+  // Which operand element output element l reads: its coordinate with the leading
+  // dimensions dropped and the broadcast ones at 0. Threads agree on it (need holds,
+  // per thread, exactly the rows of that thread's output elements), so it depends on l
+  // only.
+  const int lead = out_layout.rank() - t->rank();
+  const int64_t n = out_layout.local_size();
+  std::vector<int64_t> index(n);
+  for (int64_t l = 0; l < n; ++l) {
+    std::vector<int64_t> c = out_layout.local_coords(l);
+    c.erase(c.begin(), c.begin() + lead);
+    for (int d = 0; d < t->rank(); ++d)
+      if (t->shape[d] == 1) c[d] = 0;
+    index[l] = need.owner(c).first;
+  }
+  // As arithmetic on i: a sum over the output's local modes of digit * weight, the
+  // weight 0 for modes of broadcast dimensions.
+  std::string e;
+  int64_t inner = 1;
+  std::vector<std::pair<int64_t, int64_t>> digits;  // (stride in i, size)
+  for (size_t k = out_layout.local_modes.size(); k-- > 0;) {
+    const int64_t size = out_layout.mode_shape[out_layout.local_modes[k]];
+    digits.push_back({inner, size});
+    inner *= size;
+  }
+  bool linear = true;
+  std::vector<int64_t> weight;
+  for (auto [st, size] : digits) weight.push_back(index[st]);
+  for (int64_t l = 0; l < n && linear; ++l) {
+    int64_t j = 0;
+    for (size_t k = 0; k < digits.size(); ++k) j += l / digits[k].first % digits[k].second * weight[k];
+    linear = j == index[l];
+  }
+  if (!linear) {  // not expected for layouts in canonical form; a table is always right
+    const std::string table = fresh("tl_bcast");
+    std::string init;
+    for (int64_t l = 0; l < n; ++l) init += (l ? ", " : "") + std::to_string(index[l]);
+    line("const int " + table + "[" + std::to_string(n) + "] = {" + init + "};");
+    return arr + "[" + table + "[i]]";
+  }
+  for (size_t k = 0; k < digits.size(); ++k) {
+    if (weight[k] == 0) continue;
+    std::string term = "i";
+    if (digits[k].first > 1) term = "(" + term + " / " + std::to_string(digits[k].first) + ")";
+    if (digits[k].first * digits[k].second < n) term = "(" + term + " % " + std::to_string(digits[k].second) + ")";
+    if (weight[k] > 1) term += " * " + std::to_string(weight[k]);
+    e += (e.empty() ? "" : " + ") + term;
+  }
+  return arr + "[" + (e.empty() ? "0" : e) + "]";
+}
+
 void CudaEmitter::emit_cast(const Instruction& i) {
   const Tensor& x = i.inputs[0];
   const Tensor& y = i.output;
@@ -70,10 +126,10 @@ void CudaEmitter::emit_elementwise(const Instruction& i) {
   const RegisterLayout& layout = plan_.layout_of(out);
   DataType operand_type = i.inputs.size() == 2 ? promote(i.inputs[0]->dtype, i.inputs[1]->dtype)
                                                : i.args[0]->dtype;
-  std::string a = cast_to(operand_type, i.inputs[0]->dtype, reg_operand(i.inputs[0], layout) + "[i]");
+  std::string a = cast_to(operand_type, i.inputs[0]->dtype, operand_at(i.inputs[0], out, layout));
   std::string b;
   if (i.inputs.size() == 2) {
-    b = cast_to(operand_type, i.inputs[1]->dtype, reg_operand(i.inputs[1], layout) + "[i]");
+    b = cast_to(operand_type, i.inputs[1]->dtype, operand_at(i.inputs[1], out, layout));
   } else {
     std::string scalar = fresh("tl_scalar");
     line("const " + ctype(operand_type) + " " + scalar + " = " + expr(i.args[0]) + ";");
@@ -97,11 +153,11 @@ void CudaEmitter::emit_unary(const Instruction& i) {
 void CudaEmitter::emit_where(const Instruction& i) {
   const Tensor& out = i.output;
   const RegisterLayout& layout = plan_.layout_of(out);
-  std::string c = reg_operand(i.inputs[0], layout);
-  std::string a = cast_to(out->dtype, i.inputs[1]->dtype, reg_operand(i.inputs[1], layout) + "[i]");
-  std::string b = cast_to(out->dtype, i.inputs[2]->dtype, reg_operand(i.inputs[2], layout) + "[i]");
+  std::string c = operand_at(i.inputs[0], out, layout);
+  std::string a = cast_to(out->dtype, i.inputs[1]->dtype, operand_at(i.inputs[1], out, layout));
+  std::string b = cast_to(out->dtype, i.inputs[2]->dtype, operand_at(i.inputs[2], out, layout));
   std::string dst = declare_reg(out, layout);
-  flat_loop(*this, layout.local_size(), dst + "[i] = " + c + "[i] ? " + a + " : " + b + ";");
+  flat_loop(*this, layout.local_size(), dst + "[i] = " + c + " ? " + a + " : " + b + ";");
 }
 
 void CudaEmitter::emit_assign(const Instruction& i) {
@@ -123,6 +179,7 @@ void CudaEmitter::emit_print(const Instruction& i) {
   line("// print_tensor: every thread of block (0, 0, 0) prints its elements");
   open("if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0)");
   for_each_local(layout, 1, [&](const Element& el) {
+    const std::string mask = tile_mask(layout, t->shape, el);
     std::string fmt = "\"" + i.text + " [";
     std::string args;
     for (size_t d = 0; d < el.coords.size(); ++d) {
@@ -130,7 +187,7 @@ void CudaEmitter::emit_print(const Instruction& i) {
       args += ", (int)(" + expr(el.coords[d]) + ")";
     }
     fmt += "] = %f\\n\"";
-    line("printf(" + fmt + args + ", (double)tilus::cast<float>(" + r + "[" + expr(el.local) + "]));");
+    line((mask.empty() ? "" : "if (" + mask + ") ") + "printf(" + fmt + args + ", (double)tilus::cast<float>(" + r + "[" + expr(el.local) + "]));");
   });
   close();
 }

@@ -113,6 +113,8 @@ void CudaEmitter::emit_load_global(const Instruction& i) {
   for_each_local(layout, vec, [&](const Element& el) {
     auto gi = global_index(i.args, i.dims, el.coords);
     std::string cond = in_bounds(*this, gi, g);
+    const std::string mask = tile_mask(layout, t->shape, el);
+    if (!mask.empty()) cond = mask + " && " + cond;
     std::string src = g.ptr + " + " + expr(global_offset(gi, g));
     std::string dst = "(" + r + " + " + expr(el.local) + ")";
     if (vec == 1 && !bypass_l1) {
@@ -142,6 +144,8 @@ void CudaEmitter::emit_store_global(const Instruction& i) {
   for_each_local(layout, vec, [&](const Element& el) {
     auto gi = global_index(i.args, i.dims, el.coords);
     std::string cond = in_bounds(*this, gi, g);
+    const std::string mask = tile_mask(layout, x->shape, el);
+    if (!mask.empty()) cond = mask + " && " + cond;
     std::string dst = g.ptr + " + " + expr(global_offset(gi, g));
     if (vec == 1) {
       line("if (" + cond + ") *(" + dst + ") = " + r + "[" + expr(el.local) + "];");
@@ -280,6 +284,8 @@ Expr CudaEmitter::element_offset(const SharedInfo& s, const RegisterLayout& layo
   const SharedLayout& sl = plan_.shared.at(s.root);
   const int view_rank = static_cast<int>(s.shape.size());
   const int lead = sl.rank() - view_rank;
+  // A padded register layout walks coordinates outside the view (masked by the caller).
+  if (layout.shape != s.shape) return shared_offset(s, el.coords);
   // Per loop, the offset change of one step, when it is the same for every thread and
   // every position of the other loops (else nullopt): checked exhaustively, once.
   std::string key = sl.str() + "|" + layout.str() + "|" + std::to_string(vec) + "|" + std::to_string(lead);
@@ -339,15 +345,19 @@ void CudaEmitter::emit_load_shared(const Instruction& i) {
   const SharedInfo& s = shared_.at(i.inputs[0]->id);
   std::string r = declare_reg(t, layout);
   int64_t vec = pow2_divisor(innermost_run(layout), std::max<int64_t>(1, 128 / t->dtype.bits()));
+  vec = pow2_divisor(t->shape.back(), vec);  // a padded layout: no vector across the tile's end
   while (vec > 1 && !shared_contiguous(s, vec)) vec /= 2;
   const int64_t bytes = whole_bytes(t->dtype, vec, "load_shared: one access");
   for_each_local(layout, vec, [&](const Element& el) {
+    const std::string mask = tile_mask(layout, t->shape, el);
+    if (!mask.empty()) open("if (" + mask + ")");
     std::string src = s.ptr + " + " + expr(element_offset(s, layout, vec, el));
     if (vec == 1)
       line(r + "[" + expr(el.local) + "] = *(" + src + ");");
     else
       line("tilus::load_shared_vec<" + std::to_string(bytes) + ">(&" + r + "[" +
            expr(el.local) + "], " + src + ");");
+    if (!mask.empty()) close();
   });
 }
 
@@ -357,17 +367,21 @@ void CudaEmitter::emit_store_shared(const Instruction& i) {
   const SharedInfo& s = shared_.at(i.inputs[0]->id);
   std::string r = reg_name(x);
   int64_t vec = pow2_divisor(innermost_run(layout), std::max<int64_t>(1, 128 / x->dtype.bits()));
+  vec = pow2_divisor(x->shape.back(), vec);  // a padded layout: no vector across the tile's end
   while (vec > 1 && !shared_contiguous(s, vec)) vec /= 2;
   const int64_t bytes = whole_bytes(x->dtype, vec, "store_shared: one access");
   std::string leader = replica_leader(layout);
   if (!leader.empty()) open("if (" + leader + ")");
   for_each_local(layout, vec, [&](const Element& el) {
+    const std::string mask = tile_mask(layout, x->shape, el);
+    if (!mask.empty()) open("if (" + mask + ")");
     std::string dst = s.ptr + " + " + expr(element_offset(s, layout, vec, el));
     if (vec == 1)
       line("*(" + dst + ") = " + r + "[" + expr(el.local) + "];");
     else
       line("tilus::store_shared_vec<" + std::to_string(bytes) + ">(" + dst + ", &" +
            r + "[" + expr(el.local) + "]);");
+    if (!mask.empty()) close();
   });
   if (!leader.empty()) close();
   if (plan_.wgmma_roots.count(s.root)) fence_for_wgmma();
@@ -491,8 +505,13 @@ void CudaEmitter::emit_copy_async(const Instruction& i) {
 
 std::string CudaEmitter::convert(const std::string& array, DataType dtype, const RegisterLayout& from,
                                  const RegisterLayout& to) {
-  TILUS_ASSERT(from.shape == to.shape);
-  int64_t numel = from.numel();
+  // Either layout may be padded (default_tile_layout): the tile is at most their common
+  // part; elements outside it are neither written nor read.
+  TILUS_ASSERT(from.rank() == to.rank());
+  std::vector<int64_t> extent(from.shape);
+  for (int d = 0; d < from.rank(); ++d) extent[d] = std::min(from.shape[d], to.shape[d]);
+  int64_t numel = 1;
+  for (int64_t e : extent) numel *= e;
   int64_t offset = smem_.allocate(storage_bytes(numel * dtype.bits()));
   std::string out = fresh(array + "_cvt");
   line("__align__(16) " + ctype(dtype) + " " + out + "[" + std::to_string(to.local_size()) + "];");
@@ -506,19 +525,23 @@ std::string CudaEmitter::convert(const std::string& array, DataType dtype, const
     int64_t stride = 1;
     for (int d = static_cast<int>(coords.size()) - 1; d >= 0; --d) {
       off = add(off, mul(coords[d], make_int(stride)));
-      stride *= from.shape[d];
+      stride *= extent[d];
     }
     return off;
   };
   std::string leader = replica_leader(from);
   if (!leader.empty()) open("if (" + leader + ")");
   for_each_local(from, 1, [&](const Element& el) {
-    line(buf + "[" + expr(row_major(el.coords)) + "] = " + array + "[" + expr(el.local) + "];");
+    const std::string mask = tile_mask(from, extent, el);
+    line((mask.empty() ? "" : "if (" + mask + ") ") + buf + "[" + expr(row_major(el.coords)) + "] = " + array +
+         "[" + expr(el.local) + "];");
   });
   if (!leader.empty()) close();
   line("__syncthreads();");
   for_each_local(to, 1, [&](const Element& el) {
-    line(out + "[" + expr(el.local) + "] = " + buf + "[" + expr(row_major(el.coords)) + "];");
+    const std::string mask = tile_mask(to, extent, el);
+    line((mask.empty() ? "" : "if (" + mask + ") ") + out + "[" + expr(el.local) + "] = " + buf + "[" +
+         expr(row_major(el.coords)) + "];");
   });
   line("__syncthreads();");
   close();

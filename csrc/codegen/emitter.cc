@@ -233,6 +233,17 @@ void CudaEmitter::for_each_local(const RegisterLayout& layout, int64_t vec,
   for (int k = 0; k < opened; ++k) close();
 }
 
+std::string CudaEmitter::tile_mask(const RegisterLayout& layout, const std::vector<int64_t>& extent,
+                                   const Element& el) {
+  std::string cond;
+  for (int d = 0; d < layout.rank(); ++d) {
+    if (layout.shape[d] <= extent[d]) continue;
+    cond += (cond.empty() ? "" : " && ") + std::string("(") + expr(el.coords[d]) + ") < " +
+            std::to_string(extent[d]);
+  }
+  return cond;
+}
+
 std::string CudaEmitter::replica_leader(const RegisterLayout& layout) {
   std::string cond;
   int64_t inner = 1;

@@ -52,6 +52,12 @@ class CudaEmitter {
   std::string declare_reg(const Tensor& t, const RegisterLayout& layout);
   // A register operand in `need`: its own array, or a converted copy.
   std::string reg_operand(const Tensor& t, const RegisterLayout& need);
+  // Element i (a loop counter named "i" over out_layout's local elements) of a register
+  // operand of an elementwise op whose output `out` is laid out as out_layout: "x[i]" for an
+  // operand of the output's shape and layout; for a broadcast operand, its element that
+  // output element i reads, in the layout ops::broadcast_layout gives it (converted to
+  // that layout first if it has another).
+  std::string operand_at(const Tensor& t, const Tensor& out, const RegisterLayout& out_layout);
   // Writes `value_array` (laid out as `have`) into tensor t, converting if t differs.
   void write_back(const Tensor& t, const std::string& value_array, const RegisterLayout& have);
   std::string convert(const std::string& array, DataType dtype, const RegisterLayout& from,
@@ -78,6 +84,13 @@ class CudaEmitter {
   // Largest vector (elements) the innermost local mode of `layout` allows along the
   // last dimension, at most max_elems.
   static int64_t innermost_run(const RegisterLayout& layout);
+  // C++ condition true when the element `el` of a walk over `layout` lies inside a tile
+  // of shape `extent` ("" when the layout covers exactly the tile). A padded layout
+  // (block_layouts.h default_tile_layout) holds elements outside its tile; loads,
+  // stores, conversions, reductions and prints skip them. A vector of the walk lies
+  // wholly inside or outside: its width divides the tile's last extent.
+  std::string tile_mask(const RegisterLayout& layout, const std::vector<int64_t>& extent,
+                        const Element& el);
   // C++ condition true for the one thread of each replica group (or "" if none).
   std::string replica_leader(const RegisterLayout& layout);
 

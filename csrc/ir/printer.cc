@@ -205,7 +205,16 @@ class Printer : public StmtVisitor {
         o.str("");
         o << expr_str(i.args[0]) << " = " << t(i.inputs[0]) << ".item()";
         return o.str();
+      case Op::Scan:
+        o << t(i.inputs[0]) << ", dim=" << i.dims.at(0) << ", op='" << i.text
+          << "', exclusive=" << (i.int_attr ? "True" : "False") << ")";
+        break;
       case Op::Sum:
+      // reductions and scans
+      case Op::Max:
+      case Op::Min:
+      case Op::Any:
+      case Op::All:
         o << t(i.inputs[0]) << ", dim=" << i.dims.at(0) << ", keepdim=" << (i.int_attr ? "True" : "False") << ")";
         break;
       // atomics and scatter stores (ops/atomics.cc), random numbers (ops/random.cc)

@@ -466,7 +466,18 @@ class Verifier : public StmtExprVisitor {
         no_output(i);
         scope(i, i.inputs[0], Scope::Register, "the operand");
         return;
-      case Op::Sum: {
+      case Op::Scan:  // reductions and scans
+        arity(i, 1, 0, 0);
+        scope(i, i.inputs[0], Scope::Register, "the operand");
+        scope(i, i.output, Scope::Register, "the output");
+        same_shape(i, i.inputs[0], i.output);
+        return;
+      case Op::Sum:
+      // reductions and scans
+      case Op::Max:
+      case Op::Min:
+      case Op::Any:
+      case Op::All: {
         arity(i, 1, 0, 0);
         scope(i, i.inputs[0], Scope::Register, "the operand");
         scope(i, i.output, Scope::Register, "the output");

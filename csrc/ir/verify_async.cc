@@ -108,7 +108,13 @@ Event classify(Op op) {
     case Op::RepeatInterleave:
     case Op::ReshapeShared:  // views: region_of tracks them
     case Op::PermuteShared:
-    case Op::Sum: return {};  // its cross-warp scratch is its own shared memory
+    case Op::Sum:
+    // reductions and scans
+    case Op::Max:
+    case Op::Min:
+    case Op::Any:
+    case Op::All:
+    case Op::Scan: return {};  // their cross-warp scratch is their own shared memory
     // wgmma: not a channel here yet; the async pass (transforms/async_waits.cc) places
     // the commit after each async dot and the waits its tests pin in the printed IR.
     case Op::WgmmaCommitGroup:

@@ -31,6 +31,25 @@ RegisterLayout auto_global_layout(const std::vector<int64_t>& shape, int64_t num
   return replicate(left, r) * local(reps) * spatial(threads) * local(chunk);
 }
 
+RegisterLayout default_tile_layout(const std::vector<int64_t>& shape, int64_t num_threads,
+                                   int64_t vector_elems) {
+  RegisterLayout exact = auto_global_layout(shape, num_threads, vector_elems);
+  if (!exact.is_replicated() || exact.numel() < num_threads) return exact;
+  const int r = static_cast<int>(shape.size());
+  auto pow2_at_least = [](int64_t x) {
+    int64_t p = 1;
+    while (p < x) p *= 2;
+    return p;
+  };
+  int64_t v = 1;
+  while (v * 2 <= vector_elems && shape[r - 1] % (v * 2) == 0) v *= 2;
+  std::vector<int64_t> padded(shape);
+  for (int d = 0; d < r - 1; ++d) padded[d] = pow2_at_least(shape[d]);
+  padded[r - 1] = v * pow2_at_least((shape[r - 1] + v - 1) / v);
+  RegisterLayout spread = auto_global_layout(padded, num_threads, v);
+  return spread.local_size() < exact.local_size() ? spread : exact;
+}
+
 // ---- mma.sync ------------------------------------------------------------------------
 
 const char* mma_kind_name(MmaKind kind) {

@@ -25,6 +25,18 @@ namespace tilus {
 RegisterLayout auto_global_layout(const std::vector<int64_t>& shape, int64_t num_threads,
                                   int64_t vector_elems);
 
+// default_tile_layout(shape, T, vec): the layout layout inference gives a register tile
+// nothing else constrains. auto_global_layout when it uses every thread (all the tiles
+// whose extents are powers of two); for a tile of at least T elements that it would
+// replicate (odd extents such as 37 x 70, which no thread count divides), the
+// auto_global_layout of a padded extent instead: every dimension rounded up to a power
+// of two, the last to v times one (v the vector of the real last extent), so the tile is
+// spread over the threads. The layout's shape is then larger than the tile; the
+// elements outside it hold nothing meaningful, and every instruction that reads or
+// writes memory or combines elements masks them (CudaEmitter::tile_mask).
+RegisterLayout default_tile_layout(const std::vector<int64_t>& shape, int64_t num_threads,
+                                   int64_t vector_elems);
+
 // ---- mma.sync ------------------------------------------------------------------------
 // M16N8K16: fp16/bf16 operands, fp32 or fp16 accumulators.
 // M16N8K32: s8/u8 operands, s32 accumulators.

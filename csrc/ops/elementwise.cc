@@ -1,5 +1,6 @@
 // Elementwise instructions: casts, binary and unary operators, where, assignment.
-// Every register operand has the output's layout (LayoutRule::SameAsInputs).
+// Every register operand has the output's layout (LayoutRule::SameAsInputs), except a
+// broadcast operand of a binary operator or where (same_layout_or_broadcast).
 #include <cmath>
 
 #include "codegen/emitter.h"
@@ -58,7 +59,7 @@ const OpHandler kCast = {
     nullptr, same_layout_as_inputs, interp::exec_cast,
     [](CudaEmitter& e, const Instruction& i) { e.emit_cast(i); }};
 const OpHandler kElementwise = {
-    nullptr, same_layout_as_inputs,
+    nullptr, same_layout_or_broadcast,
     [](interp::BlockState& st, const StmtNode&, const Instruction& i) { interp::exec_elementwise(st, i); },
     [](CudaEmitter& e, const Instruction& i) { e.emit_elementwise(i); }};
 const OpHandler kUnaryElementwise = {
@@ -66,7 +67,7 @@ const OpHandler kUnaryElementwise = {
     [](interp::BlockState& st, const StmtNode&, const Instruction& i) { interp::exec_unary(st, i); },
     [](CudaEmitter& e, const Instruction& i) { e.emit_unary(i); }};
 const OpHandler kWhere = {
-    nullptr, same_layout_as_inputs,
+    nullptr, same_layout_or_broadcast,
     [](interp::BlockState& st, const StmtNode&, const Instruction& i) { interp::exec_where(st, i); },
     [](CudaEmitter& e, const Instruction& i) { e.emit_where(i); }};
 const OpHandler kAssign = {

@@ -77,5 +77,10 @@ std::string check_op_table();
 // Shared layout rules.
 // LayoutRule::SameAsInputs: every register input has the output's shape and layout.
 void same_layout_as_inputs(LayoutRules& rules, const Instruction& inst, const SourceLoc& loc);
+// Elementwise ops that broadcast on CUDA (binary operators, where): inputs of the
+// output's shape share its layout; a broadcast input derives its layout from the
+// output's (ops/reduction.h broadcast_layout). Their emitters read such an input through
+// CudaEmitter::operand_at.
+void same_layout_or_broadcast(LayoutRules& rules, const Instruction& inst, const SourceLoc& loc);
 
 }  // namespace tilus

@@ -2,6 +2,7 @@
 #include <array>
 
 #include "ops/op_handler.h"
+#include "ops/reduction.h"
 #include "support/error.h"
 
 namespace tilus {
@@ -46,11 +47,30 @@ void same_layout_as_inputs(LayoutRules& rules, const Instruction& inst, const So
     if (t->scope != Scope::Register) continue;
     if (t->shape != inst.output->shape) {
       throw ScriptError("ValueError",
-                        "broadcasting between register tiles of different shapes is not "
-                        "supported by the CUDA backend yet (it is in the CPU interpreter)",
+                        cat(op_name(inst.op), ": operand ", t->name, " (", t->type_str(),
+                            ") has another shape than the result (", inst.output->type_str(),
+                            "); this instruction does not broadcast on the CUDA backend"),
                         loc);
     }
     rules.same(t, inst.output);
+  }
+}
+
+// A broadcast operand is not tied to the output: it takes the output's layout with the
+// broadcast dimensions reduced (what a keepdim reduction of the output would give it),
+// unless its layout was fixed otherwise; then the emitter converts it.
+void same_layout_or_broadcast(LayoutRules& rules, const Instruction& inst, const SourceLoc&) {
+  const Tensor& out = inst.output;
+  for (const Tensor& t : inst.inputs) {
+    if (t->scope != Scope::Register) continue;
+    if (t->shape == out->shape) {
+      rules.same(t, out);
+      continue;
+    }
+    const std::vector<int64_t> shape = t->shape, out_shape = out->shape;
+    rules.derive(out, t, [shape, out_shape](const RegisterLayout& l) {
+      return ops::broadcast_layout(l, out_shape, shape);
+    });
   }
 }
 

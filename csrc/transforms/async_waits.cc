@@ -344,6 +344,12 @@ class AsyncWaits : public StmtMutator {
       // A reduction across warps meets the other warpgroups at a barrier (its scratch is
       // fresh shared memory, never a dot's tile): as for sync, to be safe.
       case Op::Sum:
+      // reductions and scans
+      case Op::Max:
+      case Op::Min:
+      case Op::Any:
+      case Op::All:
+      case Op::Scan:
         if (program_.warps > 4) wait_all(out, "a reduction may synchronise the warpgroups", loc);
         return;
       case Op::Exp: return;

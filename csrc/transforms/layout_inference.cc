@@ -305,7 +305,7 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
   // (a user's, a dot's, an earlier derivation's) or takes the default one here.
   auto default_layout = [&](const Tensor& t) {
     int64_t vec = std::max<int64_t>(1, 128 / t->dtype.bits());
-    return auto_global_layout(t->shape, threads, vec);
+    return default_tile_layout(t->shape, threads, vec);
   };
   for (const Derivation& d : derivations) {
     int g = groups.find(d.from->id);

@@ -30,7 +30,10 @@ class LayoutCheck {
     auto it = plan_.reg.find(t->id);
     if (it == plan_.reg.end()) fail("register tensor ", t->name, " has no layout");
     const RegisterLayout& l = it->second;
-    if (l.shape != t->shape)
+    // A layout may cover more than the tile (block_layouts.h default_tile_layout).
+    bool covers = l.shape.size() == t->shape.size();
+    for (size_t d = 0; covers && d < l.shape.size(); ++d) covers = l.shape[d] >= t->shape[d];
+    if (!covers)
       fail("the layout of ", t->name, " (", t->type_str(), ") has shape ", shape(l.shape));
     const int64_t threads = int64_t{p_.warps} * 32;
     if (l.num_threads() != threads)
@@ -85,8 +88,9 @@ class LayoutCheck {
     // What each op ties together is its layout-rule column in ir/ops.def.
     switch (op_layout_rule(i.op)) {
       case LayoutRule::SameAsInputs:
+        // A broadcast operand (another shape) is converted by the emitter if need be.
         for (const Tensor& t : i.inputs)
-          if (t->scope == Scope::Register) tied(t, i.output);
+          if (t->scope == Scope::Register && t->shape == i.output->shape) tied(t, i.output);
         return;
       case LayoutRule::Anchored: dot(i); return;
       case LayoutRule::Derived:  // the output's layout comes from the input's: checked above

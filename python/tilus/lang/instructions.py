@@ -669,8 +669,9 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
         Dtypes and layouts:
             Tile dtypes promote as in C; a Python constant takes the tile's dtype (an int tile
-            with a float constant becomes float32). Shapes broadcast numpy-style; the CUDA
-            backend needs equal shapes. Tied tiles share one layout.
+            with a float constant becomes float32). Shapes broadcast numpy-style (on CUDA too:
+            a broadcast tile takes the result's layout with its size-1 dims reduced, as a
+            keepdim reduction gives it). Tiles of the result's shape share its layout.
 
         Raises:
             TypeError: neither operand is a tensor; an operand is a pointer or a non-register
@@ -698,8 +699,9 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
         Dtypes and layouts:
             Tile dtypes promote as in C; a Python constant takes the tile's dtype (an int tile
-            with a float constant becomes float32). Shapes broadcast numpy-style; the CUDA
-            backend needs equal shapes. Tied tiles share one layout.
+            with a float constant becomes float32). Shapes broadcast numpy-style (on CUDA too:
+            a broadcast tile takes the result's layout with its size-1 dims reduced, as a
+            keepdim reduction gives it). Tiles of the result's shape share its layout.
 
         Raises:
             TypeError: neither operand is a tensor; an operand is a pointer or a non-register
@@ -727,8 +729,9 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
         Dtypes and layouts:
             Tile dtypes promote as in C; a Python constant takes the tile's dtype (an int tile
-            with a float constant becomes float32). Shapes broadcast numpy-style; the CUDA
-            backend needs equal shapes. Tied tiles share one layout.
+            with a float constant becomes float32). Shapes broadcast numpy-style (on CUDA too:
+            a broadcast tile takes the result's layout with its size-1 dims reduced, as a
+            keepdim reduction gives it). Tiles of the result's shape share its layout.
 
         Raises:
             TypeError: neither operand is a tensor; an operand is a pointer or a non-register
@@ -756,8 +759,9 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
         Dtypes and layouts:
             Tile dtypes promote as in C; a Python constant takes the tile's dtype (an int tile
-            with a float constant becomes float32). Shapes broadcast numpy-style; the CUDA
-            backend needs equal shapes. Tied tiles share one layout.
+            with a float constant becomes float32). Shapes broadcast numpy-style (on CUDA too:
+            a broadcast tile takes the result's layout with its size-1 dims reduced, as a
+            keepdim reduction gives it). Tiles of the result's shape share its layout.
 
         Raises:
             TypeError: neither operand is a tensor; an operand is a pointer or a non-register
@@ -785,8 +789,9 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
         Dtypes and layouts:
             Tile dtypes promote as in C; a Python constant takes the tile's dtype (an int tile
-            with a float constant becomes float32). Shapes broadcast numpy-style; the CUDA
-            backend needs equal shapes. Tied tiles share one layout.
+            with a float constant becomes float32). Shapes broadcast numpy-style (on CUDA too:
+            a broadcast tile takes the result's layout with its size-1 dims reduced, as a
+            keepdim reduction gives it). Tiles of the result's shape share its layout.
 
         Raises:
             TypeError: neither operand is a tensor; an operand is a pointer or a non-register
@@ -814,8 +819,9 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
         Dtypes and layouts:
             Tile dtypes promote as in C; a Python constant takes the tile's dtype (an int tile
-            with a float constant becomes float32). Shapes broadcast numpy-style; the CUDA
-            backend needs equal shapes. Tied tiles share one layout.
+            with a float constant becomes float32). Shapes broadcast numpy-style (on CUDA too:
+            a broadcast tile takes the result's layout with its size-1 dims reduced, as a
+            keepdim reduction gives it). Tiles of the result's shape share its layout.
 
         Raises:
             TypeError: neither operand is a tensor; an operand is a pointer or a non-register
@@ -844,8 +850,8 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
             A register tensor of the promoted dtype of ``x`` and ``y``.
 
         Dtypes and layouts:
-            ``cond`` is boolean; ``x`` and ``y`` promote. Shapes broadcast numpy-style in the
-            interpreter; the CUDA backend needs equal shapes.
+            ``cond`` is boolean; ``x`` and ``y`` promote. Shapes broadcast numpy-style, on CUDA
+            too (a broadcast tile takes the result's layout with its size-1 dims reduced).
 
         Raises:
             TypeError: an operand is not a register tensor, or ``cond`` is not boolean.
@@ -887,41 +893,6 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
                 self.assign(acc, self.dot(a, b, acc))
         """
         current_builder().assign_tensor(_tensor(dst, "dst"), _tensor(src, "src"))
-
-    def sum(self, x, /, *, dim: int, keepdim: bool = False):
-        """Sum of a register tensor over one dimension.
-
-        Args:
-            x: a float or integer register tensor.
-            dim: the dimension to reduce; negative counts from the last.
-            keepdim: keep the reduced dimension with size 1 (else it is removed).
-
-        Returns:
-            A register tensor of ``x``'s dtype whose shape is ``x``'s with dimension
-            ``dim`` of size 1 (``keepdim=True``) or removed.
-
-        Dtypes and layouts:
-            Float and integer dtypes. Floats narrower than float64 accumulate in float32 on
-            CUDA (float64 in the interpreter); integers wrap to the dtype. The result's
-            layout is derived from ``x``'s: the reduced dimension's thread modes become
-            replication, so every thread that held part of a row holds its sum.
-
-        Raises:
-            TypeError: ``x`` is not a register tensor or has a boolean dtype; ``dim`` is
-                not an integer.
-            ValueError: ``dim`` is out of range, or ``keepdim=False`` on a 1-D tensor.
-            RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
-
-        Example:
-            .. code-block:: python
-
-                row_sums = self.sum(tile, dim=1)               # [m, n] -> [m]
-                col_sums = self.sum(tile, dim=0, keepdim=True)  # [m, n] -> [1, n]
-        """
-        (d,) = _const_ints([dim], "sum: dim")
-        if not isinstance(keepdim, bool):
-            raise TypeError(f"sum: keepdim must be True or False, got {keepdim!r}")
-        return current_builder().tile_op("sum", [_tensor(x, "x")], [d], int(keepdim))
 
     # ------------------------------------------------------------ synchronisation
     def lock_semaphore(self, semaphore, value):

@@ -128,9 +128,9 @@ def tensor_binary(op: str, a, b, out=None):
     Dtypes and layouts:
         Two tiles promote as in C. A Python constant takes the tile's dtype (a float32
         tile + 1.0 stays float32; an int tile with a float constant becomes float32); a
-        runtime scalar promotes with the tile. Shapes broadcast numpy-style in the
-        interpreter; the CUDA backend needs equal shapes. Tiles tied by an elementwise
-        operation share one layout.
+        runtime scalar promotes with the tile. Shapes broadcast numpy-style, on CUDA
+        too: a broadcast tile takes the result's layout with its size-1 dimensions reduced
+        (what a keepdim reduction gives it). Tiles of the result's shape share its layout.
 
     Raises:
         TypeError: neither side is a tensor; a side is a pointer, or a global or shared
