@@ -343,6 +343,9 @@ void emit(CudaEmitter& e, const Instruction& i) {
         cond = "(unsigned long long)(" + e.expr(target[dim]) + ") < " + std::to_string(dst->shape[dim]) + "ull";
       ptr = s.ptr + " + " + e.expr(e.shared_offset(s, target));
     }
+    // Elements of a padded layout outside the tile (default_tile_layout) do nothing.
+    const std::string mask = e.tile_mask(layout, values->shape, el);
+    if (!mask.empty()) cond = cond.empty() ? mask : mask + " && " + cond;
     std::string call;
     const std::string v = vals + "[" + l + "]";
     if (op == Rmw::Store) call = "*(" + ptr + ") = " + v;
@@ -355,7 +358,7 @@ void emit(CudaEmitter& e, const Instruction& i) {
       if (!scratch.empty()) {
         Expr flat = make_int(0);
         for (size_t d = 0; d < rank; ++d) flat = add(mul(flat, make_int(values->shape[d])), el.coords[d]);
-        e.line(scratch + "[" + e.expr(flat) + "] = " + o + ";");
+        e.line((mask.empty() ? "" : "if (" + mask + ") ") + scratch + "[" + e.expr(flat) + "] = " + o + ";");
       }
     } else {
       e.line(cond.empty() ? call + ";" : "if (" + cond + ") " + call + ";");
@@ -367,7 +370,8 @@ void emit(CudaEmitter& e, const Instruction& i) {
     e.for_each_local(layout, 1, [&](const CudaEmitter::Element& el) {
       Expr flat = make_int(0);
       for (size_t d = 0; d < rank; ++d) flat = add(mul(flat, make_int(values->shape[d])), el.coords[d]);
-      e.line(old + "[" + e.expr(el.local) + "] = " + scratch + "[" + e.expr(flat) + "];");
+      const std::string mask = e.tile_mask(layout, values->shape, el);
+      e.line((mask.empty() ? "" : "if (" + mask + ") ") + old + "[" + e.expr(el.local) + "] = " + scratch + "[" + e.expr(flat) + "];");
     });
     e.line("__syncthreads();  // before the scratch is reused");
     e.smem_.release(scratch_offset);

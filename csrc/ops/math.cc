@@ -144,7 +144,8 @@ std::string float32_call(Op op, bool approx, const std::string& a) {
   if (op == Op::Sin) return approx ? "tilus::sin_approx(" + a + ")" : "sinf(" + a + ")";
   if (op == Op::Cos) return approx ? "tilus::cos_approx(" + a + ")" : "cosf(" + a + ")";
   if (op == Op::Round) return "rintf(" + a + ")";
-  if (op == Op::Sqrt) return approx ? "tilus::sqrt_approx(" + a + ")" : "sqrtf(" + a + ")";
+  // __fsqrt_rn: correctly rounded whatever the compile flags (the interpreter's std::sqrt)
+  if (op == Op::Sqrt) return approx ? "tilus::sqrt_approx(" + a + ")" : "__fsqrt_rn(" + a + ")";
   if (op == Op::Rsqrt) return "tilus::rsqrt_approx(" + a + ")";
   TILUS_ASSERT(false, "not a float32 function: ", op_name(op));
   return "";

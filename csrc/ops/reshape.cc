@@ -14,6 +14,8 @@
 // and the dtype must have the same size (an elementwise bit cast); with layout= the
 // output has that layout and each thread's bits must fill it exactly.
 #include <cstring>
+#include <functional>
+#include <optional>
 
 #include "codegen/emitter.h"
 #include "interp/buffer.h"
@@ -47,8 +49,12 @@ std::string shape_str(const std::vector<int64_t>& s) {
 }
 
 RegisterLayout default_layout(const Tensor& t, int64_t threads) {
-  return auto_global_layout(t->shape, threads, std::max<int64_t>(1, 128 / t->dtype.bits()));
+  return default_tile_layout(t->shape, threads, std::max<int64_t>(1, 128 / t->dtype.bits()));
 }
+
+// A layout padded past its tile (default_tile_layout of odd extents) holds elements
+// outside the tile; the register derivations assume the layout covers exactly the tile.
+bool padded(const RegisterLayout& layout, const Tensor& t) { return layout.shape != t->shape; }
 
 // Row-major linear index of `coords` in `shape` (constants fold).
 Expr row_major(const std::vector<Expr>& coords, const std::vector<int64_t>& shape) {
@@ -83,8 +89,9 @@ OutputType reshape_check(Instruction& inst) {
 
 void reshape_layout_rule(LayoutRules& rules, const Instruction& inst, const SourceLoc&) {
   const Tensor y = inst.output;
-  rules.derive(inst.inputs[0], y, [y](const RegisterLayout& in) {
-    auto out = reshape_layout(in, y->shape);
+  const Tensor x = inst.inputs[0];
+  rules.derive(x, y, [x, y](const RegisterLayout& in) {
+    auto out = padded(in, x) ? std::nullopt : reshape_layout(in, y->shape);
     return out ? *out : default_layout(y, in.num_threads());
   });
 }
@@ -95,37 +102,54 @@ void reshape_interpret(interp::BlockState& st, const StmtNode&, const Instructio
   std::memcpy(y.data, x.data, static_cast<size_t>(x.numel) * interp::element_bytes(x.dtype));
 }
 
-void reshape_emit(CudaEmitter& e, const Instruction& inst) {
+// y = x gathered through shared memory: x is stored row-major, then each element of y
+// reads the element `source(y's coordinates)` (a row-major index into x). Elements outside
+// either tile (padded layouts) are neither written nor read.
+void gather_through_shared(CudaEmitter& e, const Instruction& inst, const std::string& why,
+                           const std::function<Expr(const std::vector<Expr>&)>& source) {
   const Tensor &x = inst.inputs[0], &y = inst.output;
   const RegisterLayout& in = e.plan_.layout_of(x);
-  if (auto have = reshape_layout(in, y->shape)) {
-    emit_same_registers(e, inst, *have);
-    return;
-  }
-  // The data moves: each element goes to its row-major index, which a reshape keeps.
   const RegisterLayout& want = e.plan_.layout_of(y);
   const std::string src = e.reg_name(x);
   const std::string dst = e.declare_reg(y, want);
   const std::string ctype = CudaEmitter::ctype(x->dtype);
   const int64_t offset = e.smem_.allocate(storage_bytes(x->numel() * x->dtype.bits()));
-  e.open("{  // reshape " + shape_str(x->shape) + " -> " + shape_str(y->shape) +
-         ": no register layout keeps the data in place, exchange through shared memory");
+  e.open("{  // " + std::string(op_name(inst.op)) + " " + shape_str(x->shape) + " -> " +
+         shape_str(y->shape) + ": " + why + ", exchange through shared memory");
   const std::string buf = e.fresh("tl_buf");
   e.line(ctype + "* " + buf + " = reinterpret_cast<" + ctype + "*>(tl_smem + " + std::to_string(offset) + ");");
   e.line("__syncthreads();");
   const std::string leader = e.replica_leader(in);
   if (!leader.empty()) e.open("if (" + leader + ")");
   e.for_each_local(in, 1, [&](const CudaEmitter::Element& el) {
-    e.line(buf + "[" + e.expr(row_major(el.coords, x->shape)) + "] = " + src + "[" + e.expr(el.local) + "];");
+    const std::string mask = e.tile_mask(in, x->shape, el);
+    e.line((mask.empty() ? "" : "if (" + mask + ") ") + buf + "[" + e.expr(row_major(el.coords, x->shape)) +
+           "] = " + src + "[" + e.expr(el.local) + "];");
   });
   if (!leader.empty()) e.close();
   e.line("__syncthreads();");
   e.for_each_local(want, 1, [&](const CudaEmitter::Element& el) {
-    e.line(dst + "[" + e.expr(el.local) + "] = " + buf + "[" + e.expr(row_major(el.coords, y->shape)) + "];");
+    const std::string mask = e.tile_mask(want, y->shape, el);
+    e.line((mask.empty() ? "" : "if (" + mask + ") ") + dst + "[" + e.expr(el.local) + "] = " + buf + "[" +
+           e.expr(source(el.coords)) + "];");
   });
   e.line("__syncthreads();");
   e.close();
   e.smem_.release(offset);
+}
+
+void reshape_emit(CudaEmitter& e, const Instruction& inst) {
+  const Tensor &x = inst.inputs[0], &y = inst.output;
+  const RegisterLayout& in = e.plan_.layout_of(x);
+  if (!padded(in, x)) {
+    if (auto have = reshape_layout(in, y->shape)) {
+      emit_same_registers(e, inst, *have);
+      return;
+    }
+  }
+  // The data moves: each element goes to its row-major index, which a reshape keeps.
+  gather_through_shared(e, inst, "no register layout keeps the data in place",
+                        [&](const std::vector<Expr>& c) { return row_major(c, y->shape); });
 }
 
 // ---------------------------------------------------------------- permute
@@ -206,7 +230,9 @@ RegisterLayout repeated(const Instruction& inst, const RegisterLayout& in) {
 
 void repeat_layout_rule(LayoutRules& rules, const Instruction& inst, const SourceLoc&) {
   const Instruction* i = &inst;  // instructions outlive layout inference
-  rules.derive(inst.inputs[0], inst.output, [i](const RegisterLayout& in) { return repeated(*i, in); });
+  rules.derive(inst.inputs[0], inst.output, [i](const RegisterLayout& in) {
+    return padded(in, i->inputs[0]) ? default_layout(i->output, in.num_threads()) : repeated(*i, in);
+  });
 }
 
 void repeat_interpret(interp::BlockState& st, const StmtNode&, const Instruction& inst) {
@@ -223,6 +249,17 @@ void repeat_interpret(interp::BlockState& st, const StmtNode&, const Instruction
 void repeat_emit(CudaEmitter& e, const Instruction& inst) {
   const Tensor &x = inst.inputs[0], &y = inst.output;
   const RegisterLayout& in = e.plan_.layout_of(x);
+  if (padded(in, x)) {
+    const bool interleave = inst.op == Op::RepeatInterleave;
+    gather_through_shared(e, inst, "the input's layout is padded", [&](const std::vector<Expr>& c) {
+      std::vector<Expr> xc;
+      for (size_t d = 0; d < c.size(); ++d)
+        xc.push_back(make_binary(interleave ? BinaryOp::Div : BinaryOp::Mod, c[d],
+                                 make_int(interleave ? inst.shape[d] : x->shape[d])));
+      return row_major(xc, x->shape);
+    });
+    return;
+  }
   const RegisterLayout have = repeated(inst, in);
   const std::string src = e.reg_name(x);
   const RegisterLayout& want = e.plan_.layout_of(y);

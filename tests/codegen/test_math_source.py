@@ -84,7 +84,7 @@ _LOWERING = {
     ("sin", True): ("tilus::sin_approx(", "sin.approx.f32"),
     ("cos", True): ("tilus::cos_approx(", "cos.approx.f32"),
     ("sqrt", True): ("tilus::sqrt_approx(", "sqrt.approx.f32"),
-    ("sqrt", False): ("sqrtf(", "sqrt.rn.f32"),
+    ("sqrt", False): ("__fsqrt_rn(", "sqrt.rn.f32"),
     ("round", False): ("rintf(", "cvt.rni.f32.f32"),
     ("log", False): ("logf(", None),
     ("sin", False): ("sinf(", None),

@@ -157,7 +157,9 @@ class Elementwise(tilus.Script):
             ws = self.global_tensor(dtype=t, shape=[rows, cols])
             self.store_global(ws, self.cast(self.load_global(gd, offsets=[0, 0], shape=[self.m + 8, self.n + 8]), dtype=t),
                               offsets=[0, 0])
+            self.sync()  # other warps' atomics and loads touch what this store wrote
             o = fn(ws, *extra, values, offsets=self.offset)
+            self.sync()
             back = self.load_global(ws, offsets=[0, 0], shape=[self.m + 8, self.n + 8])
             self.store_global(gd, self.cast(back, dtype=float64), offsets=[0, 0])
         else:
@@ -253,6 +255,7 @@ class Scatter(tilus.Script):
             target = self.global_tensor(dtype=t, shape=[self.rows, self.cols])
             self.store_global(target, self.cast(self.load_global(gd, offsets=[0, 0], shape=[self.rows, self.cols]),
                                                 dtype=t), offsets=[0, 0])
+            self.sync()
         else:
             target = self.shared_tensor(dtype=t, shape=[self.rows, self.cols])
             self.store_shared(target, self.cast(self.load_global(gd, offsets=[0, 0], shape=[self.rows, self.cols]),
@@ -267,6 +270,7 @@ class Scatter(tilus.Script):
             self.store_global(self.global_view(old, dtype=float64, shape=[self.m, self.n]),
                               self.cast(o, dtype=float64), offsets=[0, 0])
         if self.space == "global":
+            self.sync()  # the atomics of other warps land before the read-back
             back = self.load_global(target, offsets=[0, 0], shape=[self.rows, self.cols])
         else:
             self.sync()
