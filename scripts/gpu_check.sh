@@ -33,7 +33,10 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$LOGS/gpu.tx
 echo "c++: $(c++ --version 2>/dev/null | head -1) ($(command -v c++))" >> "$LOGS/gpu.txt"
 step build python3 -m pip install --no-build-isolation --no-deps -q .
 if [ "$MODE" = full ] || [ "$MODE" = tests ]; then
-  step pytest_gpu python3 -m pytest -m gpu -q --maxfail=15 tests -p no:cacheprovider
+  # Test files in parallel processes when pytest-xdist is there (whole files per worker, so
+  # a kernel that faults the CUDA context only fails its own file's later tests).
+  XDIST=""; python3 -c "import xdist" 2>/dev/null && XDIST="-n 8 --dist loadfile"
+  step pytest_gpu python3 -m pytest -m gpu -q --maxfail=25 $XDIST tests -p no:cacheprovider
   if [ -d .seed_examples ]; then
     for f in .seed_examples/*.py; do
       step "seed_$(basename "$f" .py)" python3 "$f"
