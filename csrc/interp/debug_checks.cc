@@ -304,7 +304,9 @@ void shared_tile_access(BlockState& st, const TensorValue& view, const TensorNod
   const int32_t nt = d->threads;
   if (tm && static_cast<int64_t>(tm->leader.size()) != n) tm = nullptr;
   for (int64_t e = 0; e < n; ++e) {
-    const int64_t i = (start + e * vb) / sh.elem_bytes;
+    // a permuted view (reshape_shared, permute_shared) lists its elements' offsets
+    const int64_t at = view.elem_offsets ? (*view.elem_offsets)[static_cast<size_t>(e)] : e;
+    const int64_t i = (start + at * vb) / sh.elem_bytes;
     if (i < 0 || i >= static_cast<int64_t>(sh.cells.size())) continue;
     SharedCell& c = sh.cells[static_cast<size_t>(i)];
     const int32_t lead = tm ? tm->leader[e] : 0;
@@ -352,7 +354,8 @@ void shared_copy_landed(BlockState& st, const PendingCopy& c, const StmtNode* wa
   const ThreadMap* tm = d->checks.races ? &copy_thread_map(st, c.dst_node) : nullptr;
   if (tm && static_cast<int64_t>(tm->leader.size()) != n) tm = nullptr;
   for (int64_t e = 0; e < n; ++e) {
-    const int64_t i = (start + e * vb) / sh.elem_bytes;
+    const int64_t at = c.dst_offsets ? (*c.dst_offsets)[static_cast<size_t>(e)] : e;
+    const int64_t i = (start + at * vb) / sh.elem_bytes;
     if (i < 0 || i >= static_cast<int64_t>(sh.cells.size())) continue;
     shared_write(st, sh, i, sh.cells[static_cast<size_t>(i)], tm ? tm->leader[e] : 0,
                  c.issue_epoch, c.stmt, tm != nullptr, true, wait);
