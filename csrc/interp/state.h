@@ -122,6 +122,8 @@ struct BlockState {
   int32_t wait_value = 0;
   const StmtNode* wait_stmt = nullptr;
   bool cancelled = false;  // the launch failed elsewhere: unwind at the next wait
+  // mbarriers and TMA copies in flight (ops/hopper_state.h); null until the first use.
+  std::shared_ptr<struct HopperState> hopper;
 
   void reset(const Launch& l, std::array<int64_t, 3> idx);
   Value& var(const ExprNode* v);
@@ -171,6 +173,8 @@ void perform_copy(const Launch& l, const PendingCopy& c);
 void exec_inst(BlockState& st, const StmtNode& stmt, const Instruction& inst);
 void complete_copies(BlockState& st, size_t keep_groups);  // wait_group(keep_groups)
 void complete_all_copies(BlockState& st);
+// ops/tma.cc: TMA copies still in flight land before the block exits.
+void complete_hopper_copies(BlockState& st);
 
 // ---- interpreter.cc: lock_semaphore's wait (yields when running as a coroutine)
 void wait_semaphore(BlockState& st, const uint8_t* ptr, int32_t value, const StmtNode& stmt);
