@@ -197,18 +197,18 @@ void alloc_emit(CudaEmitter& e, const Instruction& i) {
   e.line("__shared__ alignas(8) unsigned long long " + arr + "[" + std::to_string(n) + "];");
   e.open("if (threadIdx.x == 0)");
   for (size_t k = 0; k < n; ++k)
-    e.line("asm volatile(\"mbarrier.init.shared.b64 [%0], %1;\" :: \"r\"((uint32_t)__cvta_generic_to_shared(&" +
-           arr + "[" + std::to_string(k) + "])), \"r\"((uint32_t)(" + e.expr(i.args[k + 1]) + ")) : \"memory\");");
+    e.line("asm volatile(\"mbarrier.init.shared.b64 [%0], %1;\" :: \"r\"((unsigned)__cvta_generic_to_shared(&" +
+           arr + "[" + std::to_string(k) + "])), \"r\"((unsigned)(" + e.expr(i.args[k + 1]) + ")) : \"memory\");");
   e.close();
   // The TMA unit and other threads must see the initialised barriers before any use.
   if (e.options_.sm90) e.line("asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");");
   e.line("__syncthreads();");
-  e.line(e.expr(i.args[0]) + " = (uint32_t)__cvta_generic_to_shared(" + arr + ");");
+  e.line(e.expr(i.args[0]) + " = (unsigned)__cvta_generic_to_shared(" + arr + ");");
 }
 
 void arrive_emit(CudaEmitter& e, const Instruction& i) {
-  const std::string bar = "(uint32_t)(" + e.expr(i.args[0]) + ")";
-  const std::string v = "(uint32_t)(" + e.expr(i.args[1]) + ")";
+  const std::string bar = "(unsigned)(" + e.expr(i.args[0]) + ")";
+  const std::string v = "(unsigned)(" + e.expr(i.args[1]) + ")";
   if (i.op == Op::MbarrierArriveExpectTx) {
     need_sm90(e, i, "mbarrier.arrive_and_expect_tx");
     e.line("asm volatile(\"mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;\" :: \"r\"(" + bar +
@@ -218,7 +218,7 @@ void arrive_emit(CudaEmitter& e, const Instruction& i) {
            ") : \"memory\");");
   } else {  // sm_80 has no count operand: one arrival per step
     const std::string k = e.fresh("tl_k");
-    e.open("for (uint32_t " + k + " = 0; " + k + " < " + v + "; ++" + k + ")");
+    e.open("for (unsigned " + k + " = 0; " + k + " < " + v + "; ++" + k + ")");
     e.line("asm volatile(\"{\\n .reg .b64 tl_st;\\n mbarrier.arrive.shared.b64 tl_st, [%0];\\n}\" :: \"r\"(" +
            bar + ") : \"memory\");");
     e.close();
@@ -229,11 +229,11 @@ void wait_emit(CudaEmitter& e, const Instruction& i) {
   const std::string ok = e.fresh("tl_done");
   const char* op = e.options_.sm90 ? "try_wait" : "test_wait";
   e.open("");
-  e.line("uint32_t " + ok + " = 0;");
+  e.line("unsigned " + ok + " = 0;");
   e.open("while (!" + ok + ")");
   e.line(std::string("asm volatile(\"{\\n .reg .pred p;\\n mbarrier.") + op +
-         ".parity.shared.b64 p, [%1], %2;\\n selp.u32 %0, 1, 0, p;\\n}\" : \"=r\"(" + ok + ") : \"r\"((uint32_t)(" +
-         e.expr(i.args[0]) + ")), \"r\"((uint32_t)(" + e.expr(i.args[1]) + ")) : \"memory\");");
+         ".parity.shared.b64 p, [%1], %2;\\n selp.u32 %0, 1, 0, p;\\n}\" : \"=r\"(" + ok + ") : \"r\"((unsigned)(" +
+         e.expr(i.args[0]) + ")), \"r\"((unsigned)(" + e.expr(i.args[1]) + ")) : \"memory\");");
   e.close();
   e.close();
 }
