@@ -51,6 +51,14 @@ SYNTAX = {
          f"tilus.lang.inst_atomics.AtomicGroup.{space}_{form[1:] + '_' if form else ''}{op}")
         for op in (("add", "sub", "min", "max") if form else ("add", "sub", "min", "max", "exch", "cas"))]
        for space in ("shared", "global") for form in ("", "_scatter")},
+    # hopper (python/tilus/lang/inst_hopper.py): Tilus's self.mbarrier, self.tma, self.fence
+    **{f"mbarrier_{op}": [(f"self.mbarrier.{m}(...)", f"tilus.lang.inst_hopper.MbarrierGroup.{m}")]
+       for op, m in (("alloc", "alloc"), ("arrive", "arrive"),
+                     ("arrive_expect_tx", "arrive_and_expect_tx"), ("wait", "wait"))},
+    **{f"tma_{m}": [(f"self.tma.{m}(...)", f"tilus.lang.inst_hopper.TmaGroup.{m}")]
+       for m in ("global_to_shared", "shared_to_global", "commit_group", "wait_group")},
+    **{f"fence_{m}": [(f"self.fence.{m}(...)", f"tilus.lang.inst_hopper.FenceGroup.{m}")]
+       for m in ("proxy_async", "proxy_async_release")},
 }
 
 # Instructions of the table that scripts never write: compiler passes insert them. Each
