@@ -15,6 +15,8 @@ struct CodegenOptions {
   bool pointers_aligned = true;
   // Lower qualifying dots to wgmma (sm_90a only; layout_inference.h says which).
   bool wgmma = false;
+  // The target is sm_90a: mbarrier transaction counts, TMA and proxy fences may be used.
+  bool sm90 = false;
   // Estimated per-thread operations an unrolled loop body may reach
   // (codegen/unroll_budget.h); 0 follows every unroll= hint as written.
   int64_t unroll_budget = 64;

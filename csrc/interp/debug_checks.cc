@@ -343,6 +343,23 @@ void shared_tile_access(BlockState& st, const TensorValue& view, const TensorNod
   }
 }
 
+void shared_tma_landed(BlockState& st, const PendingCopy& c) {
+  if (!st.launch->debug || !c.shadow) return;
+  SharedShadow& sh = *c.shadow;
+  const int vb = element_bytes(c.dst_dtype);
+  const int64_t start = c.dst - sh.base;
+  int64_t n = 1;
+  for (int64_t s : c.dst_shape) n *= s;
+  for (int64_t e = 0; e < n; ++e) {
+    const int64_t at = c.dst_offsets ? (*c.dst_offsets)[static_cast<size_t>(e)] : e;
+    const int64_t i = (start + at * vb) / sh.elem_bytes;
+    if (i < 0 || i >= static_cast<int64_t>(sh.cells.size())) continue;
+    SharedCell& cell = sh.cells[static_cast<size_t>(i)];
+    cell.written = true;
+    cell.w_epoch = 0;  // no barrier interval: never a race partner
+  }
+}
+
 void shared_copy_landed(BlockState& st, const PendingCopy& c, const StmtNode* wait) {
   const DebugState* d = st.launch->debug.get();
   if (!d || !c.shadow || !c.dst_node) return;

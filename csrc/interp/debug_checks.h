@@ -144,6 +144,10 @@ enum class Access : uint8_t { Read, Write };
 void shared_tile_access(BlockState& st, const TensorValue& view, const TensorNode* reg,
                         Access access, const StmtNode& stmt);
 // A copy_async landing in its destination at a wait (`c` records its issue epoch).
+// A TMA copy landed (ops/tma.cc): its elements are initialised. The mbarrier wait that
+// precedes any read orders it, which the barrier-interval race check does not model, so
+// the landing is left out of race checking.
+void shared_tma_landed(BlockState& st, const PendingCopy& c);
 void shared_copy_landed(BlockState& st, const PendingCopy& c, const StmtNode* wait);
 // A new shared allocation (fresh shadow) and a view of one.
 void shared_allocated(BlockState& st, TensorValue& tv);

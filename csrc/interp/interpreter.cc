@@ -213,6 +213,7 @@ Flow exec(BlockState& st, const StmtNode* s) {
 void run_block(BlockState& st) {
   if (st.launch->program->body) exec(st, st.launch->program->body.get());
   complete_all_copies(st, nullptr);  // copies still in flight land before the block exits
+  if (st.hopper) complete_hopper_copies(st);
 }
 
 std::string block_str(const std::array<int64_t, 3>& b) {
@@ -375,6 +376,7 @@ void BlockState::reset(const Launch& l, std::array<int64_t, 3> idx) {
   for (auto& t : tensors) t.defined = false;
   open_copies.clear();
   committed_copies.clear();
+  hopper.reset();
   coroutine = nullptr;
   wait_ptr = nullptr;
   wait_stmt = nullptr;

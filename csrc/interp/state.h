@@ -152,6 +152,8 @@ struct BlockState {
   int32_t linear = 0;
   VectorClock clock;
   const StmtNode* current = nullptr;
+  // mbarriers and TMA copies in flight (ops/hopper_state.h); null until the first use.
+  std::shared_ptr<struct HopperState> hopper;
 
   void reset(const Launch& l, std::array<int64_t, 3> idx);
   Value& var(const ExprNode* v);
@@ -202,6 +204,8 @@ void exec_inst(BlockState& st, const StmtNode& stmt, const Instruction& inst);
 // wait_group(keep_groups) / wait_all; `wait` is the waiting statement (null: the block's end).
 void complete_copies(BlockState& st, size_t keep_groups, const StmtNode* wait);
 void complete_all_copies(BlockState& st, const StmtNode* wait);
+// ops/tma.cc: TMA copies still in flight land before the block exits.
+void complete_hopper_copies(BlockState& st);
 
 // ---- interpreter.cc: lock_semaphore's wait (yields when running as a coroutine)
 void wait_semaphore(BlockState& st, const uint8_t* ptr, int32_t value, const StmtNode& stmt);

@@ -52,6 +52,16 @@
 //   RepeatInterleave  inputs[0] register, shape = repeat count per dim            -> output
 //   ReshapeShared     inputs[0] shared, shape = the new shape  -> output shared view (same memory)
 //   PermuteShared     inputs[0] shared, dims = output dim i is input dim dims[i] -> output shared view
+//   hopper family (ops/mbarrier.cc, ops/tma.cc); a barrier is a uint32 shared address:
+//   MbarrierAlloc     args[0] = the uint32 Var set to the first barrier's address, args[1..]
+//                     = arrival counts (barrier i at address + 8 i)
+//   MbarrierArrive    args = {barrier, count}; int_attr = sem + 4 * scope (0 cta, 1 cluster)
+//   MbarrierArriveExpectTx  args = {barrier, transaction bytes}; int_attr as arrive
+//   MbarrierWait      args = {barrier, phase parity}; int_attr as arrive
+//   TmaGlobalToShared inputs global src, shared dst; args = {barrier, offsets...}; dims
+//   TmaSharedToGlobal inputs shared src, global dst; args = offsets; dims
+//   TmaCommitGroup, TmaWaitGroup (int_attr = groups left in flight, dims[0] = read only)
+//   FenceProxyAsync   text = "shared" or "global";  FenceProxyAsyncRelease  -
 #pragma once
 #include <string>
 #include <vector>

@@ -185,6 +185,33 @@ class Printer : public StmtVisitor {
         break;
       case Op::Assume: o << expr_str(i.args[0]) << ")"; break;
       case Op::IndexTile: o << "dim=" << i.dims.at(0) << ")"; break;
+      // hopper family (ops/mbarrier.cc, ops/tma.cc)
+      case Op::MbarrierAlloc:
+        o.str("");
+        o << expr_str(i.args[0]) << " = mbarrier_alloc(counts="
+          << list(std::vector<Expr>(i.args.begin() + 1, i.args.end())) << ")";
+        return o.str();
+      case Op::MbarrierArrive:
+      case Op::MbarrierArriveExpectTx:
+      case Op::MbarrierWait:
+        o << expr_str(i.args[0]) << (i.op == Op::MbarrierWait ? ", phase=" : i.op == Op::MbarrierArrive ? ", count=" : ", transaction_bytes=")
+          << expr_str(i.args[1]) << ")";
+        break;
+      case Op::TmaGlobalToShared:
+        o << t(i.inputs[0]) << ", " << t(i.inputs[1]) << ", offsets="
+          << list(std::vector<Expr>(i.args.begin() + 1, i.args.end())) << ", dims=" << ints(std::vector<int64_t>(i.dims.begin(), i.dims.end()))
+          << ", mbarrier=" << expr_str(i.args[0]) << ")";
+        break;
+      case Op::TmaSharedToGlobal:
+        o << t(i.inputs[0]) << ", " << t(i.inputs[1]) << ", offsets=" << list(i.args)
+          << ", dims=" << ints(std::vector<int64_t>(i.dims.begin(), i.dims.end())) << ")";
+        break;
+      case Op::TmaCommitGroup:
+      case Op::FenceProxyAsyncRelease: o << ")"; break;
+      case Op::TmaWaitGroup:
+        o << i.int_attr << (i.dims.size() == 1 && i.dims[0] ? ", read=True" : "") << ")";
+        break;
+      case Op::FenceProxyAsync: o << "space=" << i.text << ")"; break;
       // math family (ops/math.cc)
       case Op::Abs:
       case Op::Exp2:

@@ -627,6 +627,35 @@ class Verifier : public StmtExprVisitor {
         no_output(i);
         if (i.args[0]->dtype != dtypes::boolean) fail(what, ": the condition is not a bool");
         return;
+      // hopper family (ops/mbarrier.cc, ops/tma.cc)
+      case Op::MbarrierAlloc:
+        arity(i, 0, 2, i.args.size());
+        no_output(i);
+        return;
+      case Op::MbarrierArrive:
+      case Op::MbarrierArriveExpectTx:
+      case Op::MbarrierWait:
+        arity(i, 0, 2, 2);
+        no_output(i);
+        return;
+      case Op::TmaGlobalToShared:
+      case Op::TmaSharedToGlobal: {
+        const bool load = i.op == Op::TmaGlobalToShared;
+        const Tensor& g = i.inputs.size() == 2 ? i.inputs[load ? 0 : 1] : nullptr;
+        const size_t n = (load ? 1 : 0) + (g ? static_cast<size_t>(g->rank()) : 0);
+        arity(i, 2, n, n);
+        scope(i, i.inputs[load ? 0 : 1], Scope::Global, load ? "src" : "dst");
+        scope(i, i.inputs[load ? 1 : 0], Scope::Shared, load ? "dst" : "src");
+        no_output(i);
+        return;
+      }
+      case Op::TmaCommitGroup:
+      case Op::TmaWaitGroup:
+      case Op::FenceProxyAsync:
+      case Op::FenceProxyAsyncRelease:
+        arity(i, 0, 0, 0);
+        no_output(i);
+        return;
       case Op::IndexTile:
         arity(i, 0, 0, 0);
         scope(i, i.output, Scope::Register, "the output");

@@ -119,6 +119,19 @@ Event classify(Op op) {
     // the commit after each async dot and the waits its tests pin in the printed IR.
     case Op::WgmmaCommitGroup:
     case Op::WgmmaWaitGroup: return {};
+    // hopper family (ops/mbarrier.cc, ops/tma.cc): TMA loads complete on an mbarrier and
+    // TMA stores on their own bulk groups, neither on cp.async's; a wait on a barrier
+    // orders nothing the cp.async channel tracks. Not a channel here yet.
+    case Op::MbarrierAlloc:
+    case Op::MbarrierArrive:
+    case Op::MbarrierArriveExpectTx:
+    case Op::MbarrierWait:
+    case Op::TmaGlobalToShared:
+    case Op::TmaSharedToGlobal:
+    case Op::TmaCommitGroup:
+    case Op::TmaWaitGroup:
+    case Op::FenceProxyAsync:
+    case Op::FenceProxyAsyncRelease: return {};
   }
   return {};
 }

@@ -19,6 +19,7 @@ CodegenOptions codegen_options_for(const std::string& arch, bool pointers_aligne
   CodegenOptions options;
   options.pointers_aligned = pointers_aligned;
   options.wgmma = allow_wgmma && arch == "sm_90a";
+  options.sm90 = arch == "sm_90a";
   options.unroll_budget = unroll_budget;
   return options;
 }

@@ -416,6 +416,20 @@ class AsyncWaits : public StmtMutator {
       case Op::Printf:
       case Op::Assume:
       case Op::IndexTile: return;
+      // hopper family (ops/mbarrier.cc, ops/tma.cc): a TMA load overwrites its shared dst
+      // (inputs[1]) asynchronously, so a dot still reading that tile must finish first.
+      case Op::TmaGlobalToShared:
+        if (reads_root(plan_.root_of(i.inputs[1]))) wait_all(out, "a TMA load overwrites a tile a running dot may read", loc);
+        return;
+      case Op::MbarrierAlloc:
+      case Op::MbarrierArrive:
+      case Op::MbarrierArriveExpectTx:
+      case Op::MbarrierWait:
+      case Op::TmaSharedToGlobal:
+      case Op::TmaCommitGroup:
+      case Op::TmaWaitGroup:
+      case Op::FenceProxyAsync:
+      case Op::FenceProxyAsyncRelease: return;
     }
   }
 

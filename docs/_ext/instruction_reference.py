@@ -52,6 +52,14 @@ SYNTAX = {
         for op in (("add", "sub", "min", "max") if form else ("add", "sub", "min", "max", "exch", "cas"))]
        for space in ("shared", "global") for form in ("", "_scatter")},
     "permute_shared": [("s.permute(dims), s.transpose()", "tilus.lang.inst_views._tensor_permute")],
+    # hopper (python/tilus/lang/inst_hopper.py): Tilus's self.mbarrier, self.tma, self.fence
+    **{f"mbarrier_{op}": [(f"self.mbarrier.{m}(...)", f"tilus.lang.inst_hopper.MbarrierGroup.{m}")]
+       for op, m in (("alloc", "alloc"), ("arrive", "arrive"),
+                     ("arrive_expect_tx", "arrive_and_expect_tx"), ("wait", "wait"))},
+    **{f"tma_{m}": [(f"self.tma.{m}(...)", f"tilus.lang.inst_hopper.TmaGroup.{m}")]
+       for m in ("global_to_shared", "shared_to_global", "commit_group", "wait_group")},
+    **{f"fence_{m}": [(f"self.fence.{m}(...)", f"tilus.lang.inst_hopper.FenceGroup.{m}")]
+       for m in ("proxy_async", "proxy_async_release")},
 }
 
 # Instructions of the table that scripts never write: compiler passes insert them. Each
