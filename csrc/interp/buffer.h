@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "ir/dtype.h"
+#include "ir/small_floats.h"
 #include "support/float16.h"
 
 namespace tilus::interp {
@@ -35,6 +36,8 @@ inline double round_float(double v, ScalarKind k) {
     case ScalarKind::Float16: return half_to_double(double_to_half(v));
     case ScalarKind::BFloat16: return bfloat16_to_double(double_to_bfloat16(v));
     case ScalarKind::Float32: return static_cast<double>(static_cast<float>(v));
+    TILUS_LOWP_FLOAT_CASES: return lowp_decode(k, lowp_encode(k, v));
+    TILUS_LOWP_INT_CASES:
     case ScalarKind::Float64:
     case ScalarKind::Bool:
     case ScalarKind::Int8:
@@ -63,6 +66,9 @@ inline int64_t float_to_int(double v, ScalarKind k) {
     case ScalarKind::UInt8: lo = 0.0, hi = 255.0; break;
     case ScalarKind::UInt16: lo = 0.0, hi = 65535.0; break;
     case ScalarKind::UInt32: lo = 0.0, hi = 4294967295.0; break;
+    TILUS_LOWP_INT_CASES:
+      lo = static_cast<double>(lowp_int_min(k)), hi = static_cast<double>(lowp_int_max(k));
+      break;
     case ScalarKind::UInt64:
       if (t <= 0.0) return 0;
       if (t >= 18446744073709551616.0) return static_cast<int64_t>(~uint64_t{0});
@@ -73,6 +79,7 @@ inline int64_t float_to_int(double v, ScalarKind k) {
     case ScalarKind::BFloat16:
     case ScalarKind::Float32:
     case ScalarKind::Float64:
+    TILUS_LOWP_FLOAT_CASES:
       if (t <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
       if (t >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
       return static_cast<int64_t>(t);
@@ -87,8 +94,11 @@ inline bool is_float_kind(ScalarKind k) {
 }
 
 // The interpreter reads and writes elements one at a time through byte pointers, so its
-// elements must be whole bytes: a sub-byte type is refused here, never truncated.
+// elements are whole bytes: a low-precision element (sub-byte integers, small floats) is
+// one byte holding its code in the low bits. Packed sub-byte memory never reaches here:
+// global views and loads of those types are refused where the script names them.
 inline int element_bytes(DataType t) {
+  if (is_low_precision(t)) return 1;
   return static_cast<int>(whole_bytes(t, 1, "the CPU interpreter addresses elements one by one"));
 }
 inline int kind_bytes(ScalarKind k) { return element_bytes(DataType(k)); }
@@ -109,6 +119,8 @@ inline double load_f(const void* p, ScalarKind k) {
     case ScalarKind::BFloat16: return bfloat16_to_double(load_raw<uint16_t>(p));
     case ScalarKind::Float32: return load_raw<float>(p);
     case ScalarKind::Float64: return load_raw<double>(p);
+    TILUS_LOWP_INT_CASES: return static_cast<double>(lowp_int_value(k, load_raw<uint8_t>(p)));
+    TILUS_LOWP_FLOAT_CASES: return lowp_decode(k, load_raw<uint8_t>(p));
   }
   return 0.0;
 }
@@ -125,6 +137,8 @@ inline int64_t load_i(const void* p, ScalarKind k) {
     case ScalarKind::UInt16: return load_raw<uint16_t>(p);
     case ScalarKind::UInt32: return load_raw<uint32_t>(p);
     case ScalarKind::UInt64: return static_cast<int64_t>(load_raw<uint64_t>(p));
+    TILUS_LOWP_INT_CASES: return lowp_int_value(k, load_raw<uint8_t>(p));
+    TILUS_LOWP_FLOAT_CASES:
     case ScalarKind::Float16:
     case ScalarKind::BFloat16:
     case ScalarKind::Float32:
@@ -151,6 +165,9 @@ inline void store_i(void* p, ScalarKind k, int64_t v) {
       return;
     case ScalarKind::Float32: store_raw<float>(p, static_cast<float>(v)); return;
     case ScalarKind::Float64: store_raw<double>(p, static_cast<double>(v)); return;
+    TILUS_LOWP_INT_CASES: store_raw<uint8_t>(p, lowp_int_code(k, v)); return;
+    // An integer rounds to float32 once (as cast<float> does on the GPU), then encodes.
+    TILUS_LOWP_FLOAT_CASES: store_raw<uint8_t>(p, lowp_encode(k, static_cast<float>(v))); return;
   }
 }
 
@@ -162,6 +179,8 @@ inline void store_f(void* p, ScalarKind k, double v) {
     case ScalarKind::BFloat16: store_raw<uint16_t>(p, double_to_bfloat16(v)); return;
     case ScalarKind::Float32: store_raw<float>(p, static_cast<float>(v)); return;
     case ScalarKind::Float64: store_raw<double>(p, v); return;
+    TILUS_LOWP_FLOAT_CASES: store_raw<uint8_t>(p, lowp_encode(k, v)); return;
+    TILUS_LOWP_INT_CASES:
     case ScalarKind::Bool:
     case ScalarKind::Int8:
     case ScalarKind::Int16:
@@ -202,6 +221,13 @@ inline void poison(void* p, ScalarKind k, int64_t n) {
     case ScalarKind::UInt16:
     case ScalarKind::UInt32:
     case ScalarKind::UInt64: std::memset(p, 0x5a, static_cast<size_t>(n) * b); return;
+    // FP8: the NaN 0x7f; narrower types have no NaN: the code 0x5a cut to their width.
+    TILUS_LOWP_INT_CASES:
+    TILUS_LOWP_FLOAT_CASES: {
+      const int bits = dtype_info(k).bits;
+      std::memset(p, bits == 8 ? 0x7f : 0x5a & ((1 << bits) - 1), static_cast<size_t>(n));
+      return;
+    }
   }
 }
 

@@ -17,7 +17,8 @@ namespace tilus::interp {
 TensorValue& define_output(BlockState& st, const TensorNode* node, DataType dtype) {
   TensorValue& tv = st.tensor(node);
   int64_t n = node->numel();
-  size_t bytes = static_cast<size_t>(storage_bytes(n * dtype.bits()));
+  // element_bytes: a low-precision element takes one byte here (interp/buffer.h).
+  size_t bytes = static_cast<size_t>(n * element_bytes(dtype));
   // Reuse the previous iteration's buffer unless a shared view or a pending copy
   // still refers to it.
   if (!(tv.storage && tv.storage.use_count() == 1 && tv.storage->size() == bytes)) {

@@ -89,6 +89,21 @@ namespace dtypes {
 #undef TILUS_DTYPE
 }  // namespace dtypes
 
+// Every low-precision kind, for the switches over ScalarKind (no `default:` there):
+// `TILUS_LOWP_INT_CASES: ...` and `TILUS_LOWP_FLOAT_CASES: ...`.
+#define TILUS_LOWP_INT_CASES                                                                  \
+  case ScalarKind::Int1b: case ScalarKind::Int2b: case ScalarKind::Int3b:                    \
+  case ScalarKind::Int4b: case ScalarKind::Int5b: case ScalarKind::Int6b:                    \
+  case ScalarKind::Int7b: case ScalarKind::UInt1b: case ScalarKind::UInt2b:                  \
+  case ScalarKind::UInt3b: case ScalarKind::UInt4b: case ScalarKind::UInt5b:                 \
+  case ScalarKind::UInt6b: case ScalarKind::UInt7b
+#define TILUS_LOWP_FLOAT_CASES                                                                \
+  case ScalarKind::Float3E1M1: case ScalarKind::Float4E1M2: case ScalarKind::Float4E2M1:     \
+  case ScalarKind::Float5E1M3: case ScalarKind::Float5E2M2: case ScalarKind::Float5E3M1:     \
+  case ScalarKind::Float6E2M3: case ScalarKind::Float6E3M2: case ScalarKind::Float6E4M1:     \
+  case ScalarKind::Float7E2M4: case ScalarKind::Float7E3M3: case ScalarKind::Float7E4M2:     \
+  case ScalarKind::Float7E5M1: case ScalarKind::Float8E4M3: case ScalarKind::Float8E5M2
+
 // Wrap an integer to the width and signedness of `k` (bool: nonzero), as the hardware
 // would; the builder's constant folding and the interpreter both use it.
 inline int64_t wrap_int(int64_t v, ScalarKind k) {
@@ -100,6 +115,13 @@ inline int64_t wrap_int(int64_t v, ScalarKind k) {
     case ScalarKind::UInt8: return static_cast<uint8_t>(v);
     case ScalarKind::UInt16: return static_cast<uint16_t>(v);
     case ScalarKind::UInt32: return static_cast<uint32_t>(v);
+    TILUS_LOWP_INT_CASES: {  // the low `bits` bits, sign-extended for the signed ones
+      const DTypeInfo& r = dtype_info(k);
+      const uint64_t code = static_cast<uint64_t>(v) & ((uint64_t{1} << r.bits) - 1);
+      const bool neg = r.is_signed && (code >> (r.bits - 1)) != 0;
+      return neg ? static_cast<int64_t>(code) - (int64_t{1} << r.bits) : static_cast<int64_t>(code);
+    }
+    TILUS_LOWP_FLOAT_CASES:
     case ScalarKind::Int64:
     case ScalarKind::UInt64:
     case ScalarKind::Float16:

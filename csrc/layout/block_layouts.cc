@@ -81,7 +81,9 @@ std::optional<MmaKind> mma_kind_for(DataType operand) {
     case ScalarKind::UInt32:
     case ScalarKind::UInt64:
     case ScalarKind::Float32:
-    case ScalarKind::Float64: return std::nullopt;
+    case ScalarKind::Float64:
+    TILUS_LOWP_INT_CASES:
+    TILUS_LOWP_FLOAT_CASES: return std::nullopt;
   }
   return std::nullopt;
 }

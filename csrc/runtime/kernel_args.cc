@@ -26,6 +26,12 @@ ParamKind param_kind_of(DataType dtype) {
     case ScalarKind::BFloat16: return ParamKind::BF16;
     case ScalarKind::Float32: return ParamKind::F32;
     case ScalarKind::Float64: return ParamKind::F64;
+    // Kernel parameters are passed by value in 32/64-bit slots; a low-precision scalar
+    // would need its own packing. Pointers to them are fine (above).
+    TILUS_LOWP_INT_CASES:
+    TILUS_LOWP_FLOAT_CASES:
+      throw ScriptError("TypeError", cat("a kernel parameter of type ", dtype.name(),
+                                         " is not supported; pass an int32/float32 and cast it"));
   }
   TILUS_ASSERT(false, "unknown scalar kind ", static_cast<int>(dtype.kind));
   return ParamKind::I32;

@@ -60,6 +60,8 @@ bool HostEvaluator::eval(const Expr& e, const std::vector<HostArg>& args, int64_
         case ScalarKind::BFloat16:
         case ScalarKind::Float32:
         case ScalarKind::Float64: out = a; break;
+        TILUS_LOWP_INT_CASES: out = wrap_int(a, e->dtype.kind); break;
+        TILUS_LOWP_FLOAT_CASES: return false;  // not an integer the host can size with
       }
       return true;
     case ExprKind::Select:

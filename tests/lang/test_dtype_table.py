@@ -24,7 +24,12 @@ NUMPY_ROWS = [row for row in TABLE if row.numpy]
 def test_the_table_has_todays_types():
     assert [row.name for row in TABLE] == [
         "boolean", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-        "float16", "bfloat16", "float32", "float64"]
+        "float16", "bfloat16", "float32", "float64",
+        # the low-precision block (docs/low_precision.md)
+        *[f"int{b}b" for b in range(1, 8)], *[f"uint{b}b" for b in range(1, 8)],
+        "float3_e1m1", "float4_e1m2", "float4_e2m1", "float5_e1m3", "float5_e2m2", "float5_e3m1",
+        "float6_e2m3", "float6_e3m2", "float6_e4m1", "float7_e2m4", "float7_e3m3", "float7_e4m2",
+        "float7_e5m1", "float8_e4m3", "float8_e5m2"]
     # every type of torch and numpy that tilus had before the table is still mapped
     assert {row.torch for row in TORCH_ROWS} >= {"bool", "int8", "int16", "int32", "int64", "uint8",
                                                  "float16", "bfloat16", "float32", "float64"}
@@ -42,8 +47,10 @@ def test_row_matches_torch(row):
         info = torch.finfo(t)
         assert info.bits == row.bits
         assert info.eps == 2.0 ** -row.mantissa_bits
-        # the largest exponent is 2**(e-1) - 1 for e exponent bits (max = m * 2**k, m in [0.5, 1))
-        assert math.frexp(info.max)[1] - 1 == 2 ** (row.exponent_bits - 1) - 1
+        # the largest exponent is 2**(e-1) - 1 for e exponent bits (max = m * 2**k, m in [0.5, 1)),
+        # one more for OCP E4M3 ("fn"), whose top binade holds numbers (and one NaN)
+        top = 2 ** (row.exponent_bits - 1) - 1 + (row.name == "float8_e4m3")
+        assert math.frexp(info.max)[1] - 1 == top
     elif row.family == "int":
         info = torch.iinfo(t)
         assert info.bits == row.bits
@@ -87,7 +94,12 @@ def test_row_matches_dlpack(row):
 def test_public_names_and_properties(row):
     t = getattr(tilus, row.name)
     assert t == row.dtype and t.name == row.name and row.name in tilus.__all__
-    assert t.bits == row.bits and t.nbytes * 8 == row.bits
+    assert t.bits == row.bits
+    if row.bits % 8 == 0:
+        assert t.nbytes * 8 == row.bits
+    else:  # sub-byte types have no byte size
+        with pytest.raises(NativeError, match="not a whole number of bytes"):
+            t.nbytes
     assert (~t).bits == 64 and (~t).nbytes == 8 and (~t).name == "~" + row.name
     assert row_of(~t) == row_of(t) == row
     assert t.is_float == (row.family == "float") and t.is_bool == (row.family == "bool")
@@ -110,14 +122,19 @@ def test_names_that_were_accepted_before():
 
 def test_scalar_packing_is_unchanged():
     # how each scalar type is widened into a kernel parameter (one packer, runtime/kernel_args)
-    assert {row.name: launcher._rt.param_kind(row.dtype) for row in TABLE} == {
+    lowp = [row for row in TABLE if row.c_type.startswith("tilus::lowp")]
+    for row in lowp:  # no by-value kernel parameters of the low-precision types
+        with pytest.raises(Exception, match="is not supported"):
+            launcher._rt.param_kind(row.dtype)
+    assert {row.name: launcher._rt.param_kind(row.dtype) for row in TABLE if row not in lowp} == {
         "boolean": "i32", "int8": "i32", "int16": "i32", "int32": "i32", "uint8": "u32",
         "uint16": "u32", "uint32": "u32", "int64": "i64", "uint64": "u64", "float32": "f32",
         "float64": "f64", "float16": "f16", "bfloat16": "bf16"}
     assert dlpack._CODES == {
         (0, 8): "int8", (0, 16): "int16", (0, 32): "int32", (0, 64): "int64", (1, 8): "uint8",
         (1, 16): "uint16", (1, 32): "uint32", (1, 64): "uint64", (2, 16): "float16",
-        (2, 32): "float32", (2, 64): "float64", (4, 16): "bfloat16", (6, 8): "bool"}
+        (2, 32): "float32", (2, 64): "float64", (4, 16): "bfloat16", (6, 8): "bool",
+        (10, 8): "float8_e4m3fn", (12, 8): "float8_e5m2"}  # kDLFloat8_e4m3fn, kDLFloat8_e5m2
 
 
 def test_c_types_are_what_generated_code_declares():

@@ -230,11 +230,23 @@ static __device__ __forceinline__ bfloat16 int_to_bfloat16(I x) {
 }  // namespace detail
 
 // cast<To>(x): see the semantics at the top of this file.
+// The low-precision types (lowp.cuh) convert through lowp_cast, declared here so that
+// cast<> covers them too (scalar cast expressions, constants, register initialisers).
+namespace detail {
+template <typename T> struct lowp_traits { enum : int { kind = 0 }; };
+template <typename T>
+__host__ __device__ constexpr bool is_lowp() { return lowp_traits<T>::kind != 0; }
+}  // namespace detail
+template <typename To, typename From>
+static __device__ __forceinline__ To lowp_cast(From x);
+
 template <typename To, typename From>
 static __device__ __forceinline__ To cast(From x) {
   using namespace detail;
   if constexpr (is_same<To, From>()) {
     return x;
+  } else if constexpr (is_lowp<To>() || is_lowp<From>()) {
+    return lowp_cast<To>(x);
   } else if constexpr (is_f16<From>()) {
     return cast<To>(to_float(x));  // widening is exact, so this rounds once
   } else if constexpr (is_same<To, half>()) {

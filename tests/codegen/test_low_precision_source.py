@@ -1,0 +1,61 @@
+"""The CUDA generated for casts between the low-precision types and float16/bfloat16/
+float32/int32 compiles through NVRTC (sm_80: the codec; sm_90a: FP8 through cvt)."""
+
+import os
+
+import pytest
+import torch
+
+import tilus
+from tests.codegen.nvrtc_ctypes import ELF_MAGIC
+from tests.lang.lowp_kernels import E4M3Codes, E5M2Codes, F32Chain, I32Chain
+from tests.lang.lowp_model import FLOATS, INTS
+from tilus import _C, bfloat16, float16, float32, int32
+
+rt = _C.runtime
+if not rt.nvrtc_available():
+    if os.environ.get("TILUS_REQUIRE_NVRTC"):
+        raise RuntimeError("TILUS_REQUIRE_NVRTC is set but NVRTC cannot be loaded")
+    pytest.skip("NVRTC is not installed (pip install nvidia-cuda-nvrtc)", allow_module_level=True)
+
+
+def _compile(kernel, args, arch):
+    program = kernel.compile(*args).program
+    generated = _C.generate_cuda(program, True, arch)
+    report = rt.compile_report(generated["source"], generated["name"], arch, [], None)
+    assert report["cubin"][:4] == ELF_MAGIC
+    return generated["source"]
+
+
+_F = (torch.zeros(600), torch.zeros(600), 600)
+_I = (torch.zeros(600, dtype=torch.int32), torch.zeros(600, dtype=torch.int32), 600)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("name", sorted(FLOATS))
+def test_float_casts_compile(name, arch):
+    t = getattr(tilus, name)
+    src = _compile(F32Chain(float16, t, bfloat16), _F, arch)
+    assert "tilus::lowp_float<" in src
+    _compile(F32Chain(t, float16, t), _F, arch)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("name", sorted(INTS))
+def test_int_casts_compile(name, arch):
+    t = getattr(tilus, name)
+    assert "tilus::lowp_int<" in _compile(I32Chain(t), _I, arch)
+    _compile(F32Chain(t, bfloat16), _F, arch)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_fp8_loads_compile(arch):
+    x = torch.zeros(600, dtype=torch.uint8)
+    _compile(E4M3Codes(), (x.view(torch.float8_e4m3fn), torch.zeros(600), 600), arch)
+    _compile(E5M2Codes(), (x.view(torch.float8_e5m2), torch.zeros(600), 600), arch)
+
+
+def test_existing_casts_unchanged():
+    """Casts among the old types still print tilus::cast<...> with no lowp code."""
+    src = _compile(F32Chain(float16, bfloat16, int32), _F, "sm_80")
+    assert "tilus::lowp" not in src

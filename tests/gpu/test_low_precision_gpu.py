@@ -1,0 +1,62 @@
+"""GPU casts of the low-precision types against the CPU interpreter: every value of
+every type both ways (the same kernels and sweeps as tests/lang/test_low_precision_types.py)."""
+
+import numpy as np
+import pytest
+import torch
+
+import tilus
+from tests.lang.lowp_kernels import E4M3Codes, E5M2Codes, F32Chain, I32Chain
+from tests.lang.lowp_model import FLOATS, INTS, decode_all, sweep
+from tilus import bfloat16, float16, float32, int32
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+
+
+def _both(kernel, x, poison):
+    cpu = torch.full_like(x, poison)
+    kernel(x, cpu, x.numel())
+    xg = x.cuda()
+    gpu = torch.full_like(xg, poison)
+    kernel(xg, gpu, x.numel())
+    torch.cuda.synchronize()
+    return cpu.numpy(), gpu.cpu().numpy()
+
+
+def _same(cpu, gpu):
+    nan = np.isnan(cpu)
+    assert np.array_equal(nan, np.isnan(gpu))
+    assert np.array_equal(cpu[~nan].view(np.int32), gpu[~nan].view(np.int32))
+
+
+@pytest.mark.parametrize("chain", ["f32", "f16", "bf16", "f16-in"])
+@pytest.mark.parametrize("name", sorted(FLOATS))
+def test_float_casts_match_interpreter(name, chain):
+    t = getattr(tilus, name)
+    kernel = {"f32": F32Chain(t, float32), "f16": F32Chain(t, float16), "bf16": F32Chain(t, bfloat16),
+              "f16-in": F32Chain(float16, t, bfloat16)}[chain]
+    x = torch.from_numpy(np.concatenate([sweep(name, seed=1), decode_all(name).astype(np.float32)]))
+    _same(*_both(kernel, x, float("nan")))
+
+
+@pytest.mark.parametrize("name", sorted(INTS))
+def test_int_casts_match_interpreter(name):
+    t = getattr(tilus, name)
+    x = torch.arange(-1000, 1001, dtype=torch.int32)
+    cpu, gpu = _both(I32Chain(t), x, -77)
+    assert np.array_equal(cpu, gpu)
+    f = torch.from_numpy(np.concatenate([np.linspace(-300, 300, 4801), [np.inf, -np.inf, np.nan]]).astype(np.float32))
+    _same(*_both(F32Chain(t, int32), f, float("nan")))
+
+
+@pytest.mark.parametrize("name", ["float8_e4m3", "float8_e5m2"])
+def test_fp8_every_code_matches_interpreter(name):
+    codes = torch.arange(256, dtype=torch.int32).to(torch.uint8).repeat(3)[:701]
+    x = codes.view(torch.float8_e4m3fn if name == "float8_e4m3" else torch.float8_e5m2)
+    kernel = E4M3Codes() if name == "float8_e4m3" else E5M2Codes()
+    cpu = torch.full((701,), 12345.0)
+    kernel(x, cpu, 701)
+    gpu = torch.full((701,), 12345.0, device="cuda")
+    kernel(x.cuda(), gpu, 701)
+    _same(cpu.numpy(), gpu.cpu().numpy())
