@@ -321,6 +321,9 @@ Tensor IRBuilder::global_view(Expr ptr, DataType dtype, std::vector<Expr> shape,
               "global_view: the first argument must be a pointer (a parameter annotated ~",
               dtype.name(), "), got ", ptr ? ptr->dtype.name() : std::string("nothing"));
   TILUS_CHECK(!dtype.is_pointer, "TypeError", "global_view: dtype must be a scalar type");
+  // An untyped parameter (void_p) is viewed as any dtype: the view's pointer is the
+  // parameter reinterpreted as a pointer to `dtype`.
+  if (ptr->dtype.is_void) ptr = make_cast(ptr, dtype.pointer_to());
   TILUS_CHECK(ptr->dtype.pointee() == dtype, "TypeError", "global_view: the pointer ",
               expr_str(ptr), " points to ", ptr->dtype.pointee().name(), " but dtype=",
               dtype.name(), " was given");

@@ -62,6 +62,7 @@ std::optional<MmaKind> mma_kind_for(DataType operand) {
     case ScalarKind::UInt32:
     case ScalarKind::UInt64:
     case ScalarKind::Float32:
+    case ScalarKind::TFloat32:
     case ScalarKind::Float64: return std::nullopt;
   }
   return std::nullopt;
