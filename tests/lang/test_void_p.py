@@ -13,8 +13,7 @@ from tilus.utils import cdiv
 
 
 class ScaleRows(Script):
-    """y[i, j] = x[i, j] * 2 + w[j], all three views of `dtype` over untyped pointers; the
-    per-column w is read through ~g[...]-free element loads of a second void_p view."""
+    """y = x * 2 + w, all three views of `dtype` over untyped pointers."""
 
     def __init__(self, dtype, block_m=16, block_n=8):
         super().__init__()
@@ -26,12 +25,12 @@ class ScaleRows(Script):
         self.attrs.blocks = [cdiv(m, self.block_m), cdiv(n, self.block_n)]
         self.attrs.warps = 1
         gx = self.global_view(x_ptr, dtype=self.dtype, shape=[m, n])
-        gw = self.global_view(w_ptr, dtype=self.dtype, shape=[1, n])
+        gw = self.global_view(w_ptr, dtype=self.dtype, shape=[m, n])
         gy = self.global_view(y_ptr, dtype=self.dtype, shape=[m, n])
         om = self.blockIdx.x * self.block_m
         on = self.blockIdx.y * self.block_n
         x = self.load_global(gx, offsets=[om, on], shape=[self.block_m, self.block_n])
-        w = self.load_global(gw, offsets=[0, on], shape=[1, self.block_n])
+        w = self.load_global(gw, offsets=[om, on], shape=[self.block_m, self.block_n])
         self.store_global(gy, x + x + w, offsets=[om, on])
 
 
@@ -72,7 +71,7 @@ def _random(shape, torch_dtype):
 def test_void_p_views_any_dtype(torch_dtype, dtype):
     m, n = 37, 29
     x = _random((m, n), torch_dtype)
-    w = _random((n,), torch_dtype)
+    w = _random((m, n), torch_dtype)
     y = torch.full((m, n), 99, dtype=torch_dtype)
     ScaleRows(dtype)(m, n, x, w, y)
     expected = (x.double() * 2 + w.double()).to(torch_dtype)
@@ -97,7 +96,7 @@ def test_void_p_takes_numpy_and_dtypes_tilus_has_no_name_for():
 def test_the_program_casts_the_untyped_parameter():
     m, n = 5, 8
     x = torch.zeros(m, n, dtype=torch.float16)
-    program = ScaleRows(tilus.float16).compile(m, n, x, x[0], x).program
+    program = ScaleRows(tilus.float16).compile(m, n, x, x, x).program
     text = str(program)
     assert "x_ptr: void_p" in text
     assert "global_view(~float16(x_ptr), dtype=float16" in text
@@ -109,11 +108,12 @@ def test_view_bounds_are_checked_in_bytes():
     # m*n int8 bytes hold only half the float16 view: refused before anything runs
     small = torch.zeros(m * n, dtype=torch.int8)
     with pytest.raises(ValueError, match=r"argument 'x_ptr' is too small .*\(2146 bytes\).*\(1073 bytes\)"):
-        kernel(m, n, small, torch.zeros(n, dtype=torch.float16), torch.zeros(m, n, dtype=torch.float16))
+        kernel(m, n, small, torch.zeros(m, n, dtype=torch.float16),
+               torch.zeros(m, n, dtype=torch.float16))
     # the same bytes as int16 are exactly enough, whatever the tensor's own dtype
     x = torch.randn(m, n).half().view(torch.int16)  # float16 bits in an int16 tensor
     y = torch.zeros(m, n, dtype=torch.int16)
-    kernel(m, n, x, torch.zeros(n, dtype=torch.int16), y)
+    kernel(m, n, x, torch.zeros(m, n, dtype=torch.int16), y)
     assert torch.equal(y.view(torch.float16), (x.view(torch.float16).double() * 2).half())
 
 
