@@ -555,10 +555,13 @@ Tensor IRBuilder::dot(const Tensor& a, const Tensor& b, const Tensor& c, const T
             (in == dtypes::bfloat16 && acc == dtypes::float32) ||
             (in == dtypes::int8 && acc == dtypes::int32) ||
             (in == dtypes::float32 && acc == dtypes::float32) ||
+            // tf32 operands multiply exactly and accumulate in float32 (on CUDA cores for
+            // now: layout/block_layouts.cc has no m16n8k8 tf32 mma atom yet)
+            (in == dtypes::tfloat32 && acc == dtypes::float32) ||
             (in == dtypes::float64 && acc == dtypes::float64);
   TILUS_CHECK(ok, "TypeError", "dot: ", in.name(), " x ", in.name(), " -> ", acc.name(),
               " is not supported (supported: float16 -> float16/float32, bfloat16 -> float32, "
-              "int8 -> int32, float32 -> float32, float64 -> float64)");
+              "int8 -> int32, tfloat32 -> float32, float32 -> float32, float64 -> float64)");
   Tensor d = out;
   if (out) {
     check_register(out, "dot", "out");

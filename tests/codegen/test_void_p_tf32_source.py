@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import tilus
-from tests.lang.test_tfloat32 import RoundTf32
+from tests.lang.test_tfloat32 import DotTf32, RoundTf32
 from tests.lang.test_void_p import Bytes, ElementAddress, ScaleRows
 from tilus import _C
 
@@ -59,3 +59,11 @@ def test_tf32_cast(arch):
     ok, log, _, ptx = nvrtc.compile(src, arch, device_headers(), None)
     assert ok, log
     assert "cvt.rna.tf32.f32" in ptx
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_tf32_dot(arch):
+    # tf32 operands, float32 accumulators: on CUDA cores (no m16n8k8 tf32 mma atom yet)
+    x = torch.zeros(8)
+    src = _source(DotTf32(), (37, 29, 19, x, x, x), arch)
+    assert "tilus::cast<tilus::tfloat32>(" in src and "dot on CUDA cores" in src

@@ -94,3 +94,40 @@ def test_torch_float32_tensors_feed_tf32_kernels():
     y = torch.empty(77)
     RoundTf32()(77, x, y)
     assert torch.equal(y, torch.from_numpy(numpy_tf32(x.numpy())))
+
+
+class DotTf32(Script):
+    """c = tf32(a) @ tf32(b) with float32 accumulation, a, b, c float32 in memory."""
+
+    def __init__(self, bm=16, bn=16, bk=8):
+        super().__init__()
+        self.bm, self.bn, self.bk = bm, bn, bk
+
+    def __call__(self, m: int32, n: int32, k: int32, a: ~tilus.float32, b: ~tilus.float32,
+                 c: ~tilus.float32):
+        self.attrs.blocks = [cdiv(m, self.bm), cdiv(n, self.bn)]
+        self.attrs.warps = 1
+        ga = self.global_view(a, dtype=tilus.float32, shape=[m, k])
+        gb = self.global_view(b, dtype=tilus.float32, shape=[k, n])
+        gc = self.global_view(c, dtype=tilus.float32, shape=[m, n])
+        om = self.blockIdx.x * self.bm
+        on = self.blockIdx.y * self.bn
+        acc = self.register_tensor(dtype=tilus.float32, shape=[self.bm, self.bn], init=0.0)
+        for ok in range(cdiv(k, self.bk)):
+            ra = self.load_global(ga, offsets=[om, ok * self.bk], shape=[self.bm, self.bk])
+            rb = self.load_global(gb, offsets=[ok * self.bk, on], shape=[self.bk, self.bn])
+            self.dot(self.cast(ra, dtype=tilus.tfloat32), self.cast(rb, dtype=tilus.tfloat32),
+                     acc, out=acc)
+        self.store_global(gc, acc, offsets=[om, on])
+
+
+def test_dot_multiplies_tf32_rounded_operands():
+    m, n, k = 37, 29, 19
+    a, b = torch.randn(m, k), torch.randn(k, n)
+    c = torch.full((m, n), float("nan"))
+    DotTf32()(m, n, k, a, b, c)
+    at = torch.from_numpy(numpy_tf32(a.numpy().ravel()).reshape(m, k)).double()
+    bt = torch.from_numpy(numpy_tf32(b.numpy().ravel()).reshape(k, n)).double()
+    torch.testing.assert_close(c.double(), at @ bt, rtol=1e-5, atol=1e-5)
+    # and it is not the float32 product: the operands were rounded
+    assert (c.double() - a.double() @ b.double()).abs().max() > 1e-4
