@@ -555,8 +555,7 @@ Tensor IRBuilder::dot(const Tensor& a, const Tensor& b, const Tensor& c, const T
             (in == dtypes::bfloat16 && acc == dtypes::float32) ||
             (in == dtypes::int8 && acc == dtypes::int32) ||
             (in == dtypes::float32 && acc == dtypes::float32) ||
-            // tf32 operands multiply exactly and accumulate in float32 (on CUDA cores for
-            // now: layout/block_layouts.cc has no m16n8k8 tf32 mma atom yet)
+            // tf32 operands: mma.sync m16n8k8 where the tile allows, CUDA cores otherwise
             (in == dtypes::tfloat32 && acc == dtypes::float32) ||
             (in == dtypes::float64 && acc == dtypes::float64);
   TILUS_CHECK(ok, "TypeError", "dot: ", in.name(), " x ", in.name(), " -> ", acc.name(),

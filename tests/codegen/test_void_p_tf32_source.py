@@ -62,8 +62,32 @@ def test_tf32_cast(arch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_tf32_dot(arch):
-    # tf32 operands, float32 accumulators: on CUDA cores (no m16n8k8 tf32 mma atom yet)
+@pytest.mark.parametrize("tile", [(16, 16, 8), (32, 32, 16), (64, 32, 16)])
+def test_tf32_dot_uses_mma_m16n8k8(arch, tile):
     x = torch.zeros(8)
-    src = _source(DotTf32(), (37, 29, 19, x, x, x), arch)
-    assert "tilus::cast<tilus::tfloat32>(" in src and "dot on CUDA cores" in src
+    src = _source(DotTf32(*tile), (37, 29, 19, x, x, x), arch)
+    assert "tilus::cast<tilus::tfloat32>(" in src
+    assert "m16n8k8 atoms per warp" in src and "tilus::mma_m16n8k8_tf32_f32(" in src
+    nvrtc, why = load_nvrtc()
+    assert nvrtc is not None, why
+    ok, log, _, ptx = nvrtc.compile(src, arch, device_headers(), None)
+    assert ok, log
+    assert "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32" in ptx
+
+
+def test_tf32_mma_atom_layouts():
+    # the PTX ISA's m16n8k8 .tf32 fragments: A (g + 8*bit0(i), q + 4*bit1(i)), B (q + 4*i, g)
+    from tilus.layout import mma_atom, mma_block_layouts, mma_kind_for
+
+    assert mma_kind_for("tfloat32") == "m16n8k8"
+    atom = mma_atom("m16n8k8")
+    assert (atom["m"], atom["n"], atom["k"]) == (16, 8, 8)
+    for lane in range(32):
+        g, q = lane // 4, lane % 4
+        assert [atom["a"].coords(lane, i) for i in range(4)] == [
+            (g, q), (g + 8, q), (g, q + 4), (g + 8, q + 4)]
+        assert [atom["b"].coords(lane, i) for i in range(2)] == [(q, g), (q + 4, g)]
+        assert [atom["c"].coords(lane, i) for i in range(4)] == [
+            (g, 2 * q), (g, 2 * q + 1), (g + 8, 2 * q), (g + 8, 2 * q + 1)]
+    r = mma_block_layouts("m16n8k8", 64, 64, 32, 4)
+    assert (r["warps_m"], r["warps_n"], r["rep_m"], r["rep_n"], r["rep_k"]) == (2, 2, 2, 4, 4)

@@ -99,11 +99,13 @@ def test_tf32_cast_bit_exact_on_the_gpu():
         assert torch.equal(y.cpu().view(torch.int32), expected.view(torch.int32))
 
 
-def test_tf32_dot_on_the_gpu():
+@pytest.mark.parametrize("tile", [(16, 16, 8), (32, 32, 16), (64, 32, 16)])
+def test_tf32_dot_on_the_gpu(tile):
+    # mma.sync m16n8k8 tf32: products of the rounded operands, float32 sums
     m, n, k = 37, 29, 19
     a, b = torch.randn(m, k, device="cuda"), torch.randn(k, n, device="cuda")
     c = torch.full((m, n), float("nan"), device="cuda")
-    DotTf32()(m, n, k, a, b, c)
+    DotTf32(*tile)(m, n, k, a, b, c)
     at = torch.from_numpy(numpy_tf32(a.cpu().numpy().ravel()).reshape(m, k)).double()
     bt = torch.from_numpy(numpy_tf32(b.cpu().numpy().ravel()).reshape(k, n)).double()
     torch.testing.assert_close(c.cpu().double(), at @ bt, rtol=1e-5, atol=1e-5)
