@@ -127,6 +127,14 @@ def test_wrong_uses_name_the_parameter():
     with pytest.raises(TypeError, match=r"~void_p is not a type"):
         ~void_p
 
+    class PointerToVoid(Script):
+        def __call__(self, x: "~void_p"):  # a string, as under `from __future__ import annotations`
+            self.attrs.blocks = [1]
+            self.attrs.warps = 1
+
+    with pytest.raises(tilus.ScriptError, match=r"parameter 'x'.*~void_p is not a type"):
+        PointerToVoid()(x)
+
 
 def test_a_typed_pointer_still_needs_its_own_dtype():
     class Typed(Script):
