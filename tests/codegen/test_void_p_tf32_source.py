@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import tilus
-from tests.lang.test_tfloat32 import DotTf32, RoundTf32
+from tests.lang.test_tfloat32 import DotTf32, MulAddTf32, RoundTf32
 from tests.lang.test_void_p import Bytes, ElementAddress, ScaleRows
 from tilus import _C
 
@@ -59,6 +59,13 @@ def test_tf32_cast(arch):
     ok, log, _, ptx = nvrtc.compile(src, arch, device_headers(), None)
     assert ok, log
     assert "cvt.rna.tf32.f32" in ptx
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_tf32_tile_arithmetic(arch):
+    x = torch.zeros(8)
+    src = _source(MulAddTf32(), (8, x, x), arch)
+    assert "tilus::tfloat32" in src
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import tilus
-from tests.lang.test_tfloat32 import DotTf32, RoundTf32, numpy_tf32
+from tests.lang.test_tfloat32 import DotTf32, MulAddTf32, RoundTf32, numpy_tf32
 from tests.lang.test_void_p import Bytes, ScaleRows
 
 pytestmark = pytest.mark.gpu
@@ -109,3 +109,13 @@ def test_tf32_dot_on_the_gpu(tile):
     at = torch.from_numpy(numpy_tf32(a.cpu().numpy().ravel()).reshape(m, k)).double()
     bt = torch.from_numpy(numpy_tf32(b.cpu().numpy().ravel()).reshape(k, n)).double()
     torch.testing.assert_close(c.cpu().double(), at @ bt, rtol=1e-5, atol=1e-5)
+
+
+def test_tf32_tile_arithmetic_on_the_gpu():
+    n = 333
+    x = torch.randn(n) * 10
+    y = torch.full((n,), float("nan"), device="cuda")
+    MulAddTf32()(n, x.cuda(), y)
+    t = numpy_tf32(x.numpy())
+    expected = torch.from_numpy(numpy_tf32(numpy_tf32(t * t) + t))
+    assert torch.equal(y.cpu().view(torch.int32), expected.view(torch.int32))

@@ -22,6 +22,21 @@ class RoundTf32(Script):
         self.store_global(gy, self.cast(t, dtype=tilus.float32), offsets=[self.blockIdx.x * 64])
 
 
+class MulAddTf32(Script):
+    """y = float32(tf32(x) * tf32(x) + tf32(x)): tile arithmetic on tfloat32 computes in
+    float32 and rounds back to tfloat32 after each operation."""
+
+    def __call__(self, n: int32, x: ~tilus.float32, y: ~tilus.float32):
+        self.attrs.blocks = [cdiv(n, 64)]
+        self.attrs.warps = 2
+        gx = self.global_view(x, dtype=tilus.float32, shape=[n])
+        gy = self.global_view(y, dtype=tilus.float32, shape=[n])
+        t = self.cast(self.load_global(gx, offsets=[self.blockIdx.x * 64], shape=[64]),
+                      dtype=tilus.tfloat32)
+        self.store_global(gy, self.cast(t * t + t, dtype=tilus.float32),
+                          offsets=[self.blockIdx.x * 64])
+
+
 def numpy_tf32(x: np.ndarray) -> np.ndarray:
     """Round-to-nearest, ties away from zero, to 10 mantissa bits, written on the value's
     magnitude (not on its bit pattern): m = |x| / ulp, rounded half away, times ulp."""
@@ -131,3 +146,13 @@ def test_dot_multiplies_tf32_rounded_operands():
     torch.testing.assert_close(c.double(), at @ bt, rtol=1e-5, atol=1e-5)
     # and it is not the float32 product: the operands were rounded
     assert (c.double() - a.double() @ b.double()).abs().max() > 1e-4
+
+
+def test_tile_arithmetic_rounds_to_tf32_after_each_operation():
+    n = 101
+    x = (np.random.default_rng(3).standard_normal(n) * 10).astype(np.float32)
+    y = np.full(n, np.nan, dtype=np.float32)
+    MulAddTf32()(n, x, y)
+    t = numpy_tf32(x)
+    expected = numpy_tf32(numpy_tf32(t * t) + t)  # float32 ops, each rounded to tf32
+    assert np.array_equal(y.view(np.uint32), expected.view(np.uint32))
