@@ -86,6 +86,8 @@ void init_ir(py::module_& m) {
       .def_property_readonly("c_name", &DataType::c_name, "The CUDA C++ spelling of the type.")
       .def_property_readonly("is_pointer", [](const DataType& t) { return t.is_pointer; },
                              "Whether this is a pointer type (``~float16``).")
+      .def_property_readonly("is_void", [](const DataType& t) { return t.is_void; },
+                             "Whether this is the untyped pointer ``void_p``.")
       .def_property_readonly("is_float", &DataType::is_float, "Whether the type is floating-point.")
       .def_property_readonly("is_integer", &DataType::is_integer, "Whether the type is an integer.")
       .def_property_readonly("is_bool", &DataType::is_bool, "Whether the type is ``boolean``.")
@@ -96,10 +98,19 @@ void init_ir(py::module_& m) {
           "The size of one element in bytes (a TypeError for sub-byte types).")
       .def_property_readonly("pointee", &DataType::pointee,
                              "The element type a pointer type points to.")
-      .def("__invert__", &DataType::pointer_to, "``~t``: the pointer type to ``t``.")
+      .def("__invert__",
+           [](const DataType& t) {
+             if (t.is_void)
+               throw py::type_error(
+                   "~void_p is not a type: void_p is already a pointer (to memory of any "
+                   "dtype); annotate the parameter `void_p` itself and view it with "
+                   "self.global_view(ptr, dtype=..., shape=[...])");
+             return t.pointer_to();
+           },
+           "``~t``: the pointer type to ``t``.")
       .def("__eq__", [](const DataType& a, const DataType& b) { return a == b; })
       .def("__eq__", [](const DataType&, const py::object&) { return false; })
-      .def("__hash__", [](const DataType& t) { return static_cast<int>(t.kind) * 2 + t.is_pointer; })
+      .def("__hash__", [](const DataType& t) { return static_cast<int>(t.kind) * 4 + t.is_pointer + 2 * t.is_void; })
       .def("__repr__", &DataType::name)
       .def(py::pickle([](const DataType& t) { return t.name(); },
                       [](const std::string& s) { return dtype_from_name(s); }));

@@ -51,7 +51,8 @@ ParamKind kind_from(const std::string& s) {
 struct RuntimeParam {
   int arg_index;
   ParamKind kind;
-  py::object dtype;  // pointers: the expected torch dtype; boolean scalars: Python bool
+  py::object dtype;  // pointers: the expected torch dtype (None: void_p, any dtype);
+                     // boolean scalars: Python bool
   int64_t lo = 0, hi = 0;  // range of integer scalars
   // The aligned build assumes this integer is a multiple of kVectorExtentMultiple
   // (transforms/vector_extents.h).
@@ -264,7 +265,7 @@ class FastLauncher {
     const Queries& q = queries_;
     PyObject* d = q.dtype(obj);
     if (!d) { PyErr_Clear(); return false; }
-    bool ok = d == dtype;
+    bool ok = dtype == Py_None || d == dtype;  // void_p takes any dtype
     Py_DECREF(d);
     ok = ok && query_is(q.is_contiguous, obj, Py_True);
     if (!ok) return false;

@@ -32,6 +32,7 @@ void CudaEmitter::emit_dot(const Instruction& i) {
 
 namespace {
 std::string mma_function(MmaKind kind, DataType in, DataType acc) {
+  if (kind == MmaKind::M16N8K8) return "tilus::mma_m16n8k8_tf32_f32";
   if (kind == MmaKind::M16N8K32)
     return in == dtypes::uint8 ? "tilus::mma_m16n8k32_u8_s32" : "tilus::mma_m16n8k32_s8_s32";
   if (in == dtypes::bfloat16) return "tilus::mma_m16n8k16_bf16_f32";
@@ -81,7 +82,7 @@ void CudaEmitter::emit_mma(const Instruction& i, const DotPlan& plan, const DotO
   const BlockLayouts& bl = plan.layouts;
   const Tensor &a = i.inputs[0], &d = i.output;
   const std::string &ra = ops.a, &rb = ops.b, &acc = ops.acc;
-  const int64_t a_regs = 4;  // 32-bit registers per A atom (m16n8k16 and m16n8k32 alike)
+  const int64_t a_regs = 4;  // 32-bit registers per A atom (every atom alike)
   int64_t b_regs = 2;
   bool f16_acc = d->dtype == dtypes::float16;
   int64_t c_regs = f16_acc ? 2 : 4;

@@ -30,12 +30,26 @@ inline void store_raw(void* p, T v) {
 
 using tilus::wrap_int;  // ir/dtype.h
 
+// float32 -> tfloat32 as the GPU's cvt.rna.tf32.f32 does: keep 10 mantissa bits, round to
+// nearest with ties away from zero (adding half an ulp to the magnitude's bit pattern
+// carries into the exponent where it must, up to infinity), and clear the 13 dropped
+// bits. Infinities pass unchanged; NaN stays NaN.
+inline float round_tf32(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  if ((bits & 0x7f800000u) != 0x7f800000u) bits = (bits + 0x1000u) & 0xffffe000u;
+  else if (bits & 0x007fffffu) bits |= 0x00400000u;  // NaN: quiet, payload kept
+  std::memcpy(&x, &bits, 4);
+  return x;
+}
+
 // Round a double to the precision of float kind `k`.
 inline double round_float(double v, ScalarKind k) {
   switch (k) {
     case ScalarKind::Float16: return half_to_double(double_to_half(v));
     case ScalarKind::BFloat16: return bfloat16_to_double(double_to_bfloat16(v));
     case ScalarKind::Float32: return static_cast<double>(static_cast<float>(v));
+    case ScalarKind::TFloat32: return static_cast<double>(round_tf32(static_cast<float>(v)));
     TILUS_LOWP_FLOAT_CASES: return lowp_decode(k, lowp_encode(k, v));
     TILUS_LOWP_INT_CASES:
     case ScalarKind::Float64:
@@ -78,6 +92,7 @@ inline int64_t float_to_int(double v, ScalarKind k) {
     case ScalarKind::Float16:
     case ScalarKind::BFloat16:
     case ScalarKind::Float32:
+    case ScalarKind::TFloat32:
     case ScalarKind::Float64:
     TILUS_LOWP_FLOAT_CASES:
       if (t <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
@@ -117,7 +132,8 @@ inline double load_f(const void* p, ScalarKind k) {
     case ScalarKind::UInt64: return static_cast<double>(load_raw<uint64_t>(p));
     case ScalarKind::Float16: return half_to_double(load_raw<uint16_t>(p));
     case ScalarKind::BFloat16: return bfloat16_to_double(load_raw<uint16_t>(p));
-    case ScalarKind::Float32: return load_raw<float>(p);
+    case ScalarKind::Float32:
+    case ScalarKind::TFloat32: return load_raw<float>(p);  // tf32 is stored as a float
     case ScalarKind::Float64: return load_raw<double>(p);
     TILUS_LOWP_INT_CASES: return static_cast<double>(lowp_int_value(k, load_raw<uint8_t>(p)));
     TILUS_LOWP_FLOAT_CASES: return lowp_decode(k, load_raw<uint8_t>(p));
@@ -142,6 +158,7 @@ inline int64_t load_i(const void* p, ScalarKind k) {
     case ScalarKind::Float16:
     case ScalarKind::BFloat16:
     case ScalarKind::Float32:
+    case ScalarKind::TFloat32:
     case ScalarKind::Float64: return float_to_int(load_f(p, k), ScalarKind::Int64);
   }
   return 0;
@@ -164,6 +181,7 @@ inline void store_i(void* p, ScalarKind k, int64_t v) {
       store_raw<uint16_t>(p, double_to_bfloat16(static_cast<double>(v)));
       return;
     case ScalarKind::Float32: store_raw<float>(p, static_cast<float>(v)); return;
+    case ScalarKind::TFloat32: store_raw<float>(p, round_tf32(static_cast<float>(v))); return;
     case ScalarKind::Float64: store_raw<double>(p, static_cast<double>(v)); return;
     TILUS_LOWP_INT_CASES: store_raw<uint8_t>(p, lowp_int_code(k, v)); return;
     // An integer rounds to float32 once (as cast<float> does on the GPU), then encodes.
@@ -178,6 +196,7 @@ inline void store_f(void* p, ScalarKind k, double v) {
     case ScalarKind::Float16: store_raw<uint16_t>(p, double_to_half(v)); return;
     case ScalarKind::BFloat16: store_raw<uint16_t>(p, double_to_bfloat16(v)); return;
     case ScalarKind::Float32: store_raw<float>(p, static_cast<float>(v)); return;
+    case ScalarKind::TFloat32: store_raw<float>(p, round_tf32(static_cast<float>(v))); return;
     case ScalarKind::Float64: store_raw<double>(p, v); return;
     TILUS_LOWP_FLOAT_CASES: store_raw<uint8_t>(p, lowp_encode(k, v)); return;
     TILUS_LOWP_INT_CASES:
@@ -206,6 +225,7 @@ inline void poison(void* p, ScalarKind k, int64_t n) {
       for (int64_t i = 0; i < n; ++i) store_raw<uint16_t>(bytes + 2 * i, 0x7fda);
       return;
     case ScalarKind::Float32:
+    case ScalarKind::TFloat32:
       for (int64_t i = 0; i < n; ++i) store_raw<uint32_t>(bytes + 4 * i, 0x7fc05a5au);
       return;
     case ScalarKind::Float64:

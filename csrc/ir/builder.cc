@@ -334,6 +334,9 @@ Tensor IRBuilder::global_view(Expr ptr, DataType dtype, std::vector<Expr> shape,
               dtype.name(), "), got ", ptr ? ptr->dtype.name() : std::string("nothing"));
   TILUS_CHECK(!dtype.is_pointer, "TypeError", "global_view: dtype must be a scalar type");
   refuse_packed(dtype, "global_view");
+  // An untyped parameter (void_p) is viewed as any dtype: the view's pointer is the
+  // parameter reinterpreted as a pointer to `dtype`.
+  if (ptr->dtype.is_void) ptr = make_cast(ptr, dtype.pointer_to());
   TILUS_CHECK(ptr->dtype.pointee() == dtype, "TypeError", "global_view: the pointer ",
               expr_str(ptr), " points to ", ptr->dtype.pointee().name(), " but dtype=",
               dtype.name(), " was given");
@@ -567,10 +570,12 @@ Tensor IRBuilder::dot(const Tensor& a, const Tensor& b, const Tensor& c, const T
             (in == dtypes::bfloat16 && acc == dtypes::float32) ||
             (in == dtypes::int8 && acc == dtypes::int32) ||
             (in == dtypes::float32 && acc == dtypes::float32) ||
+            // tf32 operands: mma.sync m16n8k8 where the tile allows, CUDA cores otherwise
+            (in == dtypes::tfloat32 && acc == dtypes::float32) ||
             (in == dtypes::float64 && acc == dtypes::float64);
   TILUS_CHECK(ok, "TypeError", "dot: ", in.name(), " x ", in.name(), " -> ", acc.name(),
               " is not supported (supported: float16 -> float16/float32, bfloat16 -> float32, "
-              "int8 -> int32, float32 -> float32, float64 -> float64)");
+              "int8 -> int32, tfloat32 -> float32, float32 -> float32, float64 -> float64)");
   Tensor d = out;
   if (out) {
     check_register(out, "dot", "out");

@@ -40,10 +40,12 @@ bool DataType::is_signed() const { return !is_pointer && dtype_info(kind).is_sig
 int DataType::bits() const { return is_pointer ? 64 : dtype_info(kind).bits; }
 
 std::string DataType::name() const {
+  if (is_void) return "void_p";
   return (is_pointer ? std::string("~") : std::string()) + dtype_info(kind).name;
 }
 
 std::string DataType::c_name() const {
+  if (is_void) return "void*";
   return std::string(dtype_info(kind).c_type) + (is_pointer ? "*" : "");
 }
 
@@ -67,6 +69,7 @@ int64_t storage_bytes(int64_t bits) {
 }
 
 DataType dtype_from_name(const std::string& name) {
+  if (name == "void_p") return DataType::void_pointer();
   std::string n = name;
   bool ptr = false;
   if (!n.empty() && n[0] == '~') {

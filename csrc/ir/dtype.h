@@ -38,15 +38,25 @@ const DTypeInfo* dtype_table_begin();
 const DTypeInfo* dtype_table_end();
 const DTypeInfo& dtype_info(ScalarKind k);
 
-// A scalar type, or a pointer to one (`~float16` in a script).
+// A scalar type, or a pointer to one (`~float16` in a script), or the untyped pointer
+// `void_p` (Tilus 0.2's parameters that any tensor binds to). void_p addresses bytes: its
+// kind is UInt8 and is_void sets it apart from ~uint8, so that a kernel reads memory
+// through it only after global_view casts it to a typed pointer (make_cast).
 struct DataType {
   ScalarKind kind = ScalarKind::Int32;
   bool is_pointer = false;
+  bool is_void = false;  // only with is_pointer
 
   DataType() = default;
   constexpr DataType(ScalarKind k, bool ptr = false) : kind(k), is_pointer(ptr) {}
+  static constexpr DataType void_pointer() {
+    DataType t(ScalarKind::UInt8, true);
+    t.is_void = true;
+    return t;
+  }
 
   DataType pointer_to() const { return DataType(kind, true); }
+  // void_p's pointee is a byte: sizes through it are counted in bytes.
   DataType pointee() const { return DataType(kind, false); }
 
   bool is_float() const;
@@ -60,7 +70,9 @@ struct DataType {
   std::string name() const;   // "float16", "~float16"
   std::string c_name() const; // the C++ type in generated CUDA: "tilus::half", "tilus::half*"
 
-  bool operator==(const DataType& o) const { return kind == o.kind && is_pointer == o.is_pointer; }
+  bool operator==(const DataType& o) const {
+    return kind == o.kind && is_pointer == o.is_pointer && is_void == o.is_void;
+  }
   bool operator!=(const DataType& o) const { return !(*this == o); }
 };
 
@@ -127,6 +139,7 @@ inline int64_t wrap_int(int64_t v, ScalarKind k) {
     case ScalarKind::Float16:
     case ScalarKind::BFloat16:
     case ScalarKind::Float32:
+    case ScalarKind::TFloat32:
     case ScalarKind::Float64: return v;
   }
   return v;

@@ -83,6 +83,13 @@ Expr make_block_idx(int axis) {
 
 Expr make_cast(Expr a, DataType dtype) {
   if (a->dtype == dtype) return a;
+  // The one pointer cast: void_p reinterpreted as a typed pointer (global_view over an
+  // untyped parameter). A typed pointer never becomes another type.
+  if (a->dtype.is_void && dtype.is_pointer && !dtype.is_void) {
+    auto n = node(ExprKind::Cast, dtype);
+    n->a = std::move(a);
+    return n;
+  }
   TILUS_CHECK(!a->dtype.is_pointer && !dtype.is_pointer, "TypeError",
               "cannot cast ", a->dtype.name(), " to ", dtype.name());
   if (a->is_const()) {

@@ -315,9 +315,16 @@ class Verifier : public StmtExprVisitor {
         arity(i, 0, 1, 1);
         scope(i, i.output, Scope::Global, "the output");
         const Expr& ptr = i.args[0];
-        if (!ptr->dtype.is_pointer || ptr->dtype.pointee() != i.output->dtype || i.dtype != i.output->dtype)
+        // The pointer is typed as the view's dtype: a typed parameter of that dtype, or an
+        // untyped one (void_p) cast to it; a void_p itself, or a cast of anything but a
+        // void_p, is refused.
+        if (!ptr->dtype.is_pointer || ptr->dtype.is_void || ptr->dtype.pointee() != i.output->dtype ||
+            i.dtype != i.output->dtype)
           fail(what, ": pointer ", expr_str(ptr), " of type ", ptr->dtype.name(), " for a view of ",
                i.output->dtype.name());
+        if (ptr->kind == ExprKind::Cast && !ptr->a->dtype.is_void)
+          fail(what, ": pointer cast from ", ptr->a->dtype.name(), " to ", ptr->dtype.name(),
+               " (only void_p is reinterpreted)");
         global_shape(i);
         return;
       }

@@ -56,6 +56,7 @@ const char* mma_kind_name(MmaKind kind) {
   switch (kind) {
     case MmaKind::M16N8K16: return "m16n8k16";
     case MmaKind::M16N8K32: return "m16n8k32";
+    case MmaKind::M16N8K8: return "m16n8k8";
   }
   return "?";
 }
@@ -63,7 +64,9 @@ const char* mma_kind_name(MmaKind kind) {
 MmaKind parse_mma_kind(const std::string& name) {
   if (name == "m16n8k16") return MmaKind::M16N8K16;
   if (name == "m16n8k32") return MmaKind::M16N8K32;
-  throw ScriptError("ValueError", cat("unknown mma kind '", name, "' (expected m16n8k16 or m16n8k32)"));
+  if (name == "m16n8k8") return MmaKind::M16N8K8;
+  throw ScriptError("ValueError",
+                    cat("unknown mma kind '", name, "' (expected m16n8k16, m16n8k32 or m16n8k8)"));
 }
 
 std::optional<MmaKind> mma_kind_for(DataType operand) {
@@ -80,6 +83,7 @@ std::optional<MmaKind> mma_kind_for(DataType operand) {
     case ScalarKind::UInt16:
     case ScalarKind::UInt32:
     case ScalarKind::UInt64:
+    case ScalarKind::TFloat32: return MmaKind::M16N8K8;
     case ScalarKind::Float32:
     case ScalarKind::Float64:
     TILUS_LOWP_INT_CASES:
@@ -89,9 +93,9 @@ std::optional<MmaKind> mma_kind_for(DataType operand) {
 }
 
 MmaAtom mma_atom(MmaKind kind) {
-  // Both atoms place lane l at group g = l / 4 (rows of A and C, columns of B) and
+  // The atoms place lane l at group g = l / 4 (rows of A and C, columns of B) and
   // q = l % 4 (the k or n chunk); they differ in the elements per 32-bit register.
-  const int64_t per_reg = kind == MmaKind::M16N8K16 ? 2 : 4;
+  const int64_t per_reg = kind == MmaKind::M16N8K16 ? 2 : kind == MmaKind::M16N8K32 ? 4 : 1;
   MmaAtom atom{kind, 16, 8, 8 * per_reg, {}, {}, {}};
   atom.a = column_local({2, 2}) * spatial({8, 4}) * local({1, per_reg});
   atom.b = local({2, 1}) * column_spatial({4, 8}) * local({per_reg, 1});

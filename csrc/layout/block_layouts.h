@@ -40,10 +40,12 @@ RegisterLayout default_tile_layout(const std::vector<int64_t>& shape, int64_t nu
 // ---- mma.sync ------------------------------------------------------------------------
 // M16N8K16: fp16/bf16 operands, fp32 or fp16 accumulators.
 // M16N8K32: s8/u8 operands, s32 accumulators.
-enum class MmaKind : uint8_t { M16N8K16, M16N8K32 };
-const char* mma_kind_name(MmaKind kind);           // "m16n8k16", "m16n8k32"
+// M16N8K8: tf32 operands, fp32 accumulators.
+enum class MmaKind : uint8_t { M16N8K16, M16N8K32, M16N8K8 };
+const char* mma_kind_name(MmaKind kind);           // "m16n8k16", "m16n8k32", "m16n8k8"
 MmaKind parse_mma_kind(const std::string& name);   // ScriptError(ValueError) if unknown
-// The atom for an operand type: float16/bfloat16 -> M16N8K16, int8/uint8 -> M16N8K32.
+// The atom for an operand type: float16/bfloat16 -> M16N8K16, int8/uint8 -> M16N8K32,
+// tfloat32 -> M16N8K8.
 std::optional<MmaKind> mma_kind_for(DataType operand);
 
 // One warp's fragments (T = 32); register i of a fragment is local index i.
@@ -62,6 +64,10 @@ struct MmaAtom {
 //   M16N8K32 A a_i: row g + 8*bit2(i), col 4q + (i&3) + 16*bit3(i)
 //                   = column_local(2, 2) * spatial(8, 4) * local(1, 4)
 //            B b_i: k 4q + (i&3) + 16*bit2(i), n g = local(2, 1) * column_spatial(4, 8) * local(4, 1)
+//            C as M16N8K16.
+//   M16N8K8 (tf32, one element per register)
+//            A a_i: row g + 8*bit0(i), col q + 4*bit1(i) = column_local(2, 2) * spatial(8, 4)
+//            B b_i: k q + 4*i, n g = local(2, 1) * column_spatial(4, 8)
 //            C as M16N8K16.
 MmaAtom mma_atom(MmaKind kind);
 

@@ -24,7 +24,8 @@ ParamKind param_kind_of(DataType dtype) {
     case ScalarKind::UInt64: return ParamKind::U64;
     case ScalarKind::Float16: return ParamKind::F16;
     case ScalarKind::BFloat16: return ParamKind::BF16;
-    case ScalarKind::Float32: return ParamKind::F32;
+    case ScalarKind::Float32:
+    case ScalarKind::TFloat32: return ParamKind::F32;  // tf32 travels as its float storage
     case ScalarKind::Float64: return ParamKind::F64;
     // Kernel parameters are passed by value in 32/64-bit slots; a low-precision scalar
     // would need its own packing. Pointers to them are fine (above).

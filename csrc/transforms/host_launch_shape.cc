@@ -45,7 +45,7 @@ bool HostEvaluator::eval(const Expr& e, const std::vector<HostArg>& args, int64_
       return d != top_declares_.end() && eval(d->second, args, out);
     }
     case ExprKind::Cast:
-      if (!eval(e->a, args, a)) return false;
+      if (e->dtype.is_pointer || !eval(e->a, args, a)) return false;
       switch (e->dtype.kind) {
         case ScalarKind::Int32: out = static_cast<int32_t>(a); break;
         case ScalarKind::UInt32: out = static_cast<uint32_t>(a); break;
@@ -59,6 +59,7 @@ bool HostEvaluator::eval(const Expr& e, const std::vector<HostArg>& args, int64_
         case ScalarKind::Float16:
         case ScalarKind::BFloat16:
         case ScalarKind::Float32:
+        case ScalarKind::TFloat32:
         case ScalarKind::Float64: out = a; break;
         TILUS_LOWP_INT_CASES: out = wrap_int(a, e->dtype.kind); break;
         TILUS_LOWP_FLOAT_CASES: return false;  // not an integer the host can size with
@@ -106,6 +107,8 @@ bool HostEvaluator::eval(const Expr& e, const std::vector<HostArg>& args, int64_
 }
 
 int HostEvaluator::pointer_param(const Expr& e) const {
+  // A view over a void_p parameter holds the parameter cast to a typed pointer.
+  if (e && e->kind == ExprKind::Cast && e->a->dtype.is_void) return pointer_param(e->a);
   if (!e || e->kind != ExprKind::Var || !e->dtype.is_pointer) return -1;
   auto p = param_index_.find(e->var_id);
   if (p != param_index_.end()) return p->second;

@@ -4,7 +4,7 @@ from tilus import _C
 from tilus.lang import values as _values  # noqa: F401  (installs operator sugar)
 from tilus.lang.errors import ScriptError
 from tilus.lang import types as _types
-from tilus.lang.types import DataType
+from tilus.lang.types import DataType, void_p
 from tilus.script import Script
 from tilus.lang.classes import Class
 from tilus.lang.structs import Dim3
@@ -22,5 +22,5 @@ globals().update({_name: getattr(_types, _name) for _name in _types.NAMES + _typ
 __all__ = [
     "Script", "Class", "Dim3", "autotune", "autotune_key", "NoValidConfigError", "utils", "layout", "option",
     "ScriptError", "DataType", "RegisterLayout", "SharedLayout", "RegisterTensor",
-    "SharedTensor", "GlobalTensor", *_types.NAMES, *_types.SHORT_NAMES,
+    "SharedTensor", "GlobalTensor", "void_p", *_types.NAMES, *_types.SHORT_NAMES,
 ]

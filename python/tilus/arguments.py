@@ -200,10 +200,11 @@ def describe_tensor(param: str, value, expected: DataType) -> TensorArg:
         cai = value.__cuda_array_interface__
         dtype = from_foreign(_typestr_name(cai["typestr"]))
         _check_dtype(param, dtype, cai["typestr"], expected)
+        itemsize = int(cai["typestr"][2:])
         if cai.get("strides") is not None and not _c_contiguous(cai["shape"], cai["strides"],
-                                                                expected.nbytes):
+                                                                itemsize):
             raise ValueError(f"argument '{param}' is not contiguous")
-        nbytes = expected.nbytes
+        nbytes = itemsize
         for s in cai["shape"]:
             nbytes *= s
         device = getattr(getattr(value, "device", None), "id", 0)
@@ -214,7 +215,7 @@ def describe_tensor(param: str, value, expected: DataType) -> TensorArg:
         dtype = from_foreign(getattr(value, "dtype", _typestr_name(ai["typestr"])))
         _check_dtype(param, dtype, getattr(value, "dtype", ai["typestr"]), expected)
         if ai.get("strides") is not None and not _c_contiguous(ai["shape"], ai["strides"],
-                                                               expected.nbytes):
+                                                               int(ai["typestr"][2:])):
             raise ValueError(f"argument '{param}' is not contiguous; tilus pointer parameters "
                              "need contiguous arrays (numpy.ascontiguousarray)")
         return TensorArg(param, int(ai["data"][0]), int(value.nbytes), dtype, "cpu",
@@ -232,11 +233,18 @@ def describe_tensor(param: str, value, expected: DataType) -> TensorArg:
             raise ValueError(f"argument '{param}' is not contiguous; tilus pointer parameters "
                              "need contiguous tensors")
         return TensorArg(param, address, nbytes, dtype, device, not readonly)
+    if expected.is_void:
+        raise TypeError(f"argument '{param}' expects a tensor of any dtype (parameter void_p), "
+                        f"got {type(value).__name__}")
     raise TypeError(f"argument '{param}' expects a tensor of {expected.pointee.name} (pointer "
                     f"parameter {expected.name}), got {type(value).__name__}")
 
 
 def _check_dtype(param: str, dtype, shown, expected: DataType):
+    # void_p takes memory of any dtype, even one tilus has no name for (dtype None): the
+    # kernel views it with global_view(ptr, dtype=...), sized in bytes.
+    if expected.is_void:
+        return
     if dtype is None or dtype != expected.pointee:
         raise TypeError(f"argument '{param}' has dtype {shown} but the parameter is "
                         f"{expected.name} (a pointer to {expected.pointee.name})")

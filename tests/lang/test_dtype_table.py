@@ -24,7 +24,7 @@ NUMPY_ROWS = [row for row in TABLE if row.numpy]
 def test_the_table_has_todays_types():
     assert [row.name for row in TABLE] == [
         "boolean", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-        "float16", "bfloat16", "float32", "float64",
+        "float16", "bfloat16", "float32", "tfloat32", "float64",
         # the low-precision block (docs/low_precision.md)
         *[f"int{b}b" for b in range(1, 8)], *[f"uint{b}b" for b in range(1, 8)],
         "float3_e1m1", "float4_e1m2", "float4_e2m1", "float5_e1m3", "float5_e2m2", "float5_e3m1",
@@ -129,6 +129,7 @@ def test_scalar_packing_is_unchanged():
     assert {row.name: launcher._rt.param_kind(row.dtype) for row in TABLE if row not in lowp} == {
         "boolean": "i32", "int8": "i32", "int16": "i32", "int32": "i32", "uint8": "u32",
         "uint16": "u32", "uint32": "u32", "int64": "i64", "uint64": "u64", "float32": "f32",
+        "tfloat32": "f32",
         "float64": "f64", "float16": "f16", "bfloat16": "bf16"}
     assert dlpack._CODES == {
         (0, 8): "int8", (0, 16): "int16", (0, 32): "int32", (0, 64): "int64", (1, 8): "uint8",

@@ -23,6 +23,7 @@ namespace detail {
 template <typename T> struct compute_type { typedef T type; };
 template <> struct compute_type<half> { typedef float type; };
 template <> struct compute_type<bfloat16> { typedef float type; };
+template <> struct compute_type<tfloat32> { typedef float type; };  // rounds back with cvt.rna
 
 template <typename T>
 static __device__ __forceinline__ typename compute_type<T>::type widen(T x) {

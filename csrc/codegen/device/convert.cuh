@@ -110,7 +110,7 @@ __host__ __device__ constexpr bool is_fp() { return is_same<T, float>() || is_sa
 // cast<> accepts only the scalar types above, so anything else is an integer.
 template <typename T>
 __host__ __device__ constexpr bool is_int() {
-  return !is_f16<T>() && !is_fp<T>() && !is_same<T, bool>();
+  return !is_f16<T>() && !is_fp<T>() && !is_same<T, bool>() && !is_same<T, tfloat32>();
 }
 template <typename T>
 __host__ __device__ constexpr bool is_signed() {  // of integers; false for the rest
@@ -247,6 +247,14 @@ static __device__ __forceinline__ To cast(From x) {
     return x;
   } else if constexpr (is_lowp<To>() || is_lowp<From>()) {
     return lowp_cast<To>(x);
+  } else if constexpr (is_same<From, tfloat32>()) {
+    return cast<To>(x.value);  // a tf32 value is a float exactly
+  } else if constexpr (is_same<To, tfloat32>()) {
+    // Round a float (any other type goes through float first) to 10 mantissa bits,
+    // nearest with ties away from zero, as tensor cores expect their tf32 operands.
+    uint32_t bits;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(bits) : "f"(cast<float>(x)));
+    return tfloat32{__uint_as_float(bits)};
   } else if constexpr (is_f16<From>()) {
     return cast<To>(to_float(x));  // widening is exact, so this rounds once
   } else if constexpr (is_same<To, half>()) {

@@ -38,6 +38,17 @@ static __device__ __forceinline__ void mma_m16n8k16_f16_f32(float* d, const uint
         "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
 }
 
+// tf32 operands (one per register, the bits of a tilus::tfloat32), f32 accumulation.
+static __device__ __forceinline__ void mma_m16n8k8_tf32_f32(float* d, const uint32_t* a,
+                                                            const uint32_t* b, const float* c) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+        "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+}
+
 // f16 accumulation: d and c are 2 f16x2 registers each.
 static __device__ __forceinline__ void mma_m16n8k16_f16_f16(uint32_t* d, const uint32_t* a,
                                                             const uint32_t* b, const uint32_t* c) {

@@ -36,10 +36,18 @@ struct alignas(2) bfloat16 {
   uint16_t bits;
 };
 
+// TensorFloat-32: a float whose low 13 mantissa bits are zero, as cvt.rna.tf32.f32
+// leaves it. Storage only like half: cast<> (convert.cuh) rounds into it and widens out
+// of it, and mma.sync takes its bits as a 32-bit register.
+struct alignas(4) tfloat32 {
+  float value;
+};
+
 static_assert(sizeof(int8_t) == 1 && sizeof(int16_t) == 2, "int sizes");
 static_assert(sizeof(int32_t) == 4 && sizeof(int64_t) == 8, "int sizes");
 static_assert(sizeof(half) == 2 && alignof(half) == 2, "half is 2 bytes");
 static_assert(sizeof(bfloat16) == 2 && alignof(bfloat16) == 2, "bfloat16 is 2 bytes");
+static_assert(sizeof(tfloat32) == 4 && alignof(tfloat32) == 4, "tfloat32 is 4 bytes");
 
 }  // namespace tilus
 

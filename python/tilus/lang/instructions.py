@@ -164,8 +164,10 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
         runtime values (parameters), so one kernel serves every size.
 
         Args:
-            ptr: a pointer parameter (annotated ``~dtype``) or a pointer expression.
-            dtype: the element type; must be the pointer's pointee type.
+            ptr: a pointer parameter (annotated ``~dtype``, or ``void_p`` for memory of
+                any dtype) or a pointer expression.
+            dtype: the element type; the pointer's pointee type, or any type over a
+                ``void_p`` (its bytes are then read as ``dtype``).
             shape: one entry per dimension (ints or runtime integers).
             strides: optional strides in elements, one per dimension.
 
@@ -173,7 +175,8 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
             A global tensor of ``dtype`` and ``shape``.
 
         Dtypes and layouts:
-            Any scalar dtype equal to the pointee of ``ptr``. Global tensors have no register
+            Any scalar dtype equal to the pointee of ``ptr``, or any scalar dtype over a
+            ``void_p`` (the view's size is checked in bytes). Global tensors have no register
             layout; tiles loaded from them get one by layout inference.
 
         Raises:
@@ -186,6 +189,7 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
             .. code-block:: python
 
                 ga = self.global_view(a_ptr, dtype=float16, shape=[m, k])
+                gb = self.global_view(b_ptr, dtype=uint8, shape=[k, n // 2])  # b_ptr: void_p
         """
         return current_builder().global_view(
             as_expr(ptr, "the pointer"), _dtype(dtype, "dtype"), _exprs(shape, "a shape entry"),

@@ -46,12 +46,17 @@ globals().update({row.name: row.dtype for row in TABLE})
 SHORT_NAMES = [row.short for row in TABLE if row.short]
 globals().update({row.short: row.dtype for row in TABLE if row.short})
 
+# Tilus 0.2's untyped pointer: a parameter annotated void_p takes a tensor of any dtype
+# and global_view(ptr, dtype=...) decides what its memory holds.
+void_p = _C.dtype("void_p")
+
 __all__ = ["DataType", "DTypeRow", "TABLE", "NAMES", "SHORT_NAMES", "ALL", "row_of",
-           "from_foreign", *NAMES, *SHORT_NAMES]
+           "from_foreign", "void_p", *NAMES, *SHORT_NAMES]
 
 
 def row_of(t: DataType) -> DTypeRow:
-    """The table row of a type (of the pointee for a pointer type)."""
+    """The table row of a type (of the pointee for a pointer type; uint8, the byte, for
+    void_p)."""
     return _ROWS[t.pointee.name if t.is_pointer else t.name]
 
 

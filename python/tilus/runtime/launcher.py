@@ -82,7 +82,9 @@ class GpuKernel:
         for position, index in enumerate(signature.runtime_indices):
             dtype = self.param_dtypes[position]
             kind = self.kinds[position]
-            if kind == "ptr":
+            if kind == "ptr" and dtype.is_void:
+                params.append((index, kind, None, 0, 0))  # any dtype: checked natively
+            elif kind == "ptr":
                 torch_name = row_of(dtype).torch
                 if not torch_name or not hasattr(torch, torch_name):
                     return None  # no torch type to compare with: the Python path checks it
