@@ -27,119 +27,113 @@ def _check_tile(block_m, block_n, warps):
         raise ValueError("tile too large for registers, or too small for the threads")
 
 
-def norm_scripts(dtype):
-    """The LayerNorm and RMSNorm scripts for one element type (typed pointer parameters)."""
+@tilus.autotune("warps", [4, 8, 16])
+@tilus.autotune("block_m", [1, 2, 4])
+class LayerNorm(tilus.Script):
+    def __init__(self, dtype, block_n: int, block_m: int, warps: int):
+        super().__init__()
+        _check_tile(block_m, block_n, warps)
+        self.dtype, self.block_n, self.block_m, self.warps = dtype, block_n, block_m, warps
 
-    @tilus.autotune("warps", [4, 8, 16])
-    @tilus.autotune("block_m", [1, 2, 4])
-    class LayerNorm(tilus.Script):
-        def __init__(self, block_n: int, block_m: int, warps: int):
-            super().__init__()
-            _check_tile(block_m, block_n, warps)
-            self.dtype, self.block_n, self.block_m, self.warps = dtype, block_n, block_m, warps
+    def __call__(self, m_size: int32, n_size: int32, x_ptr: tilus.void_p, w_ptr: tilus.void_p,
+                 b_ptr: tilus.void_p, y_ptr: tilus.void_p, eps: float32):
+        bm, bn = self.block_m, self.block_n
+        self.attrs.blocks = [cdiv(m_size, bm)]
+        self.attrs.warps = self.warps
+        row = self.blockIdx.x * bm
+        gx = self.global_view(x_ptr, dtype=self.dtype, shape=[m_size, n_size])
+        gy = self.global_view(y_ptr, dtype=self.dtype, shape=[m_size, n_size])
+        gw = self.global_view(w_ptr, dtype=self.dtype, shape=[n_size])
+        gb = self.global_view(b_ptr, dtype=self.dtype, shape=[n_size])
+        cols = self.register_tensor(dtype=int32, shape=[bm, bn], init=lambda i, j: j)
 
-        def __call__(self, m_size: int32, n_size: int32, x_ptr: ~dtype, w_ptr: ~dtype,
-                     b_ptr: ~dtype, y_ptr: ~dtype, eps: float32):
-            bm, bn = self.block_m, self.block_n
-            self.attrs.blocks = [cdiv(m_size, bm)]
-            self.attrs.warps = self.warps
-            row = self.blockIdx.x * bm
-            gx = self.global_view(x_ptr, dtype=self.dtype, shape=[m_size, n_size])
-            gy = self.global_view(y_ptr, dtype=self.dtype, shape=[m_size, n_size])
-            gw = self.global_view(w_ptr, dtype=self.dtype, shape=[n_size])
-            gb = self.global_view(b_ptr, dtype=self.dtype, shape=[n_size])
-            cols = self.register_tensor(dtype=int32, shape=[bm, bn], init=lambda i, j: j)
-
-            if n_size <= bn:
-                x = self.load_global(gx, offsets=[row, 0], shape=[bm, bn]).to(float32)
-                mean = self.sum(x, dim=1, keepdim=True) / n_size
-                d = self.where(cols < n_size, x - mean, 0.0)
-                rstd = self.rsqrt(self.sum(d * d, dim=1, keepdim=True) / n_size + eps)
-                w = self.load_global(gw, offsets=[0], shape=[bn]).to(float32)
-                b = self.load_global(gb, offsets=[0], shape=[bn]).to(float32)
-                self.store_global(gy, (d * rstd * w + b).to(self.dtype), offsets=[row, 0])
-            else:
-                total = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
-                for col in range(0, n_size, bn):
-                    x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
-                    total = total + self.sum(x, dim=1, keepdim=True)
-                mean = total / n_size
-                squares = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
-                for col in range(0, n_size, bn):
-                    x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
-                    d = self.where(cols + col < n_size, x - mean, 0.0)
-                    squares = squares + self.sum(d * d, dim=1, keepdim=True)
-                rstd = self.rsqrt(squares / n_size + eps)
-                for col in range(0, n_size, bn):
-                    x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
-                    w = self.load_global(gw, offsets=[col], shape=[bn]).to(float32)
-                    b = self.load_global(gb, offsets=[col], shape=[bn]).to(float32)
-                    self.store_global(gy, ((x - mean) * rstd * w + b).to(self.dtype), offsets=[row, col])
+        if n_size <= bn:
+            x = self.load_global(gx, offsets=[row, 0], shape=[bm, bn]).to(float32)
+            mean = self.sum(x, dim=1, keepdim=True) / n_size
+            d = self.where(cols < n_size, x - mean, 0.0)
+            rstd = self.rsqrt(self.sum(d * d, dim=1, keepdim=True) / n_size + eps)
+            w = self.load_global(gw, offsets=[0], shape=[bn]).to(float32)
+            b = self.load_global(gb, offsets=[0], shape=[bn]).to(float32)
+            self.store_global(gy, (d * rstd * w + b).to(self.dtype), offsets=[row, 0])
+        else:
+            total = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
+            for col in range(0, n_size, bn):
+                x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
+                total = total + self.sum(x, dim=1, keepdim=True)
+            mean = total / n_size
+            squares = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
+            for col in range(0, n_size, bn):
+                x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
+                d = self.where(cols + col < n_size, x - mean, 0.0)
+                squares = squares + self.sum(d * d, dim=1, keepdim=True)
+            rstd = self.rsqrt(squares / n_size + eps)
+            for col in range(0, n_size, bn):
+                x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
+                w = self.load_global(gw, offsets=[col], shape=[bn]).to(float32)
+                b = self.load_global(gb, offsets=[col], shape=[bn]).to(float32)
+                self.store_global(gy, ((x - mean) * rstd * w + b).to(self.dtype), offsets=[row, col])
 
 
-    @tilus.autotune("warps", [4, 8, 16])
-    @tilus.autotune("block_m", [1, 2, 4])
-    class RMSNorm(tilus.Script):
-        def __init__(self, block_n: int, block_m: int, warps: int):
-            super().__init__()
-            _check_tile(block_m, block_n, warps)
-            self.dtype, self.block_n, self.block_m, self.warps = dtype, block_n, block_m, warps
+@tilus.autotune("warps", [4, 8, 16])
+@tilus.autotune("block_m", [1, 2, 4])
+class RMSNorm(tilus.Script):
+    def __init__(self, dtype, block_n: int, block_m: int, warps: int):
+        super().__init__()
+        _check_tile(block_m, block_n, warps)
+        self.dtype, self.block_n, self.block_m, self.warps = dtype, block_n, block_m, warps
 
-        def __call__(self, m_size: int32, n_size: int32, x_ptr: ~dtype, w_ptr: ~dtype,
-                     y_ptr: ~dtype, eps: float32):
-            bm, bn = self.block_m, self.block_n
-            self.attrs.blocks = [cdiv(m_size, bm)]
-            self.attrs.warps = self.warps
-            row = self.blockIdx.x * bm
-            gx = self.global_view(x_ptr, dtype=self.dtype, shape=[m_size, n_size])
-            gy = self.global_view(y_ptr, dtype=self.dtype, shape=[m_size, n_size])
-            gw = self.global_view(w_ptr, dtype=self.dtype, shape=[n_size])
+    def __call__(self, m_size: int32, n_size: int32, x_ptr: tilus.void_p, w_ptr: tilus.void_p,
+                 y_ptr: tilus.void_p, eps: float32):
+        bm, bn = self.block_m, self.block_n
+        self.attrs.blocks = [cdiv(m_size, bm)]
+        self.attrs.warps = self.warps
+        row = self.blockIdx.x * bm
+        gx = self.global_view(x_ptr, dtype=self.dtype, shape=[m_size, n_size])
+        gy = self.global_view(y_ptr, dtype=self.dtype, shape=[m_size, n_size])
+        gw = self.global_view(w_ptr, dtype=self.dtype, shape=[n_size])
 
-            if n_size <= bn:
-                x = self.load_global(gx, offsets=[row, 0], shape=[bm, bn]).to(float32)
-                rstd = self.rsqrt(self.sum(x * x, dim=1, keepdim=True) / n_size + eps)
-                w = self.load_global(gw, offsets=[0], shape=[bn]).to(float32)
-                self.store_global(gy, (x * rstd * w).to(self.dtype), offsets=[row, 0])
-            else:
-                squares = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
-                for col in range(0, n_size, bn):
-                    x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
-                    squares = squares + self.sum(x * x, dim=1, keepdim=True)
-                rstd = self.rsqrt(squares / n_size + eps)
-                for col in range(0, n_size, bn):
-                    x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
-                    w = self.load_global(gw, offsets=[col], shape=[bn]).to(float32)
-                    self.store_global(gy, (x * rstd * w).to(self.dtype), offsets=[row, col])
-
-    return LayerNorm, RMSNorm
+        if n_size <= bn:
+            x = self.load_global(gx, offsets=[row, 0], shape=[bm, bn]).to(float32)
+            rstd = self.rsqrt(self.sum(x * x, dim=1, keepdim=True) / n_size + eps)
+            w = self.load_global(gw, offsets=[0], shape=[bn]).to(float32)
+            self.store_global(gy, (x * rstd * w).to(self.dtype), offsets=[row, 0])
+        else:
+            squares = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
+            for col in range(0, n_size, bn):
+                x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
+                squares = squares + self.sum(x * x, dim=1, keepdim=True)
+            rstd = self.rsqrt(squares / n_size + eps)
+            for col in range(0, n_size, bn):
+                x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
+                w = self.load_global(gw, offsets=[col], shape=[bn]).to(float32)
+                self.store_global(gy, (x * rstd * w).to(self.dtype), offsets=[row, col])
 
 
 _TORCH_TO_TILUS = {torch.float16: float16, torch.bfloat16: bfloat16, torch.float32: float32}
 _SCRIPTS = {}
 
 
-def _script(which, x, block_n):
+def _script(cls, x, block_n):
     n = x.shape[1]
     if x.dim() != 2 or not x.is_contiguous() or x.dtype not in _TORCH_TO_TILUS:
-        raise ValueError(f"{which}: x must be a contiguous 2-D float16/bfloat16/float32 tensor")
+        raise ValueError(f"{cls.__name__}: x must be a contiguous 2-D float16/bfloat16/float32 tensor")
     if block_n is None:
         block_n = min(16384, max(32, 1 << (n - 1).bit_length()))
-    key = (which, x.dtype, block_n)
+    key = (cls, x.dtype, block_n)
     if key not in _SCRIPTS:
-        layer_norm_cls, rms_norm_cls = norm_scripts(_TORCH_TO_TILUS[x.dtype])
-        _SCRIPTS[key] = (layer_norm_cls if which == "layer_norm" else rms_norm_cls)(block_n)
+        _SCRIPTS[key] = cls(_TORCH_TO_TILUS[x.dtype], block_n)
     return _SCRIPTS[key]
 
 
 def layer_norm(x, weight, bias, eps=1e-5, out=None, block_n=None):
     out = torch.empty_like(x) if out is None else out
-    _script("layer_norm", x, block_n)(x.shape[0], x.shape[1], x, weight, bias, out, eps)
+    _script(LayerNorm, x, block_n)(x.shape[0], x.shape[1], x, weight, bias, out, eps)
     return out
 
 
 def rms_norm(x, weight, eps=1e-6, out=None, block_n=None):
     out = torch.empty_like(x) if out is None else out
-    _script("rms_norm", x, block_n)(x.shape[0], x.shape[1], x, weight, out, eps)
+    _script(RMSNorm, x, block_n)(x.shape[0], x.shape[1], x, weight, out, eps)
     return out
 
 

@@ -24,49 +24,44 @@ from tilus import bfloat16, float16, float32, int32
 from tilus.utils import benchmark_func, cdiv
 
 
-def softmax_script(dtype):
-    """The softmax script for one element type (the pointer parameters are typed)."""
+@tilus.autotune("warps", [4, 8, 16])
+@tilus.autotune("block_m", [1, 2, 4])
+class Softmax(tilus.Script):
+    def __init__(self, dtype, block_n: int, block_m: int, warps: int):
+        super().__init__()
+        if block_m * block_n > 16384 or block_m * block_n < 32 * warps:
+            raise ValueError("tile too large for registers, or too small for the threads")
+        self.dtype, self.block_n, self.block_m, self.warps = dtype, block_n, block_m, warps
 
-    @tilus.autotune("warps", [4, 8, 16])
-    @tilus.autotune("block_m", [1, 2, 4])
-    class Softmax(tilus.Script):
-        def __init__(self, block_n: int, block_m: int, warps: int):
-            super().__init__()
-            if block_m * block_n > 16384 or block_m * block_n < 32 * warps:
-                raise ValueError("tile too large for registers, or too small for the threads")
-            self.dtype, self.block_n, self.block_m, self.warps = dtype, block_n, block_m, warps
+    def __call__(self, m_size: int32, n_size: int32, x_ptr: tilus.void_p, y_ptr: tilus.void_p):
+        bm, bn = self.block_m, self.block_n
+        self.attrs.blocks = [cdiv(m_size, bm)]
+        self.attrs.warps = self.warps
+        row = self.blockIdx.x * bm
+        gx = self.global_view(x_ptr, dtype=self.dtype, shape=[m_size, n_size])
+        gy = self.global_view(y_ptr, dtype=self.dtype, shape=[m_size, n_size])
+        cols = self.register_tensor(dtype=int32, shape=[bm, bn], init=lambda i, j: j)
 
-        def __call__(self, m_size: int32, n_size: int32, x_ptr: ~dtype, y_ptr: ~dtype):
-            bm, bn = self.block_m, self.block_n
-            self.attrs.blocks = [cdiv(m_size, bm)]
-            self.attrs.warps = self.warps
-            row = self.blockIdx.x * bm
-            gx = self.global_view(x_ptr, dtype=self.dtype, shape=[m_size, n_size])
-            gy = self.global_view(y_ptr, dtype=self.dtype, shape=[m_size, n_size])
-            cols = self.register_tensor(dtype=int32, shape=[bm, bn], init=lambda i, j: j)
-
-            if n_size <= bn:
-                x = self.load_global(gx, offsets=[row, 0], shape=[bm, bn]).to(float32)
-                x = self.where(cols < n_size, x, float("-inf"))
-                e = self.exp(x - self.max(x, dim=1, keepdim=True))
-                y = e / self.sum(e, dim=1, keepdim=True)
-                self.store_global(gy, y.to(self.dtype), offsets=[row, 0])
-            else:
-                run_max = self.register_tensor(dtype=float32, shape=[bm, 1], init=float("-inf"))
-                run_sum = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
-                for col in range(0, n_size, bn):
-                    x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
-                    x = self.where(cols + col < n_size, x, float("-inf"))
-                    new_max = self.maximum(run_max, self.max(x, dim=1, keepdim=True))
-                    run_sum = run_sum * self.exp(run_max - new_max) + self.sum(
-                        self.exp(x - new_max), dim=1, keepdim=True)
-                    run_max = new_max
-                for col in range(0, n_size, bn):
-                    x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
-                    y = self.exp(x - run_max) / run_sum
-                    self.store_global(gy, y.to(self.dtype), offsets=[row, col])
-
-    return Softmax
+        if n_size <= bn:
+            x = self.load_global(gx, offsets=[row, 0], shape=[bm, bn]).to(float32)
+            x = self.where(cols < n_size, x, float("-inf"))
+            e = self.exp(x - self.max(x, dim=1, keepdim=True))
+            y = e / self.sum(e, dim=1, keepdim=True)
+            self.store_global(gy, y.to(self.dtype), offsets=[row, 0])
+        else:
+            run_max = self.register_tensor(dtype=float32, shape=[bm, 1], init=float("-inf"))
+            run_sum = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
+            for col in range(0, n_size, bn):
+                x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
+                x = self.where(cols + col < n_size, x, float("-inf"))
+                new_max = self.maximum(run_max, self.max(x, dim=1, keepdim=True))
+                run_sum = run_sum * self.exp(run_max - new_max) + self.sum(
+                    self.exp(x - new_max), dim=1, keepdim=True)
+                run_max = new_max
+            for col in range(0, n_size, bn):
+                x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
+                y = self.exp(x - run_max) / run_sum
+                self.store_global(gy, y.to(self.dtype), offsets=[row, col])
 
 
 _TORCH_TO_TILUS = {torch.float16: float16, torch.bfloat16: bfloat16, torch.float32: float32}
@@ -84,7 +79,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None) -> t
         block_n = min(16384, max(32, 1 << (n - 1).bit_length()))
     key = (x.dtype, block_n)
     if key not in _SCRIPTS:
-        _SCRIPTS[key] = softmax_script(_TORCH_TO_TILUS[x.dtype])(block_n)
+        _SCRIPTS[key] = Softmax(_TORCH_TO_TILUS[x.dtype], block_n)
     _SCRIPTS[key](m, n, x, out)
     return out
 
