@@ -85,7 +85,8 @@ def main(argv):
         launchers.append(("triton (6 args)", run_triton))
     except Exception as e:  # noqa: BLE001
         print(f"triton unavailable: {e}")
-    variant = next(iter(kernel._tilus_compiled.values())).gpu.variants[True]
+    # the build the calls above used (variants are keyed by (aligned build, device))
+    variant = next(iter(next(iter(kernel._tilus_compiled.values())).gpu.variants.values()))
     slots = struct.pack("<i4xf4xf4xQQQ", n, 2.0, 3.0, x.data_ptr(), y.data_ptr(), out.data_ptr())  # 8-byte slots
     stream = torch.cuda.current_stream().cuda_stream
     grid, threads = (cdiv(n, 128), 1, 1), variant.threads
