@@ -10,23 +10,17 @@ import torch
 from tests.interp.test_atomics import CasMax, Elementwise, Histogram, Scatter, SharedHistogram
 from tests.interp.test_random import Words
 from tilus import _C, bfloat16, float16, float32, float64, int32, int64, uint32
+from tests.codegen.nvrtc_compile import kernel_source, require_nvrtc
 
 rt = _C.runtime
 
-if not rt.nvrtc_available():
-    if os.environ.get("TILUS_REQUIRE_NVRTC"):
-        raise RuntimeError("TILUS_REQUIRE_NVRTC is set but NVRTC cannot be loaded")
-    pytest.skip("NVRTC is not installed (pip install nvidia-cuda-nvrtc)", allow_module_level=True)
+require_nvrtc()
 
 ARCHS = ["sm_80", "sm_90a"]
 
 
 def _source(kernel, args, arch):
-    program = kernel.compile(*args).program
-    generated = _C.generate_cuda(program, True, arch)
-    report = rt.compile_report(generated["source"], generated["name"], arch, [], None)
-    assert report["cubin"][:4] == b"\x7fELF"
-    return generated["source"]
+    return kernel_source(kernel, args, arch)
 
 
 def _f64(*shape):

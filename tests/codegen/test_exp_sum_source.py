@@ -9,21 +9,14 @@ import torch
 
 from tests.interp.test_exp_sum import ExpTile, SumTile
 from tilus import _C, bfloat16, float16, float32, float64, int32
+from tests.codegen.nvrtc_compile import kernel_source, require_nvrtc
 
 rt = _C.runtime
 
-if not rt.nvrtc_available():
-    if os.environ.get("TILUS_REQUIRE_NVRTC"):
-        raise RuntimeError("TILUS_REQUIRE_NVRTC is set but NVRTC cannot be loaded")
-    pytest.skip("NVRTC is not installed (pip install nvidia-cuda-nvrtc)", allow_module_level=True)
+require_nvrtc()
 
 
-def _source(kernel, args, arch="sm_80"):
-    program = kernel.compile(*args).program
-    generated = _C.generate_cuda(program, True, arch)
-    report = rt.compile_report(generated["source"], generated["name"], arch, [], None)
-    assert report["cubin"][:4] == b"\x7fELF"
-    return generated["source"]
+_source = kernel_source
 
 
 @pytest.mark.parametrize("dtype", [float16, bfloat16, float32, float64])

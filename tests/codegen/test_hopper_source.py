@@ -12,13 +12,11 @@ import tilus
 from tests.interp.test_mbarrier_tma import TmaPipelineMatmul
 from tilus import _C, float32, int32, uint32
 from tilus.lang.errors import NativeError
+from tests.codegen.nvrtc_compile import require_nvrtc
 
 rt = _C.runtime
 
-if not rt.nvrtc_available():
-    if os.environ.get("TILUS_REQUIRE_NVRTC"):
-        raise RuntimeError("TILUS_REQUIRE_NVRTC is set but NVRTC cannot be loaded")
-    pytest.skip("NVRTC is not installed (pip install nvidia-cuda-nvrtc)", allow_module_level=True)
+require_nvrtc()
 
 
 def _generate(kernel, args, arch):

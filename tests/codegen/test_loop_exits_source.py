@@ -11,13 +11,11 @@ from tests.lang.test_loop_exits import (BreakAndContinueWithoutRuntimeLoop, Comp
                                         CompileTimeContinue, RuntimeBreak, RuntimeContinue,
                                         TileRows)
 from tilus import _C
+from tests.codegen.nvrtc_compile import require_nvrtc
 
 rt = _C.runtime
 
-if not rt.nvrtc_available():
-    if os.environ.get("TILUS_REQUIRE_NVRTC"):
-        raise RuntimeError("TILUS_REQUIRE_NVRTC is set but NVRTC cannot be loaded")
-    pytest.skip("NVRTC is not installed (pip install nvidia-cuda-nvrtc)", allow_module_level=True)
+require_nvrtc()
 
 _OUT = torch.zeros(1, dtype=torch.int32)
 

@@ -11,12 +11,10 @@ from tests.codegen.nvrtc_ctypes import ELF_MAGIC
 from tests.lang.lowp_kernels import E4M3Codes, E5M2Codes, F32Chain, I32Chain
 from tests.lang.lowp_model import FLOATS, INTS
 from tilus import _C, bfloat16, float16, float32, int32
+from tests.codegen.nvrtc_compile import require_nvrtc
 
 rt = _C.runtime
-if not rt.nvrtc_available():
-    if os.environ.get("TILUS_REQUIRE_NVRTC"):
-        raise RuntimeError("TILUS_REQUIRE_NVRTC is set but NVRTC cannot be loaded")
-    pytest.skip("NVRTC is not installed (pip install nvidia-cuda-nvrtc)", allow_module_level=True)
+require_nvrtc()
 
 
 def _compile(kernel, args, arch):

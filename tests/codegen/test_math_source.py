@@ -11,21 +11,14 @@ import torch
 from tests.codegen.nvrtc_ctypes import ELF_MAGIC, device_headers, load_nvrtc
 from tests.interp.test_math import Items, MathTile, Operators
 from tilus import _C, bfloat16, float16, float32, float64, int8, int32
+from tests.codegen.nvrtc_compile import kernel_source, require_nvrtc
 
 rt = _C.runtime
 
-if not rt.nvrtc_available():
-    if os.environ.get("TILUS_REQUIRE_NVRTC"):
-        raise RuntimeError("TILUS_REQUIRE_NVRTC is set but NVRTC cannot be loaded")
-    pytest.skip("NVRTC is not installed (pip install nvidia-cuda-nvrtc)", allow_module_level=True)
+require_nvrtc()
 
 
-def _source(kernel, args, arch="sm_80"):
-    program = kernel.compile(*args).program
-    generated = _C.generate_cuda(program, True, arch)
-    report = rt.compile_report(generated["source"], generated["name"], arch, [], None)
-    assert report["cubin"][:4] == ELF_MAGIC
-    return generated["source"]
+_source = kernel_source
 
 
 @pytest.fixture(scope="module")

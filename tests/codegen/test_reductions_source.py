@@ -7,23 +7,16 @@ import os
 import pytest
 import torch
 
+from tests.codegen.nvrtc_compile import kernel_source, require_nvrtc
 from tests.interp.test_reductions import Reduce
 from tilus import _C, bfloat16, float16, float32, float64, int8, int32, int64, uint8
 
 rt = _C.runtime
 
-if not rt.nvrtc_available():
-    if os.environ.get("TILUS_REQUIRE_NVRTC"):
-        raise RuntimeError("TILUS_REQUIRE_NVRTC is set but NVRTC cannot be loaded")
-    pytest.skip("NVRTC is not installed (pip install nvidia-cuda-nvrtc)", allow_module_level=True)
+require_nvrtc()
 
 
-def source(kernel, args, arch="sm_80"):
-    program = kernel.compile(*args).program
-    generated = _C.generate_cuda(program, True, arch)
-    report = rt.compile_report(generated["source"], generated["name"], arch, [], None)
-    assert report["cubin"][:4] == b"\x7fELF"
-    return generated["source"]
+source = kernel_source
 
 
 def reduce_source(op, m, n, dim, keepdim, dtype=float32, arch="sm_80", warps=4):

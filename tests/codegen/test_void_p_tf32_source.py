@@ -11,15 +11,13 @@ import tilus
 from tests.lang.test_tfloat32 import DotTf32, MulAddTf32, RoundTf32
 from tests.lang.test_void_p import Bytes, ElementAddress, ScaleRows
 from tilus import _C
+from tests.codegen.nvrtc_compile import require_nvrtc
 
 from .nvrtc_ctypes import device_headers, load_nvrtc
 
 rt = _C.runtime
 
-if not rt.nvrtc_available():
-    if os.environ.get("TILUS_REQUIRE_NVRTC"):
-        raise RuntimeError("TILUS_REQUIRE_NVRTC is set but NVRTC cannot be loaded")
-    pytest.skip("NVRTC is not installed (pip install nvidia-cuda-nvrtc)", allow_module_level=True)
+require_nvrtc()
 
 ARCHS = ["sm_80", "sm_90a"]
 
