@@ -2,8 +2,14 @@
 //
 // Our own, so the interpreter and tests do not depend on a compiler's _Float16 or on
 // CUDA headers. Narrowing conversions round to nearest, ties to even, directly from
-// double (going through float first would round twice). Overflow gives infinity, NaN
-// stays NaN (quiet, payload kept where it fits), subnormals are exact.
+// double (going through float first would round twice). Overflow gives infinity,
+// subnormals are exact. NaN handling follows the GPU, not the host FPU: a NaN converted
+// to fp16 or bfloat16 (cvt.rn.{f16,bf16}.f32/.f64) becomes the canonical NaN 0x7FFF and
+// an fp16 NaN widened (cvt.f32.f16) becomes the canonical 0x7FFFFFFF, dropping sign and
+// payload (CUDA's cuda_fp16.hpp / cuda_bf16.hpp host emulations do the same). The sign
+// is observable: a small float without NaN encodes a NaN as its largest magnitude with
+// the NaN's sign (ir/small_floats.h), so float32 -> fp16 -> float4_e2m1 of a negative
+// NaN must give +6 as on the GPU. Widening bfloat16 is a shift on both and keeps it.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -38,9 +44,7 @@ inline uint16_t double_to_small(double d) {
   uint64_t mant = x & ((uint64_t{1} << 52) - 1);
   if (exp == 0x7ff) {
     if (mant == 0) return sign | kInf;
-    // NaN: keep the top payload bits and force the quiet bit.
-    return static_cast<uint16_t>(sign | kInf | (uint16_t{1} << (M - 1)) |
-                                 static_cast<uint16_t>(mant >> (52 - M)));
+    return static_cast<uint16_t>(kInf | ((1u << M) - 1u));  // the canonical NaN
   }
   if (exp == 0) return sign;  // zero or a double subnormal: far below our range
   int e = exp - 1023;
@@ -74,8 +78,8 @@ inline double small_to_double(uint16_t h) {
   uint64_t mant = h & ((1u << M) - 1);
   if (exp == (1 << E) - 1) {
     if (mant == 0) return bits_double(sign | (uint64_t{0x7ff} << 52));
-    return bits_double(sign | (uint64_t{0x7ff} << 52) | (uint64_t{1} << 51) |
-                       (mant << (52 - M)));
+    // NaN: positive, all payload bits set (float32 0x7FFFFFFF once narrowed).
+    return bits_double(~uint64_t{0} >> 1);
   }
   if (exp == 0) {
     if (mant == 0) return bits_double(sign);
@@ -100,7 +104,7 @@ inline float half_to_float(uint16_t h) {
   uint32_t mant = h & 0x3ff;
   uint32_t bits;
   if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | (mant << 13) | (mant ? 0x00400000u : 0u);
+    bits = mant ? 0x7fffffffu : sign | 0x7f800000u;  // NaN: canonical, as small_to_double
   } else if (exp != 0) {
     bits = sign | ((exp + 112) << 23) | (mant << 13);
   } else if (mant == 0) {

@@ -60,3 +60,17 @@ def test_fp8_every_code_matches_interpreter(name):
     gpu = torch.full((701,), 12345.0, device="cuda")
     kernel(x.cuda(), gpu, 701)
     _same(cpu.numpy(), gpu.cpu().numpy())
+
+
+@pytest.mark.parametrize("via", [float16, bfloat16])
+def test_nan_bits_through_16bit_match_interpreter(via):
+    """The NaN bit patterns themselves (which _same skips): float32 NaNs of both signs
+    and several payloads through float16/bfloat16 and back, and into float4_e2m1, whose
+    NaN-free encoding shows the sign the 16-bit NaN kept."""
+    bits = np.array([0x7FC00000, 0xFFC00000, 0x7F800001, 0xFF800001, 0x7FFFFFFF, 0xFFFFFFFF,
+                     0x7FA00000, 0xFFA00000] * 40, dtype=np.uint32)
+    x = torch.from_numpy(bits.view(np.float32).copy())
+    cpu, gpu = _both(F32Chain(via, float32), x, 12345.0)
+    assert np.array_equal(cpu.view(np.uint32), gpu.view(np.uint32))
+    cpu, gpu = _both(F32Chain(via, tilus.float4_e2m1), x, 12345.0)
+    assert np.array_equal(cpu.view(np.uint32), gpu.view(np.uint32))

@@ -64,6 +64,35 @@ def test_float_every_value_through_16bit(name, via):
     _same(_run_f32(F32Chain(via, t), want16), back)
 
 
+def _gpu_half(x):
+    """float32 -> float16 as the GPU's cvt.rn.f16.f32 does: NaN becomes the canonical
+    positive NaN (numpy keeps the sign)."""
+    h = np.asarray(x, np.float32).astype(np.float16)
+    return np.where(np.isnan(h), np.float16(np.nan), h)
+
+
+@pytest.mark.parametrize("name", sorted(FLOATS))
+def test_float_sweep_from_float16(name):
+    """float32 -> float16 -> type -> bfloat16 -> float32 over the sweep and every value
+    (the GPU test's f16-in chain). A negative NaN loses its sign in float16, as on the
+    GPU, so the NaN-free formats give their largest positive magnitude for it."""
+    x = np.concatenate([sweep(name, seed=1), decode_all(name).astype(np.float32)])
+    with np.errstate(over="ignore"):
+        h = _gpu_half(x)
+    want = [decode(name, int(c)) for c in encode(name, h.astype(np.float32))]
+    _same(_run_f32(F32Chain(float16, getattr(tilus, name), bfloat16), x), want)
+
+
+@pytest.mark.parametrize("via", [float16, bfloat16])
+def test_nan_sign_is_dropped_by_16bit_floats(via):
+    """The GPU's conversions to float16/bfloat16 give the canonical NaN 0x7FFF whatever
+    the sign; the interpreter does the same, so -NaN reaches float4_e2m1 as +6."""
+    x = np.array([np.nan, -np.nan, np.inf, -np.inf], np.float32)
+    _same(_run_f32(F32Chain(via, tilus.float4_e2m1), x), [6.0, 6.0, 6.0, -6.0])
+    got = _run_f32(F32Chain(via, float32), x).view(np.uint32)
+    assert [hex(v) for v in got[:2]] == ([hex(0x7FFFFFFF)] * 2 if via == float16 else [hex(0x7FFF0000)] * 2)
+
+
 @pytest.mark.parametrize("name", ["float8_e4m3", "float8_e5m2"])
 def test_fp8_every_code_decodes(name):
     """All 256 codes, loaded from a torch float8 tensor, decode to the model's values."""
