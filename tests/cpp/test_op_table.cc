@@ -23,11 +23,18 @@ int main() {
     if ((op == Op::Exp || op == Op::Sum) && !h.check) return 2;
     if (op_from_name(op_name(op)) != op) return 3;
   }
-  // The effects column drives written_params: only stores and releases write globals.
+  // The effects column drives written_params (the tuner's scratch copies): exactly the
+  // stores, releases, global atomics and TMA stores write global memory.
   for (int k = 0; k < kNumOps; ++k) {
     const Op op = static_cast<Op>(k);
     const bool writes = op_has_effect(op, eff::WritesGlobal);
-    if (writes != (op == Op::StoreGlobal || op == Op::ReleaseSemaphore)) return 4;
+    const bool expected = op == Op::StoreGlobal || op == Op::ReleaseSemaphore || op == Op::AtomicGlobal ||
+                          op == Op::AtomicGlobalScatter || op == Op::StoreGlobalScatter ||
+                          op == Op::TmaSharedToGlobal;
+    if (writes != expected) {
+      std::fprintf(stderr, "%s: WritesGlobal is %d\n", op_name(op), writes);
+      return 4;
+    }
   }
   if (op_layout_rule(Op::Sum) != LayoutRule::Derived) return 5;
   std::printf("op table: %d ops, every handler complete\n", kNumOps);
