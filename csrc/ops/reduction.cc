@@ -175,6 +175,7 @@ CudaCombine cuda_combine(CudaEmitter& e, Combine c, DataType t) {
   else if (t.is_float()) r.acc_t = "float";
   else if (c == Combine::Sum || c == Combine::Mul || !t.is_signed()) r.acc_t = t.bits() > 32 ? "unsigned long long" : "unsigned int";
   else r.acc_t = t.bits() > 32 ? "long long" : "int";
+  r.acc_bytes = r.acc_t == "double" || r.acc_t.find("long long") != std::string::npos ? 8 : 4;
   const bool is_f = r.acc_t == "float" || r.acc_t == "double";
   std::string body;
   switch (c) {
@@ -294,8 +295,7 @@ void reduce_emit(CudaEmitter& e, const Instruction& inst) {
   }
   if (!warp_digits.empty()) {
     const int64_t threads = e.threads_;
-    const bool wide = acc_t == "double" || acc_t.find("long long") != std::string::npos;
-    const int64_t bytes = threads * n_out * (wide ? 8 : 4);
+    const int64_t bytes = threads * n_out * cc.acc_bytes;
     const int64_t offset = e.smem_.allocate(bytes);
     e.open(std::string("{  // ") + op_name(inst.op) + " across warps through shared memory");
     const std::string buf = e.fresh("tl_red");

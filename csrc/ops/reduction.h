@@ -23,6 +23,7 @@ enum class Combine { Sum, Max, Min, Any, All, Mul };
 // kernel (max/min: a NaN wins, as in torch).
 struct CudaCombine {
   std::string acc_t;
+  int64_t acc_bytes = 4;  // sizeof(acc_t): what a shared-memory exchange of it takes
   std::string identity;
   std::string helper;
 };

@@ -179,7 +179,7 @@ void scan_emit(CudaEmitter& e, const Instruction& inst) {
         e.line(t + "[" + std::to_string(l) + "] = __shfl_sync(0xffffffffu, " + v + "[" + std::to_string(last[l]) +
                "], (tl_tid | " + std::to_string(thread_mask) + ") & 31);");
     } else {
-      const int64_t offset = e.smem_.allocate(threads * n * (acc_t == "double" || acc_t.find("long long") != std::string::npos ? 8 : 4));
+      const int64_t offset = e.smem_.allocate(threads * n * cc.acc_bytes);
       e.open("{  // scan: block totals from other warps through shared memory");
       const std::string buf = e.fresh("tl_scan_buf");
       e.line(acc_t + "* " + buf + " = reinterpret_cast<" + acc_t + "*>(tl_smem + " + std::to_string(offset) + ");");
@@ -225,7 +225,7 @@ void scan_emit(CudaEmitter& e, const Instruction& inst) {
                digit + " > 0 ? o : " + cc.identity + "; }");
         e.close();
       } else {
-        const int64_t offset = e.smem_.allocate(threads * n * (acc_t == "double" || acc_t.find("long long") != std::string::npos ? 8 : 4));
+        const int64_t offset = e.smem_.allocate(threads * n * cc.acc_bytes);
         e.open("{  // scan across warps through shared memory");
         const std::string buf = e.fresh("tl_scan_buf");
         e.line(acc_t + "* " + buf + " = reinterpret_cast<" + acc_t + "*>(tl_smem + " + std::to_string(offset) + ");");
