@@ -2,6 +2,10 @@
 #pragma once
 #include <pybind11/pybind11.h>
 
+#include <vector>
+
+#include "interp/interpreter.h"
+
 namespace tilus::bindings {
 void init_ir(pybind11::module_& m);       // ir.cc
 void init_interp(pybind11::module_& m);   // interp.cc
@@ -11,6 +15,10 @@ void init_codegen(pybind11::module_& m);  // codegen.cc
 void init_launch(pybind11::module_& m);   // launch.cc
 void init_autotune(pybind11::module_& m);  // autotune.cc
 void init_script_base(pybind11::module_& m);  // script_base.cc
+
+// interp.cc: one HostArg per parameter of `program` from Python values (pointers as
+// ints); a TypeError naming the parameter otherwise.
+std::vector<HostArg> to_host_args(const Program& program, const pybind11::list& args);
 
 // launch.cc: runs a FastLauncher on a call's positional arguments; false when `launcher`
 // is not one or the call needs the Python path.

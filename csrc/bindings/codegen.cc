@@ -3,7 +3,10 @@
 
 #include "bindings/bindings.h"
 #include "codegen/codegen.h"
+#include <cstring>
+
 #include "runtime/build.h"
+#include "runtime/tma_maps.h"
 #include "transforms/async_waits.h"
 #include "transforms/layout_inference.h"
 #include "transforms/verify_layouts.h"
@@ -13,7 +16,8 @@ namespace py = pybind11;
 namespace tilus::bindings {
 namespace {
 
-py::dict generated_dict(const GeneratedKernel& k) {
+// tma_maps: a TmaMaps over the kernel's tensor maps (None when it has none).
+py::dict generated_dict(const GeneratedKernel& k, const std::shared_ptr<Program>& program) {
   py::list params;
   for (auto& p : k.params) params.append(py::make_tuple(p.name, p.dtype, p.workspace));
   py::dict out;
@@ -22,12 +26,97 @@ py::dict generated_dict(const GeneratedKernel& k) {
   out["threads"] = k.threads;
   out["dynamic_smem"] = k.dynamic_smem;
   out["params"] = params;
+  out["tma_maps"] = k.tma_maps.empty() ? py::object(py::none())
+                                       : py::cast(std::make_shared<runtime::TmaMaps>(program, k.tma_maps));
   return out;
+}
+
+py::dict encode_params_dict(const runtime::TmaEncodeParams& p) {
+  py::dict d;
+  const size_t r = p.rank;
+  d["data_type"] = p.data_type;
+  d["rank"] = p.rank;
+  d["address"] = p.address;
+  d["dims"] = std::vector<uint64_t>(p.dims, p.dims + r);
+  d["strides"] = std::vector<uint64_t>(p.strides, p.strides + (r ? r - 1 : 0));
+  d["box"] = std::vector<uint32_t>(p.box, p.box + r);
+  d["element_strides"] = std::vector<uint32_t>(p.element_strides, p.element_strides + r);
+  d["interleave"] = p.interleave;
+  d["swizzle"] = p.swizzle;
+  d["l2_promotion"] = p.l2_promotion;
+  d["oob_fill"] = p.oob_fill;
+  return d;
+}
+
+void bind_tma_maps(py::module_& m) {
+  using runtime::TmaMaps;
+  py::class_<TmaMaps, std::shared_ptr<TmaMaps>>(
+      m, "TmaMaps", "The tensor maps of one generated kernel's TMA copies (runtime/tma_maps.h).")
+      .def("__len__", &TmaMaps::size)
+      .def(
+          "spec",
+          [](const TmaMaps& maps, size_t k) {
+            TILUS_CHECK(k < maps.size(), "IndexError", "tensor map ", k, " of ", maps.size());
+            const TmaMapSpec& s = maps.spec(k);
+            py::dict d;
+            d["view"] = s.view_name;
+            d["pointer_param"] = s.pointer_param;
+            d["dtype"] = s.dtype;
+            d["box"] = s.box;
+            d["swizzle_bytes"] = s.swizzle_bytes;
+            d["where"] = s.where;
+            return d;
+          },
+          py::arg("k"), "Map k as the code generator described it (outermost dimension first).")
+      .def(
+          "params",
+          [](const TmaMaps& maps, py::list args) {
+            std::vector<HostArg> host = to_host_args(maps.program(), args);
+            py::list out;
+            for (size_t k = 0; k < maps.size(); ++k) out.append(encode_params_dict(maps.params(k, host)));
+            return out;
+          },
+          py::arg("args"),
+          "cuTensorMapEncodeTiled's arguments of every map for these runtime arguments "
+          "(innermost dimension first); a ValueError naming the parameter when TMA cannot take them.")
+      .def(
+          "encode",
+          [](TmaMaps& maps, py::list args) {
+            std::vector<HostArg> host = to_host_args(maps.program(), args);
+            std::vector<runtime::TmaBlob> blobs;
+            maps.encode(host, blobs);
+            py::list out;
+            for (auto& b : blobs) out.append(py::bytes(reinterpret_cast<const char*>(b.data()), b.size()));
+            return out;
+          },
+          py::arg("args"),
+          "The 128-byte CUtensorMap of every map for these runtime arguments (cached while they repeat).")
+      .def_property_readonly("encodings", &TmaMaps::encodings, "cuTensorMapEncodeTiled calls so far.")
+      .def(
+          "use_fake_encoder",
+          [](TmaMaps& maps) {
+            // Writes the parameters themselves (address, dims, strides, box, swizzle) into
+            // the blob: tests see what would have been encoded without a GPU.
+            maps.set_encoder([](void* out, const runtime::TmaEncodeParams& p) {
+              unsigned char* b = static_cast<unsigned char*>(out);
+              std::memset(b, 0, 128);
+              std::memcpy(b, &p.address, 8);
+              std::memcpy(b + 8, p.dims, 40);
+              std::memcpy(b + 48, p.strides, 32);
+              std::memcpy(b + 80, p.box, 20);
+              std::memcpy(b + 100, &p.swizzle, 4);
+              std::memcpy(b + 104, &p.data_type, 4);
+              return 0;
+            });
+          },
+          "Tests without a GPU: encode by copying the parameters (address, dims, strides at "
+          "offsets 0/8/48, box at 80, swizzle at 100, data type at 104) instead of calling the driver.");
 }
 
 }  // namespace
 
 void init_codegen(py::module_& m) {
+  bind_tma_maps(m);
   m.def(
       "lower_async",
       [](const std::shared_ptr<Program>& program, const std::string& arch, bool wgmma) {
@@ -52,12 +141,12 @@ void init_codegen(py::module_& m) {
       [](const std::shared_ptr<Program>& program, bool pointers_aligned, const std::string& arch,
          bool wgmma, int64_t unroll_budget) {
         return generated_dict(generate_cuda(
-            *program, runtime::codegen_options_for(arch, pointers_aligned, wgmma, unroll_budget)));
+            *program, runtime::codegen_options_for(arch, pointers_aligned, wgmma, unroll_budget)), program);
       },
       py::arg("program"), py::arg("pointers_aligned") = true, py::arg("arch") = "",
       py::arg("wgmma") = true, py::arg("unroll_budget") = 64,
       "The CUDA C++ of `program` for `arch` as a dict (name, source, threads, dynamic_smem, "
-      "params). wgmma=False keeps dots on mma.sync; unroll_budget: codegen/unroll_budget.h.");
+      "params, tma_maps). wgmma=False keeps dots on mma.sync; unroll_budget: codegen/unroll_budget.h.");
   m.def(
       "build_kernel",
       [](const std::shared_ptr<Program>& program, const std::string& arch, bool pointers_aligned,
@@ -69,7 +158,7 @@ void init_codegen(py::module_& m) {
           py::gil_scoped_release release;
           build = runtime::build_kernel(*program, options, arch, runtime::global_compile_cache());
         }
-        py::dict out = generated_dict(build.generated);
+        py::dict out = generated_dict(build.generated, program);
         out["cubin"] = py::bytes(build.cubin);
         out["cache_key"] = build.cache_key;
         return out;

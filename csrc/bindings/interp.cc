@@ -24,8 +24,6 @@ namespace py = pybind11;
 
 namespace tilus::bindings {
 
-namespace {
-
 std::vector<HostArg> to_host_args(const Program& program, const py::list& args) {
   TILUS_CHECK(args.size() == program.params.size(), "TypeError", program.name, " takes ",
               program.params.size(), " arguments but ", args.size(), " were given");
@@ -53,6 +51,8 @@ std::vector<HostArg> to_host_args(const Program& program, const py::list& args) 
   }
   return out;
 }
+
+namespace {
 
 std::vector<HostRegion> to_regions(const py::list& regions) {
   std::vector<HostRegion> out;

@@ -23,6 +23,7 @@
 #include "runtime/cuda_driver.h"
 #include "runtime/kernel.h"
 #include "runtime/kernel_args.h"
+#include "runtime/tma_maps.h"
 #include "runtime/workspace.h"
 
 namespace py = pybind11;
@@ -93,14 +94,23 @@ class FastLauncher {
     param_bytes_.assign(params_.size(), -1);
   }
 
-  // The kernel of one variant on one device (the LoadedKernel has that device's module).
-  void set_kernel(bool aligned, py::object kernel, int64_t smem, int device) {
+  // The kernel of one variant on one device (the LoadedKernel has that device's module),
+  // and its TMA tensor maps (None: it has none), encoded before each launch.
+  void set_kernel(bool aligned, py::object kernel, int64_t smem, int device, py::object tma) {
     if (device < 0 || device >= kMaxDevices) throw py::value_error("FastLauncher: bad device ordinal");
     if (size_t(device) >= devices_.size()) devices_.resize(device + 1);
     Variant& v = aligned ? devices_[device].aligned : devices_[device].unaligned;
     v.owner = kernel;
     v.kernel = kernel.cast<runtime::LoadedKernel*>();
     v.smem = smem;
+    v.tma = tma.is_none() ? nullptr : tma.cast<std::shared_ptr<runtime::TmaMaps>>();
+    // The maps follow the workspaces; a variant with fewer maps leaves the last slots
+    // unread (cuLaunchKernel reads as many parameters as the kernel has).
+    const size_t maps = v.tma ? v.tma->size() : 0;
+    while (tma_slots_ < maps) {
+      args_.add_opaque(nullptr, 0);
+      ++tma_slots_;
+    }
   }
 
   bool call(py::args args) {
@@ -114,6 +124,7 @@ class FastLauncher {
     if (!v) return false;  // the Python side builds this variant for this device first
     LaunchShape shape;
     if (!evaluator_.launch_shape(host_args_, shape)) return false;
+    if (!encode_maps(*v)) return false;  // the slow path names what TMA cannot take
     uintptr_t stream = current_stream(device);
     if (stream == UINTPTR_MAX) return false;
     cuda::DeviceScope scope(device);
@@ -149,6 +160,7 @@ class FastLauncher {
     timed("device", [&] { cuda::DeviceScope scope(device); return true; });
     LaunchShape shape;
     timed("launch_shape", [&] { return evaluator_.launch_shape(host_args_, shape); });
+    if (v->tma) timed("tma_maps", [&] { return encode_maps(*v); });
     uintptr_t stream = 0;
     timed("stream", [&] { stream = current_stream(device); return stream != UINTPTR_MAX; });
     cuda::DeviceScope scope(device);
@@ -161,7 +173,23 @@ class FastLauncher {
     py::object owner;
     runtime::LoadedKernel* kernel = nullptr;
     int64_t smem = 0;
+    std::shared_ptr<runtime::TmaMaps> tma;
   };
+
+  // The variant's tensor maps for this call's arguments (read_args filled host_args_)
+  // into their parameter slots; false when TMA cannot take the arguments.
+  bool encode_maps(Variant& v) {
+    if (!v.tma) return true;
+    try {
+      v.tma->encode(host_args_, tma_blobs_);
+    } catch (const std::exception&) {
+      return false;
+    }
+    const size_t first = params_.size() + workspace_keys_.size();
+    for (size_t k = 0; k < tma_blobs_.size(); ++k)
+      args_.set_opaque(first + k, tma_blobs_[k].data(), tma_blobs_[k].size());
+    return true;
+  }
   struct DeviceVariants {
     Variant aligned, unaligned;
   };
@@ -326,7 +354,9 @@ class FastLauncher {
   int threads_;
   std::vector<DeviceVariants> devices_;  // by device ordinal
   // reused per call (the GIL serialises calls on one launcher)
-  runtime::KernelArgs args_;  // the runtime parameters, then the workspaces
+  runtime::KernelArgs args_;  // the runtime parameters, the workspaces, the tensor maps
+  size_t tma_slots_ = 0;
+  std::vector<runtime::TmaBlob> tma_blobs_;
   std::vector<HostArg> host_args_;
   std::vector<int64_t> param_bytes_;
 };
@@ -359,7 +389,8 @@ void init_launch(py::module_& m) {
   py::class_<FastLauncher>(m, "FastLauncher")
       .def(py::init<std::shared_ptr<Program>, py::object, py::object, int, const std::vector<py::tuple>&,
                     const std::vector<py::tuple>&, std::vector<std::string>, std::vector<bool>, int>())
-      .def("set_kernel", &FastLauncher::set_kernel)
+      .def("set_kernel", &FastLauncher::set_kernel, py::arg("aligned"), py::arg("kernel"), py::arg("smem"),
+           py::arg("device"), py::arg("tma") = py::none())
       .def("__call__", &FastLauncher::call)
       .def("time_phases", &FastLauncher::time_phases)
       .def_property_readonly("direct_tensor_queries", &FastLauncher::direct_tensor_queries);

@@ -29,12 +29,28 @@ struct KernelParam {
   int workspace = -1;  // >= 0: the runtime passes workspace #i, not a user argument
 };
 
+// A tensor map (CUtensorMap) the kernel takes by value after its workspaces, for the TMA
+// copies of one (global view, box, swizzle) (ops/tma.cc). The host encodes it before
+// each launch from the view's pointer, extents and strides (runtime/tma_maps.h); all
+// dimension lists are outermost first, as in the IR.
+struct TmaMapSpec {
+  int view = -1;                     // the global view's tensor id
+  std::string view_name;             // for messages: "ga"
+  int pointer_param = -1;            // the parameter the view's pointer is
+  std::vector<Expr> shape, strides;  // the view's extents and strides, in elements
+  DataType dtype;
+  std::vector<int64_t> box;          // elements per dimension; 1 outside the tile's dims
+  int swizzle_bytes = 0;             // 0 (none), 32, 64 or 128
+  std::string where;                 // 'tma.global_to_shared at "file", line N' for messages
+};
+
 struct GeneratedKernel {
   std::string name;    // the extern "C" __global__ function
   std::string source;  // complete translation unit (includes "tilus/runtime.cuh")
   int threads = 0;
   int64_t dynamic_smem = 0;  // bytes
   std::vector<KernelParam> params;
+  std::vector<TmaMapSpec> tma_maps;  // parameters after the workspaces, in order
 };
 
 // Throws ScriptError (with the script line) for what the CUDA backend cannot express.

@@ -162,7 +162,7 @@ void CudaEmitter::emit_store_global(const Instruction& i) {
 void CudaEmitter::emit_shared_tensor(const Instruction& i) {
   const Tensor& t = i.output;
   const SharedLayout& layout = plan_.shared.at(t->id);
-  int64_t offset = smem_.allocate(storage_bytes(layout.size() * t->dtype.bits()), plan_.wgmma_roots.count(t->id) ? 1024 : 128);
+  int64_t offset = smem_.allocate(storage_bytes(layout.size() * t->dtype.bits()), plan_.wgmma_roots.count(t->id) || plan_.tma_roots.count(t->id) ? 1024 : 128);
   smem_offset_[t->id] = offset;
   SharedInfo s;
   s.root = t->id;

@@ -407,6 +407,9 @@ GeneratedKernel CudaEmitter::run() {
     line(ctype(v->dtype) + " " + sanitize(v->name) + ";");
   }
   stmt(program_.body);
+  // A TMA store reads its shared tile after its instruction; the block's shared memory
+  // must outlive that read (the interpreter completes every copy at exit).
+  if (tma_stores_) line("if (tl_tid == 0) asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: \"memory\");");
   std::string body = out_.str();
 
   std::ostringstream src;
@@ -427,9 +430,16 @@ GeneratedKernel CudaEmitter::run() {
     first = false;
     k.params.push_back({"tl_workspace" + std::to_string(w), t->dtype.pointer_to(), static_cast<int>(w)});
   }
+  // TMA tensor maps (ops/tma.cc), by value: the TMA unit reads them from parameter space.
+  for (size_t m = 0; m < tma_maps_.size(); ++m) {
+    src << (first ? "" : ", ") << "const __grid_constant__ tilus::TmaDescriptor tl_tma" << m;
+    first = false;
+  }
   src << ") {\n";
-  // wgmma's swizzled tiles must start at multiples of 1024 bytes (codegen/device/wgmma.cuh)
-  src << "  extern __shared__ __align__(" << (plan_.wgmma_roots.empty() ? 128 : 1024)
+  // wgmma's and TMA's swizzled tiles must start at multiples of 1024 bytes
+  // (codegen/device/wgmma.cuh, ops/tma.cc)
+  const bool align_1024 = !plan_.wgmma_roots.empty() || !plan_.tma_roots.empty();
+  src << "  extern __shared__ __align__(" << (align_1024 ? 1024 : 128)
       << ") unsigned char tl_smem[];\n";
   src << "  const int tl_tid = threadIdx.x;\n";
   if (banded_launch_) {
@@ -446,6 +456,7 @@ GeneratedKernel CudaEmitter::run() {
   src << body << "}\n";
   k.source = src.str();
   k.dynamic_smem = smem_.peak();
+  k.tma_maps = tma_maps_;
   return k;
 }
 

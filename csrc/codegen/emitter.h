@@ -209,6 +209,10 @@ class CudaEmitter {
   std::vector<std::string> helpers_;  // device functions emitted before the kernel
   std::unordered_set<std::string> helper_names_;
   std::unordered_map<std::string, std::optional<std::vector<int64_t>>> linear_walks_;  // element_offset
+  // ---- TMA (ops/tma.cc): the tensor maps the kernel takes after its workspaces, and
+  // whether it issues stores (it then waits for their reads before exiting)
+  std::vector<TmaMapSpec> tma_maps_;
+  bool tma_stores_ = false;
   std::ostringstream out_;
   int indent_ = 1;
   SourceLoc loc_;

@@ -4,11 +4,29 @@
 // the hardware counts out-of-range elements it fills with zeros); shared_to_global is
 // retired by commit_group / wait_group. The interpreter's model is ops/hopper_state.h.
 //
-// CUDA: the copies need tensor maps encoded on the host (cuTensorMapEncodeTiled) and
-// passed as __grid_constant__ CUtensorMap parameters; that plumbing is not built yet,
-// so code generation refuses the copies at their script line. The bulk-group commit
-// and wait lower to cp.async.bulk.{commit,wait}_group.
+// CUDA (sm_90a): each copy is cp.async.bulk.tensor through a tensor map, a
+// `const __grid_constant__ tilus::TmaDescriptor tl_tma<k>` parameter after the
+// workspaces, one per (global view, box, swizzle) (CudaEmitter::tma_maps_ ->
+// GeneratedKernel::tma_maps); the host encodes it before each launch from the view's
+// pointer, extents and strides (runtime/tma_maps.h). The block executes every
+// instruction, the copy is issued by thread 0 only (the interpreter's "issued once"):
+//   global_to_shared  thread 0 issues the load; it completes on the mbarrier.
+//   shared_to_global  fence.proxy.async + __syncthreads first (every thread's writes to
+//                     the tile are complete and visible to the TMA unit), then thread 0
+//                     issues the store into its bulk group.
+//   commit_group      cp.async.bulk.commit_group (only thread 0 has copies in it).
+//   wait_group        cp.async.bulk.wait_group, then __syncthreads: the other threads
+//                     must not overwrite a tile before thread 0 knows it has been read.
+// The kernel waits for outstanding store reads before it exits.
+//
+// The shared tile's layout must be one the TMA unit writes: the layout rule gives every
+// allocation a TMA copies a row-major layout with the TMA swizzle of its row size
+// (tma_shared_layout); the emitter checks the planned layout (which wgmma may have
+// chosen) against the hardware's swizzle modes and refuses what it cannot express.
 #include <string>
+
+#include "ir/functor.h"
+#include "transforms/host_launch_shape.h"
 
 #include "codegen/emitter.h"
 #include "interp/debug_checks.h"
@@ -16,6 +34,7 @@
 #include "interp/tile_ops.h"
 #include "ops/hopper_state.h"
 #include "ops/op_handler.h"
+#include "ops/tma_layout.h"
 #include "support/error.h"
 
 namespace tilus {
@@ -170,12 +189,151 @@ void wait_group_interpret(interp::BlockState& st, const StmtNode&, const Instruc
   }
 }
 
-void copy_emit(CudaEmitter&, const Instruction& i) {
-  throw ScriptError("NotImplementedError",
-                    cat(i.op == Op::TmaGlobalToShared ? "tma.global_to_shared" : "tma.shared_to_global",
-                        ": the CUDA lowering of TMA copies (tensor maps encoded on the host with "
-                        "cuTensorMapEncodeTiled) is not implemented yet; the program runs in the "
-                        "interpreter when its tensors are on the CPU"));
+// ---- layouts
+
+const Tensor& shared_of(const Instruction& i) {
+  return i.op == Op::TmaGlobalToShared ? i.inputs[1] : i.inputs[0];
+}
+
+void copy_layout(LayoutRules& rules, const Instruction& i, const SourceLoc&) {
+  const Tensor& s = shared_of(i);
+  LayoutPlan& plan = rules.plan();
+  if (plan.transformed_views.count(s->id)) return;  // refused by the emitter
+  const int root = plan.root_of(s);
+  auto it = plan.shared.find(root);
+  if (it == plan.shared.end()) return;
+  it->second = tma_shared_layout(it->second.shape, s->dtype.bits());
+  plan.tma_roots.insert(root);
+}
+
+// ---- CUDA
+
+const char* copy_name(const Instruction& i) {
+  return i.op == Op::TmaGlobalToShared ? "tma.global_to_shared" : "tma.shared_to_global";
+}
+
+std::string shape_text(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t k = 0; k < v.size(); ++k) s += (k ? ", " : "") + std::to_string(v[k]);
+  return s + "]";
+}
+
+// The GlobalView instruction that defines `view`, or null (a workspace).
+const Instruction* view_of(const Program& program, const Tensor& view) {
+  const Instruction* found = nullptr;
+  for_each_inst(program.body, [&](const StmtNode& s) {
+    if (s.inst->op == Op::GlobalView && s.inst->output == view) found = s.inst.get();
+  });
+  return found;
+}
+
+// The tensor map of copy `i` (added to the kernel's parameters when new): the view's
+// pointer, extents and strides, which the host must be able to evaluate, and the box.
+int tensor_map(CudaEmitter& e, const Instruction& i, const std::vector<int64_t>& box, int swizzle_bytes) {
+  const char* what = copy_name(i);
+  const Tensor& g = i.op == Op::TmaGlobalToShared ? i.inputs[0] : i.inputs[1];
+  for (size_t m = 0; m < e.tma_maps_.size(); ++m) {
+    const TmaMapSpec& t = e.tma_maps_[m];
+    if (t.view == g->id && t.box == box && t.swizzle_bytes == swizzle_bytes) return static_cast<int>(m);
+  }
+  const Instruction* view = view_of(e.program_, g);
+  TILUS_CHECK(view, "ValueError", what, ": the global tensor ", g->name,
+              " is a workspace (self.global_tensor); TMA copies need a view of a kernel parameter "
+              "(self.global_view), whose tensor map the host encodes before the launch");
+  HostEvaluator host(e.program_);
+  TmaMapSpec t;
+  t.view = g->id;
+  t.view_name = g->name;
+  t.pointer_param = host.pointer_param(view->args[0]);
+  TILUS_CHECK(t.pointer_param >= 0, "ValueError", what, ": the global view ", g->name, " starts at ",
+              expr_str(view->args[0]), "; TMA copies need a view whose pointer is a kernel parameter "
+              "(its tensor map is encoded on the host before the launch)");
+  auto host_value = [&](const Expr& x, const char* kind, size_t d) {
+    TILUS_CHECK(host.evaluable(x), "ValueError", what, ": the ", kind, " of dimension ", d, " of the global view ",
+                g->name, " is ", expr_str(x), ", which the host cannot compute before the launch; a TMA "
+                "copy's view may only use the kernel's parameters, constants and top-level variables");
+  };
+  const size_t rank = g->global_shape.size();
+  const int64_t bits = g->dtype.bits();
+  const Expr& last = g->global_strides[rank - 1];
+  TILUS_CHECK(last->is_const() && last->int_value == 1, "ValueError", what, ": the global view ", g->name,
+              " has stride ", expr_str(last), " in its last dimension; TMA copies need it contiguous (stride 1)");
+  for (size_t d = 0; d < rank; ++d) {
+    host_value(g->global_shape[d], "extent", d);
+    host_value(g->global_strides[d], "stride", d);
+    const Expr& stride = g->global_strides[d];
+    if (d + 1 < rank && stride->is_const()) {
+      TILUS_CHECK(stride->int_value * bits % 128 == 0, "ValueError", what, ": the global view ", g->name,
+                  " has stride ", stride->int_value, " in dimension ", d, " (", stride->int_value * bits / 8,
+                  " bytes); TMA needs strides of a multiple of 16 bytes");
+    }
+  }
+  TILUS_CHECK(bits % 8 == 0, "TypeError", what, ": ", g->dtype.name(), " elements are ", bits,
+              " bits; TMA copies move whole bytes per element");
+  t.shape = g->global_shape;
+  t.strides = g->global_strides;
+  t.dtype = g->dtype;
+  t.box = box;
+  t.swizzle_bytes = swizzle_bytes;
+  t.where = cat(what, " at \"", e.loc_.file, "\", line ", e.loc_.line);
+  e.tma_maps_.push_back(std::move(t));
+  return static_cast<int>(e.tma_maps_.size() - 1);
+}
+
+void copy_emit(CudaEmitter& e, const Instruction& i) {
+  const bool load = i.op == Op::TmaGlobalToShared;
+  const char* what = copy_name(i);
+  TILUS_CHECK(e.options_.sm90, "NotImplementedError", what, " needs sm_90a (Hopper): TMA copies have no "
+              "sm_80 equivalent; build for sm_90a, or use self.copy_async on sm_80");
+  const Tensor& g = load ? i.inputs[0] : i.inputs[1];
+  const Tensor& s = shared_of(i);
+  const int grank = g->rank();
+  const size_t first = load ? 1 : 0;
+  TILUS_CHECK(i.dims.back() == grank - 1, "ValueError", what, ": the tile's last dimension is dimension ",
+              i.dims.back(), " of the rank-", grank, " global tensor; TMA boxes run along its last "
+              "(contiguous) dimension, so the tile's last dimension must be that one");
+  const CudaEmitter::SharedInfo& si = e.shared_.at(s->id);
+  TILUS_CHECK(si.steps.empty() && !e.plan_.transformed_views.count(s->id), "ValueError", what, ": ", s->name,
+              " is a reshaped or permuted view of a shared tile; TMA copies whole tiles of an allocation "
+              "(the allocation, or a slice of its leading dimensions)");
+  const SharedLayout& layout = e.plan_.shared.at(si.root);
+  const TmaTiling tiling = tma_tiling(layout, s->shape, s->dtype.bits(), si.lead.size());
+  TILUS_CHECK(tiling.error.empty(), "ValueError", what, ": the shared tile ", s->name, " ", s->type_str(), " is laid out as ",
+              layout.str(), ", which TMA cannot write: ", tiling.error);
+
+  std::vector<int64_t> box(grank, 1);
+  for (size_t p = 0; p < i.dims.size(); ++p) box[i.dims[p]] = s->shape[p];
+  box.back() = tiling.block_cols;
+  const int map = tensor_map(e, i, box, tiling.swizzle_bytes);
+
+  // The tile's first element, and the coordinates (innermost first) of its first box.
+  std::vector<Expr> zeros(s->shape.size(), make_int(0));
+  const std::string base = e.fresh("tl_tma_smem");
+  e.open("");
+  e.line("const unsigned " + base + " = tilus::smem_u32(" + si.ptr + " + " + e.expr(e.shared_offset(si, zeros)) +
+         ");  // " + what + " " + s->name + " " + shape_text(s->shape));
+  std::vector<std::string> coords;
+  for (int d = grank - 1; d >= 0; --d) coords.push_back("(int)(" + e.expr(i.args[first + d]) + ")");
+  if (!load) {
+    // Every thread's writes to the tile are done and visible to the async proxy before
+    // thread 0 hands it to the TMA unit.
+    e.line("asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");");
+    e.line("__syncthreads();");
+    e.tma_stores_ = true;
+  }
+  const std::string bar = load ? "(unsigned)(" + e.expr(i.args[0]) + ")" : "";
+  e.open("if (tl_tid == 0)");
+  const int64_t block_bytes = storage_bytes(layout.rank() >= 2 ? s->shape[s->shape.size() - 2] * tiling.block_cols * s->dtype.bits() : 0);
+  for (int64_t j = 0; j < tiling.blocks; ++j) {
+    std::string call = std::string("tilus::") + (load ? "tma_load_" : "tma_store_") + std::to_string(grank) +
+                       "d(&tl_tma" + std::to_string(map) + ", " + base + (j ? " + " + std::to_string(j * block_bytes) : "");
+    if (load) call += ", " + bar;
+    for (size_t k = 0; k < coords.size(); ++k)
+      call += ", " + (k == 0 && j ? coords[k] + " + " + std::to_string(j * tiling.block_cols) : coords[k]);
+    e.line(call + ");");
+  }
+  e.close();
+  e.close();
 }
 
 void group_emit(CudaEmitter& e, const Instruction& i) {
@@ -186,13 +344,88 @@ void group_emit(CudaEmitter& e, const Instruction& i) {
   } else {
     e.line(std::string("asm volatile(\"cp.async.bulk.wait_group") + (i.dims.size() == 1 && i.dims[0] ? ".read" : "") +
            " " + std::to_string(i.int_attr) + ";\" ::: \"memory\");");
+    // Only thread 0 issued stores: the others learn they are done here.
+    e.line("__syncthreads();");
   }
 }
 
 }  // namespace
 
-const OpHandler kTmaGlobalToShared = {copy_check, nullptr, g2s_interpret, copy_emit};
-const OpHandler kTmaSharedToGlobal = {copy_check, nullptr, s2g_interpret, copy_emit};
+SharedLayout tma_shared_layout(const std::vector<int64_t>& shape, int64_t dtype_bits) {
+  if (shape.size() >= 2 && can_swizzle(shape, dtype_bits)) {
+    const int64_t row_bits = shape.back() * dtype_bits;
+    if (row_bits == 512 || row_bits == 1024) return shared_swizzled(shape, dtype_bits);  // 64B, 128B
+    if (row_bits % 1024 == 0) return *shared_wgmma_operand(shape, dtype_bits);           // 128B blocks
+  }
+  return shared_row_major(shape);
+}
+
+TmaTiling tma_tiling(const SharedLayout& l, const std::vector<int64_t>& view_shape, int64_t dtype_bits,
+                     size_t lead_dims) {
+  TmaTiling t;
+  const int rank = l.rank();
+  const int64_t cols = l.shape.back();
+  // Dense row-major order over the allocation (before the swizzle and the column blocks).
+  int64_t expect = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    if (l.strides[d] != expect) {
+      t.error = "it is not row-major";
+      return t;
+    }
+    expect *= l.shape[d];
+  }
+  t.block_cols = l.col_block ? l.col_block : cols;
+  t.blocks = cols / t.block_cols;
+  const int64_t row_bytes = t.block_cols * dtype_bits / 8;
+  // A view starts at the allocation's start plus whole leading slices; the TMA unit
+  // swizzles by address bits, so each start must sit at a multiple of the swizzle
+  // period (8 rows), and every box at a multiple of 128 bytes.
+  int64_t align = 128;
+  if (l.is_swizzled()) {
+    const int64_t segment = l.swizzle_chunks * 16;
+    if (l.chunk_elems * dtype_bits != 128 || l.rows_per_phase * segment != 128 ||
+        (segment != 32 && segment != 64 && segment != 128)) {
+      t.error = "its swizzle is none of the TMA unit's (32, 64 or 128 bytes over 16-byte chunks)";
+      return t;
+    }
+    if (row_bytes != segment) {
+      t.error = cat("its rows (", row_bytes, " bytes per box row) differ from its ", segment,
+                    "-byte swizzle span; a TMA box's inner extent must fill the swizzle span exactly");
+      return t;
+    }
+    if (view_shape.size() < 2) {
+      t.error = "a single row of a swizzled tile is not a box the TMA unit swizzles the same way";
+      return t;
+    }
+    t.swizzle_bytes = static_cast<int>(segment);
+    align = 8 * segment;
+  } else if (l.col_block) {
+    t.error = "column blocks without a swizzle";
+    return t;
+  }
+  if (t.blocks > 1) {
+    if (view_shape.size() != 2) {
+      t.error = "a tile in column blocks is copied one [rows, 128 bytes] block at a time, which needs a 2-D tile";
+      return t;
+    }
+    if (view_shape[0] * row_bytes % align) {
+      t.error = cat("its column blocks of ", view_shape[0], " rows do not start at multiples of ", align, " bytes");
+      return t;
+    }
+  }
+  for (size_t d = 0; d < lead_dims; ++d) {
+    if (l.strides[d] * dtype_bits / 8 % align) {
+      t.error = cat("a slice of its dimension ", d, " starts every ", l.strides[d] * dtype_bits / 8,
+                    " bytes, not at multiples of ", align, " bytes as the TMA unit needs",
+                    l.is_swizzled() ? " for its swizzle" : "");
+      return t;
+    }
+  }
+  return t;
+}
+
+const OpHandler kTmaGlobalToShared = {copy_check, copy_layout, g2s_interpret, copy_emit};
+const OpHandler kTmaSharedToGlobal = {copy_check, copy_layout, s2g_interpret, copy_emit};
 const OpHandler kTmaCommitGroup = {group_check, nullptr, commit_interpret, group_emit};
 const OpHandler kTmaWaitGroup = {group_check, nullptr, wait_group_interpret, group_emit};
 

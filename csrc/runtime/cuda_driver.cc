@@ -72,6 +72,8 @@ DriverApi* load_driver() {
   resolve(library, api->cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"},
           &missing);
   resolve(library, api->cuEventDestroy, {"cuEventDestroy_v2"}, &missing);
+  std::string optional;  // entry points only some kernels need: null when absent
+  resolve(library, api->cuTensorMapEncodeTiled, {"cuTensorMapEncodeTiled"}, &optional);
   if (!missing.empty()) {
     throw CudaError(CUDA_ERROR_NOT_INITIALIZED,
                     "the CUDA driver (libcuda.so.1) is too old: it lacks " + missing);

@@ -103,6 +103,13 @@ struct DriverApi {
   CUresult (*cuEventSynchronize)(CUevent event);
   CUresult (*cuEventElapsedTime)(float* milliseconds, CUevent start, CUevent end);  // _v2
   CUresult (*cuEventDestroy)(CUevent event);                                        // _v2
+  // TMA tensor maps (CUDA 12.0+); null with an older driver (runtime/tma_maps.cc says so).
+  // The enum parameters are passed as ints (CUtensorMapDataType, CUtensorMapInterleave,
+  // CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill).
+  CUresult (*cuTensorMapEncodeTiled)(void* tensor_map, int data_type, uint32_t rank, void* global_address,
+                                     const uint64_t* global_dim, const uint64_t* global_strides,
+                                     const uint32_t* box_dim, const uint32_t* element_strides, int interleave,
+                                     int swizzle, int l2_promotion, int oob_fill);
 };
 
 // A failed driver call; `result` is the CUresult.

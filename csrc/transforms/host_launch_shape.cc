@@ -106,6 +106,27 @@ bool HostEvaluator::eval(const Expr& e, const std::vector<HostArg>& args, int64_
   return false;
 }
 
+bool HostEvaluator::evaluable(const Expr& e) const {
+  if (!e) return false;
+  switch (e->kind) {
+    case ExprKind::Const: return !e->dtype.is_float();
+    case ExprKind::Var: {
+      if (e->dtype.is_float() || e->dtype.is_pointer) return false;
+      if (param_index_.count(e->var_id)) return true;
+      auto d = top_declares_.find(e->var_id);
+      return d != top_declares_.end() && evaluable(d->second);
+    }
+    case ExprKind::Cast: return !e->dtype.is_pointer && !e->dtype.is_float() && evaluable(e->a);
+    case ExprKind::Select: return evaluable(e->c) && evaluable(e->a) && evaluable(e->b);
+    case ExprKind::Binary: return evaluable(e->a) && evaluable(e->b);
+    case ExprKind::BlockIdx:
+    case ExprKind::Unary:
+    case ExprKind::ElementAddr:
+    case ExprKind::ElementLoad: return false;
+  }
+  return false;
+}
+
 int HostEvaluator::pointer_param(const Expr& e) const {
   // A view over a void_p parameter holds the parameter cast to a typed pointer.
   if (e && e->kind == ExprKind::Cast && e->a->dtype.is_void) return pointer_param(e->a);

@@ -18,6 +18,9 @@ class HostEvaluator {
   // An integer expression over parameters, constants and the top-level declarations
   // above; false when it needs anything else (a block index, a float, memory).
   bool eval(const Expr& e, const std::vector<HostArg>& args, int64_t& out) const;
+  // Whether eval can compute `e` for some arguments: it uses only integer parameters,
+  // constants and the top-level declarations above (TMA tensor maps are encoded this way).
+  bool evaluable(const Expr& e) const;
   // The pointer parameter `e` is (directly or through a top-level declaration), or -1.
   int pointer_param(const Expr& e) const;
 

@@ -41,6 +41,9 @@ struct LayoutPlan {
   std::unordered_map<const Instruction*, DotPlan> dots;
   std::unordered_set<const Instruction*> folded_loads;  // load_shared read by a wgmma dot
   std::unordered_set<int> wgmma_roots;                  // shared allocations wgmma reads
+  // Shared allocations TMA copies (ops/tma.cc): laid out for the TMA unit's swizzle and
+  // aligned to 1024 bytes, as its swizzle patterns follow address bits.
+  std::unordered_set<int> tma_roots;
 
   const RegisterLayout& layout_of(const Tensor& t) const;
   int root_of(const Tensor& shared) const;

@@ -1,7 +1,7 @@
 """The CUDA generated for Hopper's mbarriers, proxy fences and bulk groups compiles with
 NVRTC (mbarriers on sm_80 and sm_90a; transaction counts, fences and bulk groups on
-sm_90a), sm_80 refuses the sm_90a-only instructions at their script line, and TMA copies
-are refused by code generation until the host builds tensor maps."""
+sm_90a) and sm_80 refuses the sm_90a-only instructions at their script line. TMA copies:
+tests/codegen/test_tma_source.py."""
 
 import os
 
@@ -9,7 +9,6 @@ import pytest
 import torch
 
 import tilus
-from tests.interp.test_mbarrier_tma import TmaPipelineMatmul
 from tilus import _C, float32, int32, uint32
 from tilus.lang.errors import NativeError
 from tests.codegen.nvrtc_compile import require_nvrtc
@@ -86,13 +85,6 @@ def test_sm80_refuses_expect_tx_at_the_script_line():
         _generate(ExpectTx(), (_z(),), "sm_80")
     assert info.value.kind == "NotImplementedError" and info.value.line > 0
     assert "self.mbarrier.arrive_and_expect_tx(bar, 0)" in info.value.text
-
-
-def test_tma_copies_are_refused_by_codegen_until_tensor_maps_exist():
-    a = torch.zeros(40, 40, dtype=torch.float16)
-    with pytest.raises(NativeError, match="cuTensorMapEncodeTiled") as info:
-        _generate(TmaPipelineMatmul(), (40, 40, 40, a, a, a), "sm_90a")
-    assert "self.tma.global_to_shared" in info.value.text
 
 
 def test_ir_prints_the_hopper_instructions():

@@ -24,6 +24,7 @@ from typing import Dict, Optional
 
 from tilus import _C, option
 from tilus.arguments import int_range
+from tilus.lang.errors import NativeError
 from tilus.lang.types import row_of
 
 _rt = _C.runtime
@@ -43,6 +44,9 @@ class GpuVariant:
         self.kernel = kernel
         self.threads = generated["threads"]
         self.smem = generated["dynamic_smem"]
+        # TMA tensor maps (csrc/runtime/tma_maps.h), passed after the workspaces: None
+        # when the kernel has no TMA copies.
+        self.tma = generated.get("tma_maps")
 
 
 def _torch_stream_function():
@@ -99,7 +103,7 @@ class GpuKernel:
         launcher = _C.FastLauncher(self.program, torch.Tensor, stream_fn, device_index, params, jit,
                                    self.workspace_keys, self.workspace_clean, self.program.warps * 32)
         for (aligned, device), v in self.variants.items():
-            launcher.set_kernel(aligned, v.kernel, v.smem, device)
+            launcher.set_kernel(aligned, v.kernel, v.smem, device, v.tma)
         self._launchers.append(launcher)
         return launcher
 
@@ -113,7 +117,8 @@ class GpuKernel:
                 generated = build_variant(self.program, aligned, _rt.arch_string())
                 kernel = _rt.LoadedKernel(generated.pop("cubin"), generated["name"])
             for launcher in self._launchers:
-                launcher.set_kernel(aligned, kernel, generated["dynamic_smem"], device)
+                launcher.set_kernel(aligned, kernel, generated["dynamic_smem"], device,
+                                    generated.get("tma_maps"))
             v = self.variants[(aligned, device)] = GpuVariant(generated, kernel)
         return v
 
@@ -126,7 +131,19 @@ class GpuKernel:
             for w, nbytes in enumerate(workspace_bytes):
                 packed.append(("ptr", _rt.get_workspace(f"{self.workspace_keys[w]}:{nbytes}",
                                                        nbytes, self.workspace_clean[w], stream)))
+            if v.tma is not None:
+                packed.extend(("opaque", blob) for blob in _encode_tma_maps(v.tma, args))
             v.kernel.launch(tuple(grid), v.threads, v.smem, stream, packed)
+
+
+def _encode_tma_maps(maps, args) -> list:
+    """The kernel's TMA tensor maps for these runtime arguments; what the TMA unit cannot
+    take (a stride or address not a multiple of 16 bytes) is a ValueError naming the
+    copy's script line and the parameter."""
+    try:
+        return maps.encode(args)
+    except NativeError as e:
+        raise (TypeError if e.kind == "TypeError" else ValueError)(e.message) from None
 
 
 def takes_aligned_build(program, runtime_args) -> bool:
