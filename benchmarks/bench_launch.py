@@ -11,7 +11,10 @@ with its argument block packed once: cuLaunchKernel plus one pybind11 call), the
 driver's own cost (an empty kernel without arguments), torch's cheapest launch
 (`torch.cuda._sleep(0)`: one kernel through the CUDA runtime), and tilus's native
 launcher entered through pybind11. Two more tables break the native launcher's host
-time into its phases and list what each torch query it makes costs.
+time into its phases and list what each torch query it makes costs. On sm_90 a last
+table prices TMA tensor maps: a tile copy through two TMA maps whose tensors repeat (maps
+cached), the same copy cycling through 6 buffer pairs (more than the 4 parameter sets
+kept per map: every call encodes both maps), and the same copy without TMA.
 """
 
 import statistics
@@ -23,7 +26,7 @@ import pathlib
 import torch
 
 import tilus
-from tilus import _C, float32, int32
+from tilus import _C, float16, float32, int32
 from tilus.utils import cdiv
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -41,6 +44,75 @@ class Axpby(tilus.Script):
         x = self.load_global(gx, offsets=[self.blockIdx.x * 128], shape=[128])
         y = self.load_global(gy, offsets=[self.blockIdx.x * 128], shape=[128])
         self.store_global(go, x * alpha + y * beta, offsets=[self.blockIdx.x * 128])
+
+
+class TileCopyTma(tilus.Script):
+    """y = x through TMA: one 64 x 64 tile per block, two tensor maps."""
+
+    def __call__(self, m: int32, n: int32, x_ptr: ~float16, y_ptr: ~float16):
+        self.attrs.blocks = [cdiv(m, 64), cdiv(n, 64)]
+        self.attrs.warps = 4
+        gx = self.global_view(x_ptr, dtype=float16, shape=[m, n])
+        gy = self.global_view(y_ptr, dtype=float16, shape=[m, n])
+        s = self.shared_tensor(dtype=float16, shape=[64, 64])
+        bar = self.mbarrier.alloc()
+        self.mbarrier.arrive_and_expect_tx(bar, 64 * 64 * 2 // 128)
+        self.tma.global_to_shared(src=gx, dst=s, offsets=[self.blockIdx.x * 64, self.blockIdx.y * 64], mbarrier=bar)
+        self.mbarrier.wait(bar, phase=0)
+        self.tma.shared_to_global(s, gy, offsets=[self.blockIdx.x * 64, self.blockIdx.y * 64])
+        self.tma.commit_group()
+        self.tma.wait_group(0)
+
+
+class TileCopy(tilus.Script):
+    """y = x through registers, the same signature without TMA."""
+
+    def __call__(self, m: int32, n: int32, x_ptr: ~float16, y_ptr: ~float16):
+        self.attrs.blocks = [cdiv(m, 64), cdiv(n, 64)]
+        self.attrs.warps = 4
+        gx = self.global_view(x_ptr, dtype=float16, shape=[m, n])
+        gy = self.global_view(y_ptr, dtype=float16, shape=[m, n])
+        t = self.load_global(gx, offsets=[self.blockIdx.x * 64, self.blockIdx.y * 64], shape=[64, 64])
+        self.store_global(gy, t, offsets=[self.blockIdx.x * 64, self.blockIdx.y * 64])
+
+
+def tma_launch_costs():
+    """Rows (name, us per call) pricing tensor maps; [] before sm_90."""
+    if torch.cuda.get_device_capability()[0] < 9:
+        print("TMA launch costs skipped: TMA needs sm_90 (Hopper)")
+        return [], {}
+    m = n = 256
+    pairs = [(torch.randn(m, n, device="cuda").half(), torch.empty(m, n, device="cuda").half()) for _ in range(6)]
+    tma, plain = TileCopyTma(), TileCopy()
+    for k in (tma, plain):
+        x, y = pairs[0]
+        y.fill_(float("nan"))
+        k(m, n, x, y)
+        torch.testing.assert_close(y, x)
+    x, y = pairs[0]
+    cycle = iter(())
+
+    def cycling():
+        nonlocal cycle
+        try:
+            xx, yy = next(cycle)
+        except StopIteration:
+            cycle = iter(pairs)
+            xx, yy = next(cycle)
+        tma(m, n, xx, yy)
+
+    launchers = [("tilus TMA copy, 2 maps, same tensors (cached)", lambda: tma(m, n, x, y)),
+                 ("tilus TMA copy, 6 buffer pairs (encoded every call)", cycling),
+                 ("tilus copy without TMA, same signature", lambda: plain(m, n, x, y))]
+    samples = {name: [] for name, _ in launchers}
+    for _ in range(ROUNDS):
+        for name, fn in launchers:
+            samples[name].append(per_call_us(fn, repeats=5))
+    launcher = next(iter(tma._tilus_fast.values()))
+    launcher.time_phases((m, n, x, y), 400)
+    phases = launcher.time_phases((m, n, x, y), 4000)
+    torch.cuda.synchronize()
+    return [(name, statistics.median(v)) for name, v in samples.items()], phases
 
 
 ROUNDS = 7
@@ -136,6 +208,14 @@ def main(argv):
     results.append({"name": "native launcher phases (ns)", "phases": phases})
     results.append({"name": "torch queries (ns)", "queries": query_ns})
     print_table("launch overhead (host time per call)", ["launcher", "us/call", "x add_"], rows)
+    tma_rows, tma_phases = tma_launch_costs()
+    if tma_rows:
+        print_table("TMA tensor maps: native launcher, host ns per call by phase", ["phase", "ns"],
+                    [[name, ns] for name, ns in tma_phases.items()])
+        print_table("TMA tensor maps (host time per call)", ["launcher", "us/call", "x add_"],
+                    [[name, us, us / t_add] for name, us in tma_rows])
+        results += [{"name": name, "us_per_call": us, "vs_add_": us / t_add} for name, us in tma_rows]
+        results.append({"name": "TMA native launcher phases (ns)", "phases": tma_phases})
     write_results("bench_launch", argv, results)
 
 

@@ -1,10 +1,12 @@
 """tilus vs torch (cuBLAS) vs Triton on fp16 matmuls (fp32 accumulate, fp16 out).
 
-    python benchmarks/bench_matmul.py [--out DIR] [--quick]
+    python benchmarks/bench_matmul.py [--out DIR] [--quick] [--tma-only]
 
 Prints one table per workload group: median CUDA-event time, TFLOP/s, GB/s of the
 minimum traffic (A, B read once, C written once), and the ratio to cuBLAS. Results are
-checked against torch before timing; inputs are fresh random data.
+checked against torch before timing; inputs are fresh random data. On sm_90 a last group
+times the TMA + mbarrier pipeline (examples/matmul_tma_pipeline.py, autotuned over its
+12 configurations) on the same shapes; --tma-only runs just that group.
 """
 
 from __future__ import annotations
@@ -32,6 +34,13 @@ def tilus_kernel(m, n, k):
         else:
             _KERNELS[name] = _load("matmul_v5_splitk").MatmulV5()
     return _KERNELS[name]
+
+
+def tma_kernel(m, n, k):
+    """examples/matmul_tma_pipeline.py autotuned (sm_90a; k and n multiples of 8)."""
+    if "tma" not in _KERNELS:
+        _KERNELS["tma"] = _load("matmul_tma_pipeline").MatmulTmaPipeline()
+    return _KERNELS["tma"]
 
 
 def run_workload(m, n, k, tilus_fn_factory, triton_fn):
@@ -81,11 +90,22 @@ def main(argv):
         "LLM decode shapes": [(m, n, k) for m in (1, 16, 128)
                               for n, k in [(4096, 4096), (12288, 4096), (14336, 4096), (4096, 14336)]],
     }
+    factories = {title: tilus_kernel for title in groups}
+    if "--tma-only" in argv:
+        groups, factories = {}, {}
+    if torch.cuda.get_device_capability()[0] >= 9:
+        title = "TMA + mbarrier pipeline (examples/matmul_tma_pipeline.py)"
+        groups[title] = [(4096, 4096, 4096), (4096, 4096, 14336), (8192, 8192, 8192)][: 2 if quick else 3] + [
+            (128, 4096, 4096), (128, 14336, 4096)]
+        factories[title] = tma_kernel
+    else:
+        print("TMA pipeline skipped: it needs sm_90 (Hopper)")
     results = []
     for title, shapes in groups.items():
         rows = []
         for m, n, k in shapes:
-            r = run_workload(m, n, k, tilus_kernel, triton_matmul)
+            r = run_workload(m, n, k, factories[title], triton_matmul)
+            r["group"] = title
             results.append(r)
             rows.append([f"{m}x{n}x{k}", r["torch_ms"], r["tilus_ms"], r.get("triton_ms", float("nan")),
                          r["tilus_tflops"], r["tilus_gbps"], r["tilus_vs_cublas"], r.get("triton_vs_cublas", float("nan"))])

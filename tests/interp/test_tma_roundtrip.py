@@ -11,15 +11,15 @@ from tests.interp.tma_scripts import TmaBatchedCopy, TmaPipelineMatmulStages, Tm
 
 def shifted_plus_one(x, m, n, shift):
     """y[i, j] = x[i - shift, j + shift] + 1 inside x, 0 + 1 outside."""
-    src = torch.zeros(m, n, dtype=torch.float32)
-    rows = slice(max(shift, 0), m)
-    cols = slice(0, max(n - shift, 0))
-    src[rows, cols] = x[: m - max(shift, 0), shift:n].float()
-    return (src + 1).half()
+    i = torch.arange(m).view(m, 1) - shift
+    j = torch.arange(n).view(1, n) + shift
+    inside = (i >= 0) & (i < m) & (j >= 0) & (j < n)
+    src = x[:m, :n].float()[i.clamp(0, m - 1), j.clamp(0, n - 1)]
+    return torch.where(inside, src, torch.zeros(())).add(1).half()
 
 
 @pytest.mark.parametrize("block_m, block_n", [(16, 16), (16, 32), (32, 64), (16, 128)])
-@pytest.mark.parametrize("shift", [0, 5])
+@pytest.mark.parametrize("shift", [0, 5, -3])
 def test_round_trip_zero_fills_and_clips(block_m, block_n, shift):
     m, n, ld = 37, 72, 80
     x = torch.randn(m, ld, dtype=torch.float16)
@@ -45,3 +45,15 @@ def test_multi_stage_matmul(stages, m, n, k):
     c = torch.full((m, n), float("nan"), dtype=torch.float16)
     TmaPipelineMatmulStages(32, 32, 16, stages)(m, n, k, a, b, c)
     torch.testing.assert_close(c.float(), a.float() @ b.float(), atol=3e-2, rtol=3e-2)
+
+
+def test_example_matmul_tma_pipeline(example):
+    """The example at a small size (the interpreter takes the first configuration)."""
+    module = example("matmul_tma_pipeline")
+    m, n, k = 37, 72, 136
+    a = torch.randn(m, k, dtype=torch.float16)
+    b = torch.randn(k, n, dtype=torch.float16)
+    c = torch.full((m, n), float("nan"), dtype=torch.float16)
+    module.MatmulTmaPipeline(num_warps=4, block_m=64, block_n=128, block_k=64, stages=3)(m, n, k, a, b, c)
+    torch.testing.assert_close(c.float(), a.float() @ b.float(), atol=5e-2, rtol=2e-2)
+    module.main("cpu")  # the autotuned script as the example runs it

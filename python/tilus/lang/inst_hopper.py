@@ -8,7 +8,9 @@ docstring rules of instructions.py. The IR instructions are ``mbarrier_*``, ``tm
 Every instruction runs for the whole thread block (warps * 32 threads), the thread group
 Tilus 0.2 uses when no thread-group context narrows it: ``arrive`` counts one arrival
 per thread (times ``count``), ``arrive_and_expect_tx`` one arrival and
-``transaction_bytes`` per thread, and a TMA copy is issued once for the block.
+``transaction_bytes`` per thread, and a TMA copy is issued once for the block (on CUDA by
+thread 0, under an ``if``: Tilus 0.2 issues from each warp's elected leader lane of the
+current thread group, which is one issue only when the group is a single warp).
 """
 
 from __future__ import annotations
@@ -289,14 +291,21 @@ class TmaGroup:
         Dtypes and layouts:
             ``src`` and ``dst`` have the same dtype. The box has at most 5 dimensions of at
             most 256 elements and an innermost extent of a multiple of 16 bytes. Elements
-            outside ``src`` land as zeros (and count as transaction bytes).
+            outside ``src`` land as zeros (and count as transaction bytes). On CUDA
+            (sm_90a) the copy goes through a tensor map the host encodes before the launch:
+            ``src`` is a ``global_view`` of a parameter whose extents and strides depend
+            only on parameters, contiguous in its last dimension (which the tile's last
+            dimension runs along), 16-byte aligned, with strides of a multiple of 16
+            bytes; thread 0 issues it. The shared tile is given a layout with the TMA
+            swizzle of its rows (64 or 128 bytes; 128-byte column blocks for wider rows).
 
         Raises:
             TypeError: wrong scopes or dtypes.
-            ValueError: a box TMA cannot move, wrong offsets or dims (at build time, with
-                the script line).
-            NotImplementedError: multicast, cta_group=2, or CUDA code generation (the host
-                tensor maps are not built yet; CPU tensors run in the interpreter).
+            ValueError: a box TMA cannot move, wrong offsets or dims, a view or shared
+                layout TMA cannot address (at build time, with the script line); before a
+                launch, an address or stride that is not a multiple of 16 bytes (naming
+                the parameter).
+            NotImplementedError: multicast, cta_group=2, or code generation for sm_80.
 
         Example:
             .. code-block:: python
@@ -323,12 +332,16 @@ class TmaGroup:
 
         Dtypes and layouts:
             As ``global_to_shared``; elements outside ``dst`` are dropped. Writes to
-            ``src`` through ordinary stores need ``self.fence.proxy_async()`` first.
+            ``src`` through ordinary stores need ``self.fence.proxy_async()`` first (on
+            CUDA the copy also fences and synchronises the block before thread 0 issues
+            it, so every thread's writes are in the tile).
 
         Raises:
             TypeError: wrong scopes or dtypes.
-            ValueError: a box TMA cannot move, wrong offsets or dims.
-            NotImplementedError: CUDA code generation (not built yet).
+            ValueError: a box TMA cannot move, wrong offsets or dims, a view or shared
+                layout TMA cannot address; before a launch, an address or stride that is
+                not a multiple of 16 bytes (naming the parameter).
+            NotImplementedError: code generation for sm_80.
 
         Example:
             .. code-block:: python
