@@ -34,7 +34,7 @@ def compile_ok(nvrtc: Nvrtc, source: str, arch: str, options: list[str] | None =
 
 # ---- the headers themselves --------------------------------------------------------
 
-EXPECTED = ["types", "convert", "arith", "math", "memory", "ldmatrix", "cp_async", "mma", "wgmma",
+EXPECTED = ["types", "convert", "arith", "math", "memory", "ldmatrix", "cp_async", "mma", "wgmma", "tma",
             "semaphore", "atomic", "random", "lowp_codec", "lowp", "runtime"]
 
 

@@ -279,3 +279,21 @@ def test_example_configurations_compile_without_spills(example, warps, bm, bn, b
     assert "wgmma.mma_async" in g["source"] and "serialized" not in report["log"]
     assert len(g["tma_maps"]) == 3  # A, B and C
     assert g["dynamic_smem"] <= 227 * 1024
+
+
+def test_every_tma_helper_compiles_for_sm90a():
+    """tma_load_{1..5}d, tma_store_{1..5}d and tma_prefetch_descriptor through ptxas."""
+    calls = []
+    for n in range(1, 6):
+        coords = ", ".join(f"c + {i}" for i in range(n))
+        calls.append(f"    tilus::tma_load_{n}d(&desc, smem, bar, {coords});")
+        calls.append(f"    tilus::tma_store_{n}d(&desc, smem, {coords});")
+    source = ('#include "tilus/runtime.cuh"\n'
+              'extern "C" __global__ void k(const __grid_constant__ tilus::TmaDescriptor desc, int c) {\n'
+              '  __shared__ alignas(1024) unsigned char tile[1024];\n'
+              '  __shared__ alignas(8) unsigned long long mbar;\n'
+              '  unsigned smem = tilus::smem_u32(tile), bar = tilus::smem_u32(&mbar);\n'
+              '  if (threadIdx.x == 0) {\n    tilus::tma_prefetch_descriptor(&desc);\n'
+              + "\n".join(calls) + "\n  }\n}\n")
+    report = rt.compile_report(source, "k", "sm_90a", [], None)
+    assert report["cubin"][:4] == ELF_MAGIC, report["log"]
