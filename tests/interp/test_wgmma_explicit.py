@@ -49,19 +49,25 @@ class WgmmaBT(tilus.Script):
 
 class WgmmaAMajor(tilus.Script):
     """C = A @ B with A given transposed ([K, M], M contiguous) and B as [K, N]: both
-    operands MN-major."""
+    operands MN-major. block_n picks B's layout: 64 (128-byte rows) 128-byte swizzle, 32
+    64-byte, 16 32-byte, 40 none."""
+
+    def __init__(self, block_n=64):
+        super().__init__()
+        self.block_n = block_n
 
     def __call__(self, m_size: int32, n_size: int32, k_size: int32, at_ptr: ~float16, b_ptr: ~float16,
                  c_ptr: ~float32):
-        self.attrs.blocks = [cdiv(m_size, 64), cdiv(n_size, 64)]
+        bn = self.block_n
+        self.attrs.blocks = [cdiv(m_size, 64), cdiv(n_size, bn)]
         self.attrs.warps = 4
         offset_m: int32 = 64 * self.blockIdx.x
-        offset_n: int32 = 64 * self.blockIdx.y
+        offset_n: int32 = bn * self.blockIdx.y
         gat = self.global_view(at_ptr, dtype=float16, shape=[k_size, m_size])
         gb = self.global_view(b_ptr, dtype=float16, shape=[k_size, n_size])
         sat = self.shared_tensor(dtype=float16, shape=[32, 64])
-        sb = self.shared_tensor(dtype=float16, shape=[32, 64])
-        acc = self.register_tensor(dtype=float32, shape=[64, 64], init=0.0)
+        sb = self.shared_tensor(dtype=float16, shape=[32, bn])
+        acc = self.register_tensor(dtype=float32, shape=[64, bn], init=0.0)
         for offset_k in range(0, k_size, 32):
             self.copy_async(src=gat, dst=sat, offsets=[offset_k, offset_m])
             self.copy_async(src=gb, dst=sb, offsets=[offset_k, offset_n])
@@ -154,11 +160,12 @@ def test_float8_k32():
     torch.testing.assert_close(c, a.float() @ b.float().T, rtol=1e-3, atol=1e-3)
 
 
-def test_m_major_a():
+@pytest.mark.parametrize("bn", [64, 40])
+def test_m_major_a(bn):
     m, n, k = 70, 90, 64
     a, b = _rand(m, k), _rand(k, n)
     c = torch.full((m, n), float("nan"))
-    WgmmaAMajor()(m, n, k, a.T.contiguous(), b, c)
+    WgmmaAMajor(bn)(m, n, k, a.T.contiguous(), b, c)
     torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-3)
 
 
