@@ -672,7 +672,7 @@ class Verifier : public StmtExprVisitor {
         return;
       case Op::WgmmaMma: {
         arity(i, 3, 0, 0);
-        scope(i, i.inputs[0], Scope::Shared, "a");
+        if (i.inputs[0]->scope != Scope::Register) scope(i, i.inputs[0], Scope::Shared, "a");
         scope(i, i.inputs[1], Scope::Shared, "b");
         scope(i, i.inputs[2], Scope::Register, "d");
         const Tensor &a = i.inputs[0], &b = i.inputs[1], &d = i.inputs[2];

@@ -21,7 +21,11 @@
 // tf32 and fp8 operands must be K-major (the instruction has no transpose for them). d's
 // register layout is the instruction's fragment, fixed here (LayoutRules::fix):
 //   spatial(wg_m, wg_n) * local(slabs, n_wg / 8) * spatial(4, 1) * mma_atom(M16N8K16).c
-// the layout the automatic path gives a wgmma dot's accumulator (block_layouts.h).
+// the layout the automatic path gives a wgmma dot's accumulator (block_layouts.h). A
+// register a (wgmma's register form) is fixed to the A fragment: per warp mma.sync's A
+// fragment of the same k, 4 32-bit registers per slab and k step, replicated over the
+// warpgroups along N. The hardware reads those registers asynchronously too; ptxas keeps
+// them until the wait (it serialises the wgmma where it cannot prove that).
 //
 // Warpgroups. Every thread of the block issues the instructions (no thread-group contexts
 // here), so the block must be whole warpgroups (warps % 4 == 0); its warps / 4
@@ -78,7 +82,14 @@ struct Tiling {
   int64_t n_inst = 8;  // the N of each instruction (divides n_wg, at most 256)
   int64_t k_inst = 16, k_steps = 1;
   RegisterLayout c;
+  RegisterLayout a;  // a register operand a's fragment layout
 };
+
+// The per-warp A fragment of an m64 instruction: mma.sync's A fragment of the same k
+// (PTX "Register Fragments and Shared Memory Matrix Layouts" for wgmma), 4 32-bit registers.
+MmaKind a_atom_kind(int64_t k_inst) {
+  return k_inst == 16 ? MmaKind::M16N8K16 : k_inst == 8 ? MmaKind::M16N8K8 : MmaKind::M16N8K32;
+}
 
 std::optional<Tiling> tiling_for(int64_t m, int64_t n, int64_t k, int64_t k_inst, int64_t warps, std::string* why) {
   if (warps < 4 || warps % 4) {
@@ -100,6 +111,10 @@ std::optional<Tiling> tiling_for(int64_t m, int64_t n, int64_t k, int64_t k_inst
     t.k_inst = k_inst;
     t.k_steps = k / k_inst;
     t.c = spatial({wg_m, wg_n}) * local({t.slabs, t.n_wg / 8}) * spatial({4, 1}) * mma_atom(MmaKind::M16N8K16).c;
+    // a's rows of each warpgroup row, the same for every warpgroup along N; registers of
+    // slab s, k step kk at (s * k_steps + kk) * (4 registers)
+    RegisterLayout rows = wg_n > 1 ? spatial({wg_m, 1}) * replicate(wg_n, 2) : spatial({wg_m, 1});
+    t.a = rows * local({t.slabs, t.k_steps}) * spatial({4, 1}) * mma_atom(a_atom_kind(k_inst)).a;
     return t;
   }
   *why = cat("no grid of ", groups, " warpgroups splits d [", m, ", ", n,
@@ -149,8 +164,6 @@ OutputType mma_check(Instruction& inst) {
   const Tensor &a = inst.inputs[0], &b = inst.inputs[1], &d = inst.inputs[2];
   TILUS_CHECK(a->scope != Scope::Global, "TypeError", "wgmma.mma: a must be a shared or register tensor, got ",
               a->type_str());
-  TILUS_CHECK(a->scope == Scope::Shared, "TypeError", "wgmma.mma: a register operand a (", a->type_str(),
-              ") is not supported yet; store it to a shared tensor and pass that");
   TILUS_CHECK(b->scope == Scope::Shared, "TypeError", "wgmma.mma: b must be a shared tensor, got ", b->type_str());
   TILUS_CHECK(d->scope == Scope::Register, "TypeError", "wgmma.mma: d (the accumulator) must be a register tensor, got ",
               d->type_str());
@@ -180,8 +193,9 @@ void mma_layout(LayoutRules& rules, const Instruction& inst, const SourceLoc& lo
   auto t = tiling_for(a->shape[0], b->shape[1], a->shape[1], inst_k(a->dtype, b->dtype), rules.warps(), &why);
   if (!t) throw ScriptError("ValueError", "wgmma.mma: " + why, loc);
   rules.fix(d, t->c, loc);
+  if (a->scope == Scope::Register) rules.fix(a, t->a, loc);
   LayoutPlan& plan = rules.plan();
-  for (int k = 0; k < 2; ++k) {
+  for (int k = a->scope == Scope::Register ? 1 : 0; k < 2; ++k) {
     const Tensor& view = inst.inputs[k];
     const int root = plan.root_of(view);
     auto it = plan.shared.find(root);
@@ -268,28 +282,39 @@ struct Operand {
   }
 };
 
-std::string helper(CudaEmitter& e, int64_t n, int64_t k, DataType ta, DataType tb, bool tnsp_a, bool tnsp_b) {
+// a_regs: A from 4 32-bit registers per thread (the fragment), not a descriptor.
+std::string helper(CudaEmitter& e, int64_t n, int64_t k, DataType ta, DataType tb, bool tnsp_a, bool tnsp_b,
+                   bool a_regs) {
   const bool tnsp = is_16bit(ta);
   std::string name = cat("tl_wgmma_m64n", n, "k", k, "_f32_", ptx_type(ta), "_", ptx_type(tb));
-  if (tnsp) name += cat("_", tnsp_a ? "mn" : "k", tnsp_b ? "mn" : "k");
+  if (tnsp) name += cat("_", a_regs ? "r" : tnsp_a ? "mn" : "k", tnsp_b ? "mn" : "k");
+  else if (a_regs) name += "_r";
   if (!e.helper_names_.insert(name).second) return name;
-  const int64_t regs = n / 2;
+  const int64_t regs = n / 2, a_ops = a_regs ? 4 : 1, pred = regs + a_ops + 1;
   std::ostringstream h;
-  h << "// D[64, " << n << "] += A[64, " << k << "] @ B[" << k << ", " << n << "], A " << (tnsp_a ? "M" : "K")
-    << "-major, B " << (tnsp_b ? "N" : "K") << "-major, read through shared-memory descriptors (self.wgmma.mma)\n";
-  h << "static __device__ __forceinline__ void " << name
-    << "(float* d, unsigned long long desc_a, unsigned long long desc_b) {\n";
+  h << "// D[64, " << n << "] += A[64, " << k << "] @ B[" << k << ", " << n << "], A "
+    << (a_regs ? "from registers" : tnsp_a ? "M-major" : "K-major") << ", B " << (tnsp_b ? "N" : "K")
+    << "-major, shared operands read through descriptors (self.wgmma.mma)\n";
+  h << "static __device__ __forceinline__ void " << name << "(float* d, "
+    << (a_regs ? "const unsigned int* a" : "unsigned long long desc_a") << ", unsigned long long desc_b) {\n";
   h << "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n";
   h << "  asm volatile(\n";
-  h << "      \"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" << regs + 2 << ", 0;\\n\"\n";
+  h << "      \"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" << pred << ", 0;\\n\"\n";
   h << "      \"wgmma.mma_async.sync.aligned.m64n" << n << "k" << k << ".f32." << ptx_type(ta) << "."
     << ptx_type(tb) << " {";
   for (int64_t r = 0; r < regs; ++r) h << (r ? ", " : "") << "%" << r;
-  h << "}, %" << regs << ", %" << regs + 1 << ", p, 1, 1";
-  if (tnsp) h << ", " << (tnsp_a ? 1 : 0) << ", " << (tnsp_b ? 1 : 0);
+  h << "}, ";
+  if (a_regs) h << "{%" << regs << ", %" << regs + 1 << ", %" << regs + 2 << ", %" << regs + 3 << "}";
+  else h << "%" << regs;
+  h << ", %" << regs + a_ops << ", p, 1, 1";
+  if (tnsp && !a_regs) h << ", " << (tnsp_a ? 1 : 0);  // the register form has no A transpose
+  if (tnsp) h << ", " << (tnsp_b ? 1 : 0);
   h << ";\\n}\\n\"\n      :";
   for (int64_t r = 0; r < regs; ++r) h << (r ? ", " : " ") << "\"+f\"(d[" << r << "])";
-  h << "\n      : \"l\"(desc_a), \"l\"(desc_b), \"r\"(1));\n";
+  h << "\n      : ";
+  if (a_regs) h << "\"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3])";
+  else h << "\"l\"(desc_a)";
+  h << ", \"l\"(desc_b), \"r\"(1));\n";
   h << "#endif\n}\n";
   e.helpers_.push_back(h.str());
   return name;
@@ -312,8 +337,14 @@ void mma_emit(CudaEmitter& e, const Instruction& inst) {
   const RegisterLayout& dl = e.plan_.layout_of(d);
   TILUS_CHECK(dl == t->c, "ValueError", "wgmma.mma: d must have wgmma's accumulator layout ", t->c.str(),
               ", but it has ", dl.str());
+  const bool a_regs = a->scope == Scope::Register;
+  if (a_regs) {
+    const RegisterLayout& al = e.plan_.layout_of(a);
+    TILUS_CHECK(al == t->a, "ValueError", "wgmma.mma: a register operand a must have wgmma's A fragment layout ",
+                t->a.str(), ", but it has ", al.str());
+  }
   Operand ops[2];
-  for (int k = 0; k < 2; ++k) {
+  for (int k = a_regs ? 1 : 0; k < 2; ++k) {
     const Tensor& v = inst.inputs[k];
     Operand& o = ops[k];
     o.info = &e.shared_.at(v->id);
@@ -339,37 +370,43 @@ void mma_emit(CudaEmitter& e, const Instruction& inst) {
     TILUS_CHECK(t->n_inst % ob.atom() == 0, "ValueError", "wgmma.mma: with b N-major, the n", t->n_inst,
                 " instructions must start at multiples of ", ob.atom(), " columns");
   const std::string acc = e.reg_name(d);
-  const std::string h = helper(e, t->n_inst, t->k_inst, a->dtype, b->dtype, !oa.k_major, !ob.k_major);
+  const std::string h = helper(e, t->n_inst, t->k_inst, a->dtype, b->dtype, !a_regs && !oa.k_major, !ob.k_major, a_regs);
   const int64_t total = dl.local_size(), n_reps = t->n_wg / t->n_inst;
   e.line(cat("// wgmma.mma: m64n", t->n_inst, "k", t->k_inst, ", ", t->wg_m, "x", t->wg_n, " warpgroups, ",
              t->slabs, " slab(s) x ", n_reps, " n-block(s) x ", t->k_steps, " k step(s); A ",
-             oa.k_major ? "K" : "M", "-major, B ", ob.k_major ? "K" : "N", "-major"));
+             a_regs ? "from registers" : oa.k_major ? "K-major" : "M-major", ", B ", ob.k_major ? "K" : "N", "-major"));
   e.line("#pragma unroll");
   e.line(cat("for (int i = 0; i < ", total, "; ++i) tilus::fence_register(", acc, "[i]);"));
   e.open("");
-  const std::string wg = e.fresh("tl_warpgroup"), pa = e.fresh("tl_a_smem"), pb = e.fresh("tl_b_smem");
+  const std::string wg = e.fresh("tl_warpgroup"), pa = a_regs ? "" : e.fresh("tl_a_smem"), pb = e.fresh("tl_b_smem");
   e.line("const int " + wg + " = tl_tid / 128;");
   const Expr zero = make_int(0);
   // each warpgroup's corner: M rows gm * slabs * 64, N columns gn * n_wg
-  const int64_t a_step = oa.k_major ? oa.offset(t->slabs * 64, 0) : oa.offset(0, t->slabs * 64);
+  if (!a_regs) {
+    const int64_t a_step = oa.k_major ? oa.offset(t->slabs * 64, 0) : oa.offset(0, t->slabs * 64);
+    e.line(cat("const unsigned int ", pa, " = tilus::smem_u32(", oa.info->ptr, " + ",
+               e.expr(e.shared_offset(*oa.info, {zero, zero})), ") + ", wg, " / ", t->wg_n, " * ", a_step, ";"));
+  }
   const int64_t b_step = ob.k_major ? ob.offset(t->n_wg, 0) : ob.offset(0, t->n_wg);
-  e.line(cat("const unsigned int ", pa, " = tilus::smem_u32(", oa.info->ptr, " + ",
-             e.expr(e.shared_offset(*oa.info, {zero, zero})), ") + ", wg, " / ", t->wg_n, " * ", a_step, ";"));
   e.line(cat("const unsigned int ", pb, " = tilus::smem_u32(", ob.info->ptr, " + ",
              e.expr(e.shared_offset(*ob.info, {zero, zero})), ") + ", wg, " % ", t->wg_n, " * ", b_step, ";"));
-  const auto [a_lbo, a_sbo] = oa.lbo_sbo(64);
+  const auto [a_lbo, a_sbo] = a_regs ? std::pair<int64_t, int64_t>{0, 0} : oa.lbo_sbo(64);
   const auto [b_lbo, b_sbo] = ob.lbo_sbo(t->n_inst);
+  const std::string ra = a_regs ? e.reg_name(a) : "";
   for (int64_t kk = 0; kk < t->k_steps; ++kk) {
     const int64_t k0 = kk * t->k_inst;
     for (int64_t s = 0; s < t->slabs; ++s) {
-      const int64_t a_off = oa.k_major ? oa.offset(s * 64, k0) : oa.offset(k0, s * 64);
+      // A: a descriptor, or the 4 registers of slab s, k step kk (t.a's local order)
+      const std::string a_arg =
+          a_regs ? cat("reinterpret_cast<const unsigned int*>(", ra, ") + ", (s * t->k_steps + kk) * 4)
+                 : cat("tilus::wgmma_desc(", pa, " + ", oa.k_major ? oa.offset(s * 64, k0) : oa.offset(k0, s * 64),
+                       ", ", a_lbo, ", ", a_sbo, ", ", oa.swizzle_code(), ")");
       for (int64_t j = 0; j < n_reps; ++j) {
         const int64_t n0 = j * t->n_inst;
         const int64_t b_off = ob.k_major ? ob.offset(n0, k0) : ob.offset(k0, n0);
         const int64_t reg = s * (t->n_wg / 2) + j * (t->n_inst / 2);
-        e.line(cat(h, "(", acc, " + ", reg, ", tilus::wgmma_desc(", pa, " + ", a_off, ", ", a_lbo, ", ", a_sbo, ", ",
-                   oa.swizzle_code(), "), tilus::wgmma_desc(", pb, " + ", b_off, ", ", b_lbo, ", ", b_sbo, ", ",
-                   ob.swizzle_code(), "));"));
+        e.line(cat(h, "(", acc, " + ", reg, ", ", a_arg, ", tilus::wgmma_desc(", pb, " + ", b_off, ", ", b_lbo, ", ",
+                   b_sbo, ", ", ob.swizzle_code(), "));"));
       }
     }
   }

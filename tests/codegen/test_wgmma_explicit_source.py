@@ -13,7 +13,7 @@ import torch
 
 import tilus
 from tests.codegen.nvrtc_compile import kernel_source, require_nvrtc
-from tests.interp.test_wgmma_explicit import WgmmaAMajor, WgmmaBT, WrongWarps
+from tests.interp.test_wgmma_explicit import WgmmaAMajor, WgmmaBT, WgmmaRS, WrongWarps
 from tilus import _C, bfloat16, float16, float32
 from tilus.lang.errors import NativeError
 
@@ -84,6 +84,18 @@ def test_operand_types(dtype, ptx):
     assert f"wgmma.mma_async.sync.aligned.{ptx}" in src
 
 
+@pytest.mark.parametrize("warps, bm, dtype, ptx", [
+    (4, 128, float16, "m64n64k16.f32.f16.f16"), (8, 64, bfloat16, "m64n32k16.f32.bf16.bf16"),
+    (4, 64, tilus.tfloat32, "m64n64k8.f32.tf32.tf32"), (4, 64, tilus.float8_e4m3, "m64n64k32.f32.e4m3.e4m3")])
+def test_register_a(warps, bm, dtype, ptx):
+    src = kernel_source(WgmmaRS(block_m=bm, block_k=32, warps=warps, dtype=dtype),
+                        (200, 200, 200, _h(4), _h(4), _h(4, dtype=torch.float32)), arch="sm_90a")
+    assert f"wgmma.mma_async.sync.aligned.{ptx}" in src
+    # A as four 32-bit registers; the 16-bit forms keep only B's transpose flag
+    assert re.search(r"\}, \{%\d+, %\d+, %\d+, %\d+\}, %\d+, p, 1, 1" + (", 0;" if ptx.endswith("16") else ";"), src)
+    assert "reinterpret_cast<const unsigned int*>(a" in src
+
+
 class Generic(tilus.Script):
     """One mma of a [m, k] by b [k, n] tile stored as given; for the refusals."""
 
@@ -148,7 +160,6 @@ def test_sm80_is_refused_at_the_script_line():
     (dict(n=36), "N = 36 .* must be a multiple of 8"),
     (dict(b_dtype=bfloat16), "no wgmma multiplies float16 by bfloat16"),
     (dict(d_dtype=float16), "the accumulator d must be float32"),
-    (dict(a_register=True), "register operand a .* is not supported yet"),
 ])
 def test_bad_operands_are_refused_at_the_script_line(kwargs, message):
     c_dtype = torch.float16 if kwargs.get("d_dtype") is float16 else torch.float32

@@ -1,6 +1,7 @@
 """Explicit wgmma (Tilus 0.2's self.wgmma) in the interpreter: matmuls against torch at odd
 shapes (Tilus 0.2 spelling with B stored [N, K] and passed transposed; the cp.async
-pipelined example with one and two warpgroups; M-major A; bfloat16 and float8), results
+pipelined example with one and two warpgroups; M-major A; A in registers; bfloat16 and
+float8), results
 that land only at the wait_group retiring their group, and the errors for using an
 accumulator early and for blocks that are not whole warpgroups."""
 
@@ -76,6 +77,39 @@ class WgmmaAMajor(tilus.Script):
             self.sync()
             self.wgmma.fence()
             self.wgmma.mma(sat.transpose(), sb, acc)
+            self.wgmma.commit_group()
+            self.wgmma.wait_group(0)
+            self.sync()
+        gc = self.global_view(c_ptr, dtype=float32, shape=[m_size, n_size])
+        self.store_global(gc, acc, offsets=[offset_m, offset_n])
+
+
+class WgmmaRS(tilus.Script):
+    """C = A @ B^T with A loaded straight into registers (wgmma's register form) and B
+    [N, K] through shared memory."""
+
+    def __init__(self, block_m=64, block_n=64, block_k=32, warps=4, dtype=float16):
+        super().__init__()
+        self.block_m, self.block_n, self.block_k, self.warps, self.dtype = block_m, block_n, block_k, warps, dtype
+
+    def __call__(self, m_size: int32, n_size: int, k_size: int, a_ptr: void_p, b_ptr: void_p, c_ptr: ~float32):
+        self.attrs.blocks = [cdiv(m_size, self.block_m), cdiv(n_size, self.block_n)]
+        self.attrs.warps = self.warps
+        bm, bn, bk = self.block_m, self.block_n, self.block_k
+        offset_m: int32 = bm * self.blockIdx.x
+        offset_n: int32 = bn * self.blockIdx.y
+        ga = self.global_view(a_ptr, dtype=self.dtype, shape=[m_size, k_size])
+        gb = self.global_view(b_ptr, dtype=self.dtype, shape=[n_size, k_size])
+        sb = self.shared_tensor(dtype=self.dtype, shape=[bn, bk])
+        acc = self.register_tensor(dtype=float32, shape=[bm, bn], init=0.0)
+        for offset_k in range(0, k_size, bk):
+            a = self.load_global(ga, offsets=[offset_m, offset_k], shape=[bm, bk])
+            self.copy_async(src=gb, dst=sb, offsets=[offset_n, offset_k])
+            self.copy_async_commit_group()
+            self.copy_async_wait_group(0)
+            self.sync()
+            self.wgmma.fence()
+            self.wgmma.mma(a, sb.transpose(), acc)
             self.wgmma.commit_group()
             self.wgmma.wait_group(0)
             self.sync()
@@ -177,6 +211,16 @@ def test_pipelined_example(example, config):
     c = torch.full((m, n), float("nan"), dtype=torch.float16)
     kernel(m, n, k, a, b, c)
     torch.testing.assert_close(c, (a.float() @ b.float()).half(), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("warps, bm, dtype", [(4, 128, float16), (8, 64, bfloat16)])
+def test_register_a(warps, bm, dtype):
+    m, n, k = 150, 70, 96
+    tdtype = torch.float16 if dtype is float16 else torch.bfloat16
+    a, b = _rand(m, k, dtype=tdtype), _rand(n, k, dtype=tdtype)
+    c = torch.full((m, n), float("nan"))
+    WgmmaRS(block_m=bm, warps=warps, dtype=dtype)(m, n, k, a, b, c)
+    torch.testing.assert_close(c, a.float() @ b.float().T, rtol=1e-3, atol=1e-3)
 
 
 def test_results_land_at_the_wait_of_their_group():

@@ -54,8 +54,9 @@ class WgmmaGroup:
         those); any other use is an error in the interpreter and undefined on the GPU.
 
         Args:
-            a: a shared tensor ``[M, K]``: its allocation's trailing matrix (``sa`` or
-                ``sa[stage]``), or that matrix transposed (``sa_t.transpose()``).
+            a: ``[M, K]``: a shared tensor, its allocation's trailing matrix (``sa`` or
+                ``sa[stage]``) or that matrix transposed (``sa_t.transpose()``); or a
+                register tensor (wgmma's register form).
             b: a shared tensor ``[K, N]``, likewise (``sb`` stored ``[K, N]``, or
                 ``sb_t.transpose()`` of a ``[N, K]`` tile).
             d: the float32 register accumulator ``[M, N]``, updated in place.
@@ -69,12 +70,13 @@ class WgmmaGroup:
             K-major when K is its allocation's contiguous dimension (``a`` as ``[M, K]``,
             ``b`` as the transpose of ``[N, K]``) and M-/N-major otherwise, which only
             float16 and bfloat16 allow. ``d``'s register layout is wgmma's accumulator
-            fragment, split over the warpgroups along M first; a layout fixed otherwise
-            for ``d`` is an error.
+            fragment, split over the warpgroups along M first; a register ``a`` takes
+            wgmma's A fragment (mma.sync's A fragment per warp, each warpgroup holding its
+            rows). A layout fixed otherwise for ``d`` or a register ``a`` is an error.
 
         Raises:
-            TypeError: ``a``/``b`` not shared (a register ``a`` is not supported yet),
-                ``d`` not a register tensor, dtypes no wgmma takes, ``d`` not float32.
+            TypeError: ``a`` global, ``b`` not shared, ``d`` not a register tensor, dtypes
+                no wgmma takes, ``d`` not float32.
             ValueError: shapes that do not multiply or break the rules above, an operand
                 that is a reshaped view or only part of its allocation's matrix, an
                 M-/N-major tfloat32 or float8 operand, a block that is not whole
