@@ -2,7 +2,7 @@
 data, problem sizes that are not multiples of the tiles (the cp.async loads mask them),
 outputs poisoned with NaN before each run. Covers every shared layout the operands can
 take (128-, 64-, 32-byte swizzle and none; K-major and MN-major), float16, bfloat16,
-tfloat32 and float8 operands, one and two warpgroups, the pipelined example over its
+tfloat32 and float8 operands, A in registers, one and two warpgroups, the pipelined example over its
 autotune space, and results landing at the wait of their commit group.
 
     pytest -m gpu tests/gpu/test_wgmma_explicit_gpu.py
@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import tilus
-from tests.interp.test_wgmma_explicit import TwoGroups, WgmmaAMajor, WgmmaBT
+from tests.interp.test_wgmma_explicit import TwoGroups, WgmmaAMajor, WgmmaBT, WgmmaRS
 from tilus import bfloat16, float16
 
 pytestmark = [
@@ -74,6 +74,24 @@ def test_mn_major_operands(bn):
     c = _poisoned(m, n)
     WgmmaAMajor(bn)(m, n, k, a.T.contiguous(), b, c)
     torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("warps, bm, dtype", [(4, 128, float16), (8, 64, bfloat16), (8, 128, float16)])
+def test_register_a(warps, bm, dtype):
+    m, n, k = 333, 130, 200
+    tdtype = torch.float16 if dtype is float16 else torch.bfloat16
+    a, b = _rand(m, k, dtype=tdtype), _rand(n, k, dtype=tdtype)
+    c = _poisoned(m, n)
+    WgmmaRS(block_m=bm, warps=warps, dtype=dtype)(m, n, k, a, b, c)
+    torch.testing.assert_close(c, a.float() @ b.float().T, rtol=1e-3, atol=1e-3)
+
+
+def test_register_a_float8():
+    m, n, k = 130, 64, 128
+    a, b = _rand(m, k).to(torch.float8_e4m3fn), _rand(n, k).to(torch.float8_e4m3fn)
+    c = _poisoned(m, n)
+    WgmmaRS(block_m=64, block_k=32, dtype=tilus.float8_e4m3)(m, n, k, a, b, c)
+    torch.testing.assert_close(c, a.float() @ b.float().T, rtol=1e-3, atol=1e-3)
 
 
 @pytest.mark.parametrize("m, n, k", [(1000, 1030, 520), (4096, 4096, 4096), (129, 65, 4000)])
