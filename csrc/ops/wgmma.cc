@@ -465,6 +465,8 @@ struct WgmmaState {
 
 namespace {
 
+bool is_16bit_float(DataType t) { return t == dtypes::float16 || t == dtypes::bfloat16; }
+
 WgmmaState& wgmma_state(BlockState& st) {
   if (!st.wgmma) st.wgmma = std::make_shared<WgmmaState>();
   return *st.wgmma;
@@ -485,7 +487,20 @@ void mma_interpret(BlockState& st, const StmtNode& stmt, const Instruction& inst
   WgmmaState& w = wgmma_state(st);
   const Tensor &a = inst.inputs[0], &b = inst.inputs[1], &d = inst.inputs[2];
   const int64_t m = a->shape[0], k = a->shape[1], n = b->shape[1];
-  std::vector<float> av = read_floats(input(st, a, inst)), bv = read_floats(input(st, b, inst));
+  const TensorValue &ta = input(st, a, inst), &tb = input(st, b, inst);
+  // tf32 and fp8 operands must be K-major, as CUDA code generation requires: a's K (its
+  // last dimension) and b's K (its first) must be the contiguous one in shared memory.
+  if (!is_16bit_float(a->dtype)) {
+    auto step = [](const TensorValue& x, int64_t index) {
+      return x.elem_offsets ? (*x.elem_offsets)[index] - (*x.elem_offsets)[0] : index;
+    };
+    const bool a_k_major = a->scope == Scope::Register || k == 1 || step(ta, 1) == 1;
+    const bool b_k_major = k == 1 || step(tb, n) == 1;
+    TILUS_CHECK(a_k_major && b_k_major, "ValueError", "wgmma.mma: ", a_k_major ? "b" : "a", " (",
+                (a_k_major ? b : a)->type_str(), ") is stored ", a_k_major ? "N" : "M",
+                "-major, which wgmma allows only for float16 and bfloat16; store it K-major");
+  }
+  std::vector<float> av = read_floats(ta), bv = read_floats(tb);
   auto it = w.latest.find(d.get());
   std::vector<float> acc = it != w.latest.end() ? it->second : read_floats(input(st, d, inst));
   for (int64_t i = 0; i < m; ++i)

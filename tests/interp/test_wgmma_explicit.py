@@ -243,3 +243,23 @@ def test_reading_an_accumulator_before_its_wait_is_an_error():
 def test_whole_warpgroups_required():
     with pytest.raises(Exception, match="whole warpgroups"):
         WrongWarps()(torch.zeros(4, dtype=torch.float16), torch.zeros(4))
+
+
+class Float8NMajor(tilus.Script):
+    def __call__(self, c_ptr: ~float32):
+        self.attrs.blocks = [1]
+        self.attrs.warps = 4
+        sa = self.shared_tensor(dtype=tilus.float8_e4m3, shape=[64, 32])
+        sb = self.shared_tensor(dtype=tilus.float8_e4m3, shape=[32, 64])
+        acc = self.register_tensor(dtype=float32, shape=[64, 64], init=0.0)
+        self.wgmma.fence()
+        self.wgmma.mma(sa, sb, acc)
+        self.wgmma.commit_group()
+        self.wgmma.wait_group(0)
+
+
+def test_float8_must_be_k_major():
+    """As code generation refuses it (tests/codegen/test_wgmma_explicit_source.py)."""
+    with pytest.raises(Exception, match=r"b \(shared\[float8_e4m3, 32x64\]\) is stored N-major") as info:
+        Float8NMajor()(torch.zeros(4))
+    assert "self.wgmma.mma(sa, sb, acc)" in str(info.value)
