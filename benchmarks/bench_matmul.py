@@ -1,4 +1,6 @@
-"""tilus vs torch (cuBLAS) vs Triton on fp16 matmuls (fp32 accumulate, fp16 out).
+"""tilus vs torch (cuBLAS) vs Triton on fp16 matmuls (fp32 accumulate, fp16 out). On
+sm_90 the "wgmma" column is examples/matmul_wgmma.py (explicit self.wgmma, cp.async
+pipeline), beside the seed script's "tilus" column.
 
     python benchmarks/bench_matmul.py [--out DIR] [--quick] [--tma-only]
 
@@ -43,6 +45,16 @@ def tma_kernel(m, n, k):
     return _KERNELS["tma"]
 
 
+def wgmma_kernel():
+    """examples/matmul_wgmma.py: explicit self.wgmma with a cp.async pipeline, autotuned
+    over its 16 configs (sm_90 only; None elsewhere)."""
+    if torch.cuda.get_device_capability() < (9, 0):
+        return None
+    if "wgmma" not in _KERNELS:
+        _KERNELS["wgmma"] = _load("matmul_wgmma").MatmulWgmma()
+    return _KERNELS["wgmma"]
+
+
 def run_workload(m, n, k, tilus_fn_factory, triton_fn):
     a = ((torch.rand(m, k, device="cuda") - 0.5) / math.sqrt(k)).half()
     b = ((torch.rand(k, n, device="cuda") - 0.5) / math.sqrt(k)).half()
@@ -64,12 +76,20 @@ def run_workload(m, n, k, tilus_fn_factory, triton_fn):
         row["tilus_script"] = type(kernel).__name__ if not hasattr(kernel, "cls") else kernel.cls.__name__
         row["tilus_config"] = kernel.chosen_config(m, n, k, a, b, c)
 
+    wgmma = wgmma_kernel() if m > 16 else None  # decode shapes: m below one m64 slab
+    if wgmma is not None:
+        c_wg = torch.full((m, n), float("nan"), dtype=torch.float16, device="cuda")
+        wgmma(m, n, k, a, b, c_wg)
+        torch.testing.assert_close(c_wg, expected, rtol=1e-2, atol=1e-2)
+        row["wgmma_ms"] = median_ms(lambda: wgmma(m, n, k, a, b, c_wg))
+        row["wgmma_config"] = wgmma.chosen_config(m, n, k, a, b, c_wg)
+
     if triton_fn is not None:
         c_tr = torch.full((m, n), float("nan"), dtype=torch.float16, device="cuda")
         triton_fn(a, b, c_tr)
         torch.testing.assert_close(c_tr, expected, rtol=1e-2, atol=1e-2)
         row["triton_ms"] = median_ms(lambda: triton_fn(a, b, c_tr))
-    for who in ("torch", "tilus", "triton"):
+    for who in ("torch", "tilus", "wgmma", "triton"):
         if f"{who}_ms" in row:
             ms = row[f"{who}_ms"]
             row[f"{who}_tflops"] = flops / ms * 1e-9
@@ -107,10 +127,11 @@ def main(argv):
             r = run_workload(m, n, k, factories[title], triton_matmul)
             r["group"] = title
             results.append(r)
-            rows.append([f"{m}x{n}x{k}", r["torch_ms"], r["tilus_ms"], r.get("triton_ms", float("nan")),
-                         r["tilus_tflops"], r["tilus_gbps"], r["tilus_vs_cublas"], r.get("triton_vs_cublas", float("nan"))])
-        print_table(title, ["m x n x k", "cuBLAS ms", "tilus ms", "triton ms", "tilus TF/s", "tilus GB/s",
-                            "tilus/cuBLAS", "triton/cuBLAS"], rows)
+            rows.append([f"{m}x{n}x{k}", r["torch_ms"], r["tilus_ms"], r.get("wgmma_ms", float("nan")),
+                         r.get("triton_ms", float("nan")), r["tilus_tflops"], r["tilus_gbps"], r["tilus_vs_cublas"],
+                         r.get("wgmma_vs_cublas", float("nan")), r.get("triton_vs_cublas", float("nan"))])
+        print_table(title, ["m x n x k", "cuBLAS ms", "tilus ms", "wgmma ms", "triton ms", "tilus TF/s",
+                            "tilus GB/s", "tilus/cuBLAS", "wgmma/cuBLAS", "triton/cuBLAS"], rows)
     write_results("bench_matmul", argv, results)
 
 

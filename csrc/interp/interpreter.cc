@@ -377,6 +377,7 @@ void BlockState::reset(const Launch& l, std::array<int64_t, 3> idx) {
   open_copies.clear();
   committed_copies.clear();
   hopper.reset();
+  wgmma.reset();
   coroutine = nullptr;
   wait_ptr = nullptr;
   wait_stmt = nullptr;

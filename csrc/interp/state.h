@@ -154,6 +154,8 @@ struct BlockState {
   const StmtNode* current = nullptr;
   // mbarriers and TMA copies in flight (ops/hopper_state.h); null until the first use.
   std::shared_ptr<struct HopperState> hopper;
+  // explicit wgmma (ops/wgmma.cc): results not yet landed; null until the first mma.
+  std::shared_ptr<struct WgmmaState> wgmma;
 
   void reset(const Launch& l, std::array<int64_t, 3> idx);
   Value& var(const ExprNode* v);
@@ -206,6 +208,9 @@ void complete_copies(BlockState& st, size_t keep_groups, const StmtNode* wait);
 void complete_all_copies(BlockState& st, const StmtNode* wait);
 // ops/tma.cc: TMA copies still in flight land before the block exits.
 void complete_hopper_copies(BlockState& st);
+// ops/wgmma.cc: refuses an instruction touching an accumulator a wgmma.mma still writes
+// (called before each instruction while st.wgmma is set).
+void wgmma_guard(BlockState& st, const StmtNode& stmt, const Instruction& inst);
 
 // ---- interpreter.cc: lock_semaphore's wait (yields when running as a coroutine)
 void wait_semaphore(BlockState& st, const uint8_t* ptr, int32_t value, const StmtNode& stmt);

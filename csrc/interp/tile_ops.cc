@@ -406,6 +406,7 @@ TILUS_EXEC(exec_print_tensor) { print_tensor(st, inst); }
 
 void exec_inst(BlockState& st, const StmtNode& stmt, const Instruction& inst) {
   ++st.launch->instructions;
+  if (st.wgmma) wgmma_guard(st, stmt, inst);
   op_handler(inst.op).interpret(st, stmt, inst);
 }
 

@@ -62,6 +62,14 @@
 //   TmaSharedToGlobal inputs shared src, global dst; args = offsets; dims
 //   TmaCommitGroup, TmaWaitGroup (int_attr = groups left in flight, dims[0] = read only)
 //   FenceProxyAsync   text = "shared" or "global";  FenceProxyAsyncRelease  -
+//   wgmma family (ops/wgmma.cc): Tilus 0.2's explicit self.wgmma, written by the script
+//   (the async pass neither adds nor removes any of these):
+//   WgmmaFence        -
+//   WgmmaMma          inputs a (shared [M, K]), b (shared [K, N]), d (register [M, N]);
+//                     output = d (written in place, defines_output false): d += a @ b,
+//                     complete at the wgmma_wait that retires its commit group
+//   WgmmaCommit       -  (the wgmma_mma issued since the last commit form one group)
+//   WgmmaWait         int_attr = groups allowed to stay in flight
 #pragma once
 #include <string>
 #include <vector>

@@ -212,6 +212,13 @@ class Printer : public StmtVisitor {
         o << i.int_attr << (i.dims.size() == 1 && i.dims[0] ? ", read=True" : "") << ")";
         break;
       case Op::FenceProxyAsync: o << "space=" << i.text << ")"; break;
+      // wgmma family (ops/wgmma.cc): the script's explicit self.wgmma
+      case Op::WgmmaFence:
+      case Op::WgmmaCommit: o << ")"; break;
+      case Op::WgmmaWait: o << i.int_attr << ")"; break;
+      case Op::WgmmaMma:
+        o << t(i.inputs[0]) << ", " << t(i.inputs[1]) << ", " << t(i.inputs[2]) << ")";
+        break;
       // math family (ops/math.cc)
       case Op::Abs:
       case Op::Exp2:

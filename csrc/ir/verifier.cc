@@ -663,6 +663,25 @@ class Verifier : public StmtExprVisitor {
         arity(i, 0, 0, 0);
         no_output(i);
         return;
+      // wgmma family (ops/wgmma.cc): the script's explicit self.wgmma
+      case Op::WgmmaFence:
+      case Op::WgmmaCommit:
+      case Op::WgmmaWait:
+        arity(i, 0, 0, 0);
+        no_output(i);
+        return;
+      case Op::WgmmaMma: {
+        arity(i, 3, 0, 0);
+        if (i.inputs[0]->scope != Scope::Register) scope(i, i.inputs[0], Scope::Shared, "a");
+        scope(i, i.inputs[1], Scope::Shared, "b");
+        scope(i, i.inputs[2], Scope::Register, "d");
+        const Tensor &a = i.inputs[0], &b = i.inputs[1], &d = i.inputs[2];
+        if (a->shape.size() != 2 || b->shape.size() != 2 || d->shape.size() != 2 ||
+            a->shape[1] != b->shape[0] || d->shape[0] != a->shape[0] || d->shape[1] != b->shape[1])
+          fail(what, ": ", tensor_str(a), " @ ", tensor_str(b), " does not give ", tensor_str(d));
+        if (i.output != d || i.defines_output) fail(what, ": must write d in place");
+        return;
+      }
       case Op::IndexTile:
         arity(i, 0, 0, 0);
         scope(i, i.output, Scope::Register, "the output");

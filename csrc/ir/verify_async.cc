@@ -119,6 +119,13 @@ Event classify(Op op) {
     // the commit after each async dot and the waits its tests pin in the printed IR.
     case Op::WgmmaCommitGroup:
     case Op::WgmmaWaitGroup: return {};
+    // wgmma family (ops/wgmma.cc): an explicit mma reads a (inputs[0]) from shared memory,
+    // which a copy must not still be writing; its own pairing is checked by the
+    // interpreter (an accumulator touched before its wait is an error there).
+    case Op::WgmmaMma: return {Role::Access, Channel::CpAsync};
+    case Op::WgmmaFence:
+    case Op::WgmmaCommit:
+    case Op::WgmmaWait: return {};
     // hopper family (ops/mbarrier.cc, ops/tma.cc): TMA loads complete on an mbarrier and
     // TMA stores on their own bulk groups, neither on cp.async's; a wait on a barrier
     // orders nothing the cp.async channel tracks. Not a channel here yet.

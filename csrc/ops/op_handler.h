@@ -47,6 +47,12 @@ class LayoutRules {
                       std::function<RegisterLayout(const RegisterLayout&)> derive) = 0;
   // Shared layouts and views (LayoutRule::Shared).
   virtual LayoutPlan& plan() = 0;
+  // An instruction whose hardware fixes a register operand's layout (explicit wgmma's
+  // accumulator): `t`'s group gets `layout`, applied with the user layouts; a user
+  // layout or another fix that differs is a ValueError located at `loc`.
+  virtual void fix(const Tensor& t, const RegisterLayout& layout, const SourceLoc& loc) = 0;
+  // The kernel's warps (self.attrs.warps).
+  virtual int64_t warps() const = 0;
 };
 
 // The output an instruction built through IRBuilder::tile_op defines.

@@ -430,6 +430,12 @@ class AsyncWaits : public StmtMutator {
       case Op::TmaWaitGroup:
       case Op::FenceProxyAsync:
       case Op::FenceProxyAsyncRelease: return;
+      // wgmma family (ops/wgmma.cc): the script places its own fence / commit / wait; this
+      // pass adds and removes none for them (an explicit mma is no dot it tracks).
+      case Op::WgmmaFence:
+      case Op::WgmmaMma:
+      case Op::WgmmaCommit:
+      case Op::WgmmaWait: return;
     }
   }
 

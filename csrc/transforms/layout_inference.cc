@@ -157,7 +157,19 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
       derivations_.push_back({from, to, std::move(f)});
     }
     LayoutPlan& plan() override { return plan_; }
+    void fix(const Tensor& t, const RegisterLayout& layout, const SourceLoc& loc) override {
+      fixed_.push_back({t, layout, loc});
+    }
+    int64_t warps() const override { return warps_; }
+    struct Fixed {
+      Tensor t;
+      RegisterLayout layout;
+      SourceLoc loc;
+    };
+    std::vector<Fixed> fixed_;
+    int64_t warps_ = 0;
   } rules(plan, groups, dots, derivations);
+  rules.warps_ = program.warps;
   for_each_inst(program.body, [&](const StmtNode& s) {
     const Instruction& inst = *s.inst;
     auto note = [&](const Tensor& t) {
@@ -186,6 +198,19 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
                   threads, " (", program.warps, " warps)");
       assign_group(t, *t->layout);
     }
+  // Layouts an instruction's hardware fixes (explicit wgmma's accumulator), with the
+  // user layouts: a group holding two different ones cannot be laid out.
+  for (const auto& f : rules.fixed_) {
+    int g = groups.find(f.t->id);
+    auto it = group_layout.find(g);
+    if (it != group_layout.end() && it->second != f.layout) {
+      ScriptError e("ValueError", cat(f.t->name, " must have the layout ", f.layout.str(),
+                                      " here, but it is tied to a tensor laid out as ", it->second.str()));
+      e.set_loc_if_unknown(f.loc);
+      throw e;
+    }
+    group_layout.emplace(g, f.layout);
+  }
 
   // Register tensors read by more than one instruction (a wgmma dot must be the only
   // reader of its operand tiles, whose loads it folds away).
@@ -242,6 +267,8 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
     for (auto* l : {&*la, &*lb}) {
       auto w = wgmma_layouts.find(l->first);
       if (w != wgmma_layouts.end() && w->second != l->second) return std::nullopt;
+      // an allocation an explicit self.wgmma.mma reads keeps the layout it chose
+      if (plan.wgmma_roots.count(l->first) && plan.shared.at(l->first) != l->second) return std::nullopt;
     }
     wgmma_layouts[la->first] = la->second;
     wgmma_layouts[lb->first] = lb->second;

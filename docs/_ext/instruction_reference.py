@@ -60,6 +60,9 @@ SYNTAX = {
        for m in ("global_to_shared", "shared_to_global", "commit_group", "wait_group")},
     **{f"fence_{m}": [(f"self.fence.{m}(...)", f"tilus.lang.inst_hopper.FenceGroup.{m}")]
        for m in ("proxy_async", "proxy_async_release")},
+    # wgmma (python/tilus/lang/inst_wgmma.py): Tilus's explicit self.wgmma
+    **{f"wgmma_{op}": [(f"self.wgmma.{m}(...)", f"tilus.lang.inst_wgmma.WgmmaGroup.{m}")]
+       for op, m in (("fence", "fence"), ("mma", "mma"), ("commit", "commit_group"), ("wait", "wait_group"))},
 }
 
 # Instructions of the table that scripts never write: compiler passes insert them. Each

@@ -18,6 +18,7 @@ from tilus.lang.inst_math import MathInstructions
 from tilus.lang.inst_reductions import ReductionInstructions
 from tilus.lang.inst_utilities import UtilityInstructions
 from tilus.lang.inst_views import ViewInstructions
+from tilus.lang.inst_wgmma import WgmmaInstructions
 from tilus.lang.operands import _const_ints, _dims, _dtype, _exprs, _tensor
 from tilus.lang.values import Expr, Tensor, as_expr, tensor_binary
 
@@ -105,7 +106,8 @@ _DEFAULT_ACCUMULATOR = {float16: float32, bfloat16: float32, int8: int32, float3
 
 
 class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions,
-                       AtomicInstructions, UtilityInstructions, HopperInstructions):
+                       AtomicInstructions, UtilityInstructions, HopperInstructions,
+                       WgmmaInstructions):
     blockIdx = _BlockIdx()
 
     # ------------------------------------------------------------ loops
