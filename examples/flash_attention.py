@@ -9,8 +9,9 @@ Each block owns `block_q` query rows of one head and walks the KV sequence in `b
 steps. Q, the K and V stages and the probabilities P are shared tiles, so both products
 are tensor-core dots on shared operands (wgmma on sm_90a):
 
-* K and V arrive through a `stages`-deep copy_async ring; the copy of block j +
-  stages - 1 is issued before block j is computed, so it overlaps two dots;
+* K and V arrive through a `stages`-deep copy_async ring: once block j has landed and
+  the block's threads meet at the barrier, block j + stages - 1 is copied into the stage
+  block j - 1 used, overlapping the dots of block j (two barriers per KV block);
 * S = Q K^T reads K [block_kv, d] through a transposed shared view (`sk[i].transpose()`);
 * online softmax in base 2: the row max m is kept in the units of S, and
   P = exp2(S * c - m * c) with c = log2(e) / sqrt(d) folded into one multiply-add;
@@ -83,8 +84,9 @@ class FlashAttention(tilus.Script):
             kv_end = seqlen
             mask_from = seqlen
 
-        # Q joins the first KV stage's group; stages - 1 stages are in flight before the loop.
+        # Q, then stages - 1 KV stages are in flight before the loop.
         self.copy_async(gq, sq, offsets=[b, q_start, head, 0], dims=[1, 3])
+        self.copy_async_commit_group()
         for st in range(stages - 1):
             self.copy_async(gk, sk[st], offsets=[b, st * bkv, kv_head, 0], dims=[1, 3])
             self.copy_async(gv, sv[st], offsets=[b, st * bkv, kv_head, 0], dims=[1, 3])
@@ -96,14 +98,16 @@ class FlashAttention(tilus.Script):
         current_stage: int32 = 0
         preload_stage: int32 = stages - 1
         for kv_start in range(0, kv_end, bkv):
-            # the stage consumed in the previous iteration takes block j + stages - 1
+            # Block j has landed once at most stages - 2 newer groups are in flight. After
+            # the barrier every thread is done with block j - 1, so its stage (and P's
+            # tile) may be overwritten: it takes block j + stages - 1.
+            self.copy_async_wait_group(stages - 2)
+            self.sync()
             preload = kv_start + (stages - 1) * bkv
             if preload < kv_end:
                 self.copy_async(gk, sk[preload_stage], offsets=[b, preload, kv_head, 0], dims=[1, 3])
                 self.copy_async(gv, sv[preload_stage], offsets=[b, preload, kv_head, 0], dims=[1, 3])
             self.copy_async_commit_group()
-            self.copy_async_wait_group(stages - 1)
-            self.sync()
 
             s = self.dot(self.load_shared(sq), self.load_shared(sk[current_stage].transpose()),
                          acc_dtype=float32)
@@ -125,10 +129,9 @@ class FlashAttention(tilus.Script):
             o = o * alpha
             self.store_shared(sp, p.to(self.dtype))
             self.sync()
-            o = self.dot(self.load_shared(sp), self.load_shared(sv[current_stage]), o)
+            self.dot(self.load_shared(sp), self.load_shared(sv[current_stage]), o, out=o)
             current_stage = (current_stage + 1) % stages
             preload_stage = (preload_stage + 1) % stages
-            self.sync()
 
         self.copy_async_wait_all()
         self.free_shared(sq)
