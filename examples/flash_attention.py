@@ -129,7 +129,7 @@ class FlashAttention(tilus.Script):
             o = o * alpha
             self.store_shared(sp, p.to(self.dtype))
             self.sync()
-            self.dot(self.load_shared(sp), self.load_shared(sv[current_stage]), o, out=o)
+            o = self.dot(self.load_shared(sp), self.load_shared(sv[current_stage]), o)
             current_stage = (current_stage + 1) % stages
             preload_stage = (preload_stage + 1) % stages
 
