@@ -21,7 +21,8 @@ are tensor-core dots on shared operands (wgmma on sm_90a):
 Only blocks that need it are masked: the last KV block of a sequence that is not a
 multiple of block_kv (columns past the end are -inf), and, when causal, the blocks that
 cross the diagonal (column > row is -inf). Causal blocks skip every KV block wholly above
-the diagonal, so they do about half the work. Rows past the end are computed from zero
+the diagonal, so they do about half the work, and are launched heaviest (last query
+block) first so that no long block starts late and runs alone. Rows past the end are computed from zero
 padding and their stores dropped.
 
     python examples/flash_attention.py            # CPU tensors: the tilus interpreter, small sizes
@@ -40,9 +41,17 @@ from tilus.utils import benchmark_func, cdiv
 LOG2E = 1.4426950408889634
 
 
-@tilus.autotune("warps, block_q", [(4, 64), (8, 128)])
-@tilus.autotune("block_kv", [64, 128])
-@tilus.autotune("stages", [2, 3])
+# (warps, block_q, block_kv, stages). Shared memory is 2 bytes x (block_q x d for Q,
+# 2 x stages x block_kv x d for the K/V ring, block_q x block_kv for P): at d=128 every
+# entry fits the 227 KB one H100 block may use ((8, 128, 128, 3) would need 256 KB), and
+# (4, 64, 64, 2) takes 88 KB, so two blocks share an SM when the sequence is short.
+# tests/codegen/test_attention_smem.py checks the compiler's count against that limit.
+CONFIGS = [(4, 64, 64, 2), (4, 64, 64, 3), (4, 64, 128, 2), (4, 64, 128, 3),
+           (8, 128, 64, 2), (8, 128, 64, 3), (8, 128, 128, 2)]
+SMEM_LIMIT = 232448  # bytes of dynamic shared memory one block may opt into on sm_90
+
+
+@tilus.autotune("warps, block_q, block_kv, stages", CONFIGS)
 class FlashAttention(tilus.Script):
     def __init__(self, dtype, num_heads: int, num_kv_heads: int, head_dim: int, causal: bool,
                  warps: int, block_q: int, block_kv: int, stages: int):
@@ -60,10 +69,20 @@ class FlashAttention(tilus.Script):
     def __call__(self, batch: int32, seqlen: int32, q_ptr: tilus.void_p, k_ptr: tilus.void_p,
                  v_ptr: tilus.void_p, o_ptr: tilus.void_p):
         bq, bkv, d, stages, c = self.block_q, self.block_kv, self.head_dim, self.stages, self.qk_scale
-        self.attrs.blocks = [cdiv(seqlen, bq), self.num_heads, batch]
+        # Blocks launch in the order of a one-dimensional x (a 2-D grid would be run in
+        # bands of 8 along x, codegen's L2 order for tiled products): heads vary fastest,
+        # so the query heads of one KV head run side by side, then the query blocks. A
+        # causal block's work grows with its query block, so those run from the last (the
+        # longest) to the first: the SMs start on the heaviest blocks and the short ones
+        # fill the tail.
+        q_blocks = cdiv(seqlen, bq)
+        self.attrs.blocks = [q_blocks * self.num_heads, 1, batch]
         self.attrs.warps = self.warps
-        q_start = self.blockIdx.x * bq
-        head = self.blockIdx.y
+        head = self.blockIdx.x % self.num_heads
+        q_block = self.blockIdx.x // self.num_heads
+        if self.causal:
+            q_block = q_blocks - 1 - q_block
+        q_start = q_block * bq
         b = self.blockIdx.z
         kv_head = head // self.group
 

@@ -29,7 +29,7 @@ def _t(dtype=torch.float16):
     return torch.zeros(8, dtype=dtype)
 
 
-# (warps, block_q, block_kv, stages): every configuration of the autotune space
+# (warps, block_q, block_kv, stages): part of the autotune space (FA.CONFIGS), both block shapes
 FLASH_CONFIGS = [(4, 64, 64, 2), (4, 64, 128, 3), (8, 128, 64, 3), (8, 128, 128, 2)]
 
 
@@ -43,6 +43,10 @@ def test_flash_attention_uses_wgmma_for_both_dots_on_sm90a(config, d, dtype, cau
     assert body.count("// dot: wgmma") == 2
     assert "(B K-major)" in body  # S = Q K^T reads K as stored
     assert "mma_m16n8k16" not in body and "ldmatrix" not in body
+    # a one-dimensional launch order (no bands of 8), heads fastest; causal blocks heaviest first
+    assert "tl_band" not in body
+    assert "head = ((int)blockIdx.x % 32);" in body
+    assert ("q_block = ((q_blocks - 1) - q_block);" in body) == causal
 
 
 def test_flash_attention_compiles_for_sm80():
