@@ -4,7 +4,9 @@ EFFICIENT_ATTENTION, CUDNN_ATTENTION, MATH; one that raises is skipped and named
 Triton flash-attention kernel (benchmarks/triton_attention.py) and, for decode, a device
 copy of the same K/V bytes. Same data, medians of CUDA-event timings with L2 flushed.
 
-    python benchmarks/bench_attention.py [--out DIR] [--quick]
+    python benchmarks/bench_attention.py [--out DIR] [--quick] [--configs]
+
+--configs adds a table of every autotune configuration's rate at 32 heads, s = 1k..8k.
 
 Layout [batch, seqlen, heads, head_dim]; torch gets the transposed views [b, h, s, d]
 (enable_gqa=True where the backend takes it, else K/V repeated per query head, made
@@ -69,9 +71,14 @@ def _sdpa_runner(backend, q, k, v, causal):
 def _chosen(fa, q, k, causal, seqlen, v, o):
     script = fa._SCRIPTS.get((q.dtype, q.shape[2], k.shape[2], q.shape[3], causal, ()))
     try:
-        return str(script.chosen_config(1, seqlen, q, k, v, o))
+        return script.chosen_config(1, seqlen, q, k, v, o)
     except Exception:  # informational only
         return None
+
+
+def _short(config):
+    """warps/block_q/block_kv/stages"""
+    return "/".join(str(config[n]) for n in ("warps", "block_q", "block_kv", "stages")) if config else "?"
 
 
 def bench_prefill(shapes, dtypes, results):
@@ -109,20 +116,44 @@ def bench_prefill(shapes, dtypes, results):
                     t[name.lower()] = median_ms(run, warmup=3, repeat=10 if name == "MATH" else 50)
                 tf = {key: flops / ms * 1e-9 for key, ms in t.items()}
                 flash = tf.get("flash_attention")
+                chosen = _chosen(fa, q, k, causal, seqlen, v, o)
                 rows.append([dname, heads, seqlen, "causal" if causal else "full", t["tilus"], tf["tilus"],
                              *(tf.get(n, float("nan")) for n in ("flash_attention", "efficient_attention",
                                                                  "cudnn_attention", "math", "triton")),
-                             tf["tilus"] / flash if flash else float("nan")])
+                             tf["tilus"] / flash if flash else float("nan"), _short(chosen)])
                 results.append({"kernel": "prefill", "dtype": dname, "batch": 1, "heads": heads, "kv_heads": kv_heads,
-                                "seqlen": seqlen, "head_dim": d, "causal": causal,
-                                "config": _chosen(fa, q, k, causal, seqlen, v, o),
+                                "seqlen": seqlen, "head_dim": d, "causal": causal, "config": str(chosen),
                                 **{f"{key}_ms": ms for key, ms in t.items()},
                                 **{f"{key}_tflops": x for key, x in tf.items()}})
     print_table("prefill, batch 1, 8 KV heads, d=128 (TFLOP/s; causal counts half the FLOPs)",
                 ["dtype", "heads", "seqlen", "mask", "tilus ms", "tilus", "sdpa flash", "sdpa eff", "sdpa cudnn",
-                 "sdpa math", "triton", "tilus/flash"], rows)
+                 "sdpa math", "triton", "tilus/flash", "config"], rows)
     for name, why in skipped.items():
         print(f"  sdpa {name}: skipped ({why})")
+
+
+def bench_configs(shapes, results):
+    """--configs: every configuration of the autotune space timed on each shape (fp16,
+    TFLOP/s), to see what the tuner chose from."""
+    fa = load_example("flash_attention")
+    rows = []
+    for heads, seqlen in shapes:
+        q = torch.randn(1, seqlen, heads, 128, device="cuda").half()
+        k = torch.randn(1, seqlen, 8, 128, device="cuda").half()
+        v = torch.randn(1, seqlen, 8, 128, device="cuda").half()
+        o = torch.empty_like(q)
+        for causal in (False, True):
+            flops = 4 * heads * seqlen * seqlen * 128 * (0.5 if causal else 1.0)
+            row = [heads, seqlen, "causal" if causal else "full"]
+            for c in fa.CONFIGS:
+                config = dict(zip(("warps", "block_q", "block_kv", "stages"), c))
+                ms = median_ms(lambda: fa.flash_attention(q, k, v, causal, out=o, config=config))
+                row.append(flops / ms * 1e-9)
+                results.append({"kernel": "prefill_config", "heads": heads, "seqlen": seqlen, "causal": causal,
+                                "config": str(config), "ms": ms})
+            rows.append(row)
+    print_table("prefill fp16, every configuration (TFLOP/s; warps/block_q/block_kv/stages)",
+                ["heads", "seqlen", "mask", *("/".join(map(str, c)) for c in fa.CONFIGS)], rows)
 
 
 def bench_decode(shapes, dtypes, results):
@@ -170,6 +201,8 @@ def main(argv):
     results = []
     prefill = [(32, s) for s in (1024, 2048, 4096, 8192)] + ([] if quick else [(64, s) for s in (1024, 4096, 8192)])
     bench_prefill(prefill, ["fp16"] if quick else ["fp16", "bf16"], results)
+    if "--configs" in argv:
+        bench_configs(prefill[:4], results)
     decode = [(16, 65536)] + ([] if quick else [(16, 8192), (64, 4096), (1, 65536)])
     bench_decode(decode, ["fp16"] if quick else ["fp16", "bf16"], results)
     if "--out" in argv:
