@@ -12,14 +12,14 @@
 
 namespace tilus {
 
-std::string CudaEmitter::wgmma_helper(int64_t n, DataType operand) {
+std::string CudaEmitter::wgmma_helper(int64_t n, DataType operand, bool b_kmajor) {
   const std::string type = operand == dtypes::bfloat16 ? "bf16" : "f16";
-  const std::string name = "tl_wgmma_m64n" + std::to_string(n) + "k16_f32_" + type;
+  const std::string name = "tl_wgmma_m64n" + std::to_string(n) + "k16_f32_" + type + (b_kmajor ? "_bk" : "");
   if (!helper_names_.insert(name).second) return name;
   const int64_t regs = n / 2;
   std::ostringstream h;
-  h << "// D[64, " << n << "] += A[64, 16] (K-major) @ B[16, " << n << "] (N-major), "
-    << "both read through shared-memory descriptors (tilus/wgmma.cuh)\n";
+  h << "// D[64, " << n << "] += A[64, 16] (K-major) @ B[16, " << n << "] (" << (b_kmajor ? "K" : "N")
+    << "-major), both read through shared-memory descriptors (tilus/wgmma.cuh)\n";
   h << "static __device__ __forceinline__ void " << name
     << "(float* d, unsigned long long desc_a, unsigned long long desc_b) {\n";
   h << "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n";
@@ -27,7 +27,7 @@ std::string CudaEmitter::wgmma_helper(int64_t n, DataType operand) {
   h << "      \"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" << regs + 2 << ", 0;\\n\"\n";
   h << "      \"wgmma.mma_async.sync.aligned.m64n" << n << "k16.f32." << type << "." << type << " {";
   for (int64_t r = 0; r < regs; ++r) h << (r ? ", " : "") << "%" << r;
-  h << "}, %" << regs << ", %" << regs + 1 << ", p, 1, 1, 0, 1;\\n}\\n\"\n";
+  h << "}, %" << regs << ", %" << regs + 1 << ", p, 1, 1, 0, " << (b_kmajor ? 0 : 1) << ";\\n}\\n\"\n";
   h << "      :";
   for (int64_t r = 0; r < regs; ++r) h << (r ? ", " : " ") << "\"+f\"(d[" << r << "])";
   h << "\n      : \"l\"(desc_a), \"l\"(desc_b), \"r\"(1));\n";
@@ -44,7 +44,8 @@ void CudaEmitter::emit_wgmma(const Instruction& i, const DotPlan& plan, const st
   const WgmmaTiling& t = plan.tiling;
   const Tensor& a = i.inputs[0];
   const SharedInfo& sa = shared_.at(plan.load_a->inputs[0]->id);
-  const SharedInfo& sb = shared_.at(plan.load_b->inputs[0]->id);
+  const SharedInfo& sb = shared_.at(plan.b_view()->id);
+  const bool b_kmajor = plan.b_kmajor != nullptr;
   const SharedLayout& la = plan_.shared.at(sa.root);
   const SharedLayout& lb = plan_.shared.at(sb.root);
   // unswizzled byte offset of (r, c) of one trailing matrix of a layout
@@ -60,13 +61,18 @@ void CudaEmitter::emit_wgmma(const Instruction& i, const DotPlan& plan, const st
   };
   // A, K-major: 8-row groups SBO apart (the leading offset is unused when swizzled).
   const int64_t a_sbo = byte_offset(la, 8, 0);
-  // B, N-major: 64-column blocks LBO apart, 8-row (k) groups SBO apart.
-  const int64_t b_lbo = t.n_inst > 64 ? byte_offset(lb, 0, 64) : 16, b_sbo = byte_offset(lb, 8, 0);
-  std::string helper = wgmma_helper(t.n_inst, a->dtype);
+  // B, N-major: 64-column blocks LBO apart, 8-row (k) groups SBO apart. K-major (stored
+  // [n, k] like A): 8-row (n) groups SBO apart.
+  const int64_t b_lbo = !b_kmajor && t.n_inst > 64 ? byte_offset(lb, 0, 64) : 16,
+                b_sbo = byte_offset(lb, 8, 0);
+  // (n, k) of B -> its unswizzled byte offset, whichever way it is stored
+  auto b_offset = [&](int64_t n, int64_t k) { return b_kmajor ? byte_offset(lb, n, k) : byte_offset(lb, k, n); };
+  std::string helper = wgmma_helper(t.n_inst, a->dtype, b_kmajor);
   const int64_t regs = t.n_inst / 2, total = t.c.local_size();
   line("// dot: wgmma m64n" + std::to_string(t.n_inst) + "k16, " + std::to_string(t.wg_m) + "x" +
        std::to_string(t.wg_n) + " warpgroups, " + std::to_string(t.slabs) + " m64 slab(s) x " +
-       std::to_string(t.k_steps) + " k16 step(s) each, A and B from shared memory");
+       std::to_string(t.k_steps) + " k16 step(s) each, A and B from shared memory" +
+       (b_kmajor ? " (B K-major)" : ""));
   auto fence_acc = [&] {
     line("#pragma unroll");
     line("for (int i = 0; i < " + std::to_string(total) + "; ++i) tilus::fence_register(" + acc + "[i]);");
@@ -82,7 +88,7 @@ void CudaEmitter::emit_wgmma(const Instruction& i, const DotPlan& plan, const st
        std::to_string(byte_offset(la, t.slabs * 64, 0)) + ";");
   line("const unsigned int " + pb + " = tilus::smem_u32(" + sb.ptr + " + " +
        expr(shared_offset(sb, {zero, zero})) + ") + " + wg + " % " + std::to_string(t.wg_n) + " * " +
-       std::to_string(byte_offset(lb, 0, t.n_inst)) + ";");
+       std::to_string(b_offset(t.n_inst, 0)) + ";");
   // A descriptor per instruction (measured faster than one per tile plus constant
   // offsets, which saves ~15% of the loop's instructions: 0.253 vs 0.265 ms at 4096^3).
   for (int64_t kk = 0; kk < t.k_steps; ++kk) {
@@ -90,8 +96,8 @@ void CudaEmitter::emit_wgmma(const Instruction& i, const DotPlan& plan, const st
       line(helper + "(" + acc + " + " + std::to_string(s * regs) + ", tilus::wgmma_desc(" + pa + " + " +
            std::to_string(byte_offset(la, s * 64, kk * 16)) + ", 16, " + std::to_string(a_sbo) + ", " +
            std::to_string(swizzle_mode(la)) + "), tilus::wgmma_desc(" + pb + " + " +
-           std::to_string(byte_offset(lb, kk * 16, 0)) + ", " + std::to_string(b_lbo) + ", " +
-           std::to_string(b_sbo) + ", 1));");
+           std::to_string(b_offset(0, kk * 16)) + ", " + std::to_string(b_lbo) + ", " +
+           std::to_string(b_sbo) + ", " + std::to_string(b_kmajor ? swizzle_mode(lb) : 1) + "));");
     }
   }
   close();

@@ -162,7 +162,7 @@ class CudaEmitter {
   void emit_wgmma(const Instruction& i, const DotPlan& plan, const std::string& acc, bool in_place);
   // The name of the generated helper that issues one wgmma.m64n<n>k16 (defined once per
   // kernel before it, in helpers_).
-  std::string wgmma_helper(int64_t n, DataType operand);
+  std::string wgmma_helper(int64_t n, DataType operand, bool b_kmajor = false);
   // After shared-memory writes wgmma may read: make them visible to the async proxy.
   void fence_for_wgmma();
 

@@ -219,7 +219,7 @@ class AsyncWaits : public StmtMutator {
     now.active = true;
     now.known = true;
     now.scope = scopes_.back();
-    const Tensor &va = plan.load_a->inputs[0], &vb = plan.load_b->inputs[0];
+    const Tensor &va = plan.load_a->inputs[0], &vb = plan.b_view();  // the tile as stored
     now.reads = {{plan_.root_of(va), va}, {plan_.root_of(vb), vb}};
     now.accumulators = {i.output->id, i.inputs[2]->id};
     now.arrays = {i.output};

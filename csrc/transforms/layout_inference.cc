@@ -38,7 +38,8 @@ class Groups {
 bool is_reg(const Tensor& t) { return t && t->scope == Scope::Register; }
 
 // For every dot, the load_shared instructions among the statements right before it in
-// its sequence (only load_shared / slice_shared may stand between them and the dot, so
+// its sequence (only load_shared / slice_shared / permute_shared, and register_tensor,
+// the zeros of `dot(a, b)` without an accumulator, may stand between them and the dot, so
 // nothing writes shared memory or synchronises in between).
 class LoadsBeforeDots : public StmtVisitor {
  public:
@@ -57,7 +58,9 @@ class LoadsBeforeDots : public StmtVisitor {
         if (p->inst->op == Op::LoadShared) loads.push_back(p->inst.get());
         // A wait the async pass put before the dot (for an earlier dot's accumulator)
         // writes no shared memory.
-        else if (p->inst->op != Op::SliceShared && p->inst->op != Op::WgmmaWaitGroup) break;
+        else if (p->inst->op != Op::SliceShared && p->inst->op != Op::PermuteShared &&
+                 p->inst->op != Op::RegisterTensor && p->inst->op != Op::WgmmaWaitGroup)
+          break;
       }
     }
   }
@@ -170,8 +173,11 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
     int64_t warps_ = 0;
   } rules(plan, groups, dots, derivations);
   rules.warps_ = program.warps;
+  std::unordered_map<int, const Instruction*> transposes;  // view id -> its permute_shared [1, 0]
   for_each_inst(program.body, [&](const StmtNode& s) {
     const Instruction& inst = *s.inst;
+    if (inst.op == Op::PermuteShared && inst.dims == std::vector<int>{1, 0})
+      transposes[inst.output->id] = &inst;
     auto note = [&](const Tensor& t) {
       if (is_reg(t)) {
         tensors[t->id] = t;
@@ -246,9 +252,8 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
     // Each operand is a whole trailing matrix of its allocation (sa[stage]), in a layout
     // wgmma reads: A K-major (64-byte or 128-byte-blocked rows), B N-major in 128-byte
     // column blocks.
-    auto operand_layout = [&](const Instruction* load, int64_t rows, int64_t cols,
+    auto operand_layout = [&](const Tensor& view, int64_t rows, int64_t cols,
                               bool needs_128) -> std::optional<std::pair<int, SharedLayout>> {
-      const Tensor& view = load->inputs[0];
       if (plan.transformed_views.count(view->id)) return std::nullopt;  // wgmma reads whole tiles
       int root = plan.root_of(view);
       auto it = plan.shared.find(root);
@@ -261,8 +266,14 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
       if (!layout || (needs_128 && cols * view->dtype.bits() % 1024)) return std::nullopt;  // 128 bytes
       return std::make_pair(root, *layout);
     };
-    auto la = operand_layout(dp.load_a, m, k, false);
-    auto lb = operand_layout(dp.load_b, k, n, true);
+    // B K-major: the load reads a transpose of an untransformed [n, k] view, stored as A
+    // is (k contiguous), which wgmma reads with imm-trans-b = 0.
+    auto t = transposes.find(dp.load_b->inputs[0]->id);
+    if (t != transposes.end() && !plan.transformed_views.count(t->second->inputs[0]->id))
+      dp.b_kmajor = t->second->inputs[0];
+    auto la = operand_layout(dp.load_a->inputs[0], m, k, false);
+    auto lb = dp.b_kmajor ? operand_layout(dp.b_kmajor, n, k, false)
+                          : operand_layout(dp.load_b->inputs[0], k, n, true);
     if (!la || !lb || la->first == lb->first) return std::nullopt;
     for (auto* l : {&*la, &*lb}) {
       auto w = wgmma_layouts.find(l->first);

@@ -29,6 +29,12 @@ struct DotPlan {
   WgmmaTiling tiling;
   const Instruction* load_a = nullptr;
   const Instruction* load_b = nullptr;
+  // Set when B is read K-major: load_b reads a transpose (permute_shared [1, 0]) of this
+  // [n, k] trailing matrix of its allocation, e.g. load_shared(sk[i].transpose()) for
+  // Q K^T. The allocation then takes A's layout and wgmma reads it with imm-trans-b 0.
+  Tensor b_kmajor;
+  // The view of B's tile as stored: b_kmajor when set, else load_b's input.
+  const Tensor& b_view() const { return b_kmajor ? b_kmajor : load_b->inputs[0]; }
 };
 
 struct LayoutPlan {
@@ -52,7 +58,8 @@ struct LayoutPlan {
 // allow_wgmma (an sm_90a target): a dot C += load_shared(sa) @ load_shared(sb) with
 // fp16/bf16 operands and an fp32 accumulator, whose two loads come right before it (only
 // slices between) and feed nothing else, becomes a wgmma dot when wgmma_tiling tiles it;
-// sa's and sb's allocations then take shared_wgmma_operand's layouts.
+// sa's and sb's allocations then take shared_wgmma_operand's layouts. B may also be
+// load_shared(sb.transpose()) of a trailing [n, k] matrix sb (DotPlan::b_kmajor).
 LayoutPlan infer_layouts(const Program& program, bool allow_wgmma = false);
 
 // The A and B layouts a SIMT dot needs for a given accumulator layout: every thread

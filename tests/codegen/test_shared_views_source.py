@@ -53,7 +53,13 @@ def test_a_transposed_view_moves_single_elements():
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
-def test_a_dot_operand_read_through_a_transposed_view_is_not_wgmma(arch):
+def test_a_dot_operand_read_through_a_transposed_view_is_wgmma_b_k_major_on_sm90a(arch):
+    # B = sb.transpose() of a whole [n, k] tile: wgmma reads sb as stored (K-major, like
+    # A) with imm-trans-b 0; sm_80 keeps mma.sync.
     args = (torch.zeros(64, 32, dtype=torch.float16), torch.zeros(64, 32, dtype=torch.float16), torch.zeros(64, 64))
     src = _source(DotThroughTransposedView(), args, arch)
-    assert "wgmma" not in src.split("__global__")[1]
+    if arch == "sm_80":
+        assert "wgmma" not in src.split("__global__")[1]
+    else:
+        assert "(B K-major)" in src and "tl_wgmma_m64n64k16_f32_f16_bk(" in src
+        assert "p, 1, 1, 0, 0;" in src

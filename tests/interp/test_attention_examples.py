@@ -1,0 +1,52 @@
+"""The attention examples in the CPU interpreter against torch (float32 SDPA): odd
+sequence lengths (not multiples of the blocks), grouped-query heads, causal masks,
+ragged decode lengths and splits that fall past a sequence's end."""
+
+import pytest
+import torch
+
+from tests.conftest import load_example
+
+FA = load_example("flash_attention")
+DA = load_example("decode_attention")
+
+
+@pytest.mark.parametrize("seqlen,heads,kv_heads,causal,dtype,config", [
+    (37, 4, 2, False, torch.float16, (4, 64, 64, 2)),
+    (37, 4, 2, True, torch.float16, (4, 64, 64, 2)),
+    (130, 2, 1, True, torch.bfloat16, (4, 64, 64, 3)),  # three KV blocks, a ragged last one
+    (70, 3, 3, False, torch.bfloat16, (8, 128, 64, 2)),
+])
+def test_flash_attention_matches_torch(seqlen, heads, kv_heads, causal, dtype, config):
+    torch.manual_seed(seqlen + heads)
+    warps, bq, bkv, stages = config
+    q = torch.randn(2 if seqlen < 100 else 1, seqlen, heads, 64).to(dtype)
+    k = torch.randn(q.shape[0], seqlen, kv_heads, 64).to(dtype)
+    v = torch.randn(q.shape[0], seqlen, kv_heads, 64).to(dtype)
+    out = torch.full_like(q, float("nan"))
+    FA.flash_attention(q, k, v, causal, out=out,
+                       config={"warps": warps, "block_q": bq, "block_kv": bkv, "stages": stages})
+    torch.testing.assert_close(out.float(), FA.attention_reference(q, k, v, causal), atol=2e-2, rtol=2e-2)
+
+
+def test_flash_attention_refuses_bad_shapes():
+    q = torch.zeros(1, 8, 3, 64, dtype=torch.float16)
+    kv = torch.zeros(1, 8, 2, 64, dtype=torch.float16)
+    with pytest.raises(ValueError, match="num_heads"):
+        FA.flash_attention(q, kv, kv)
+
+
+@pytest.mark.parametrize("heads,kv_heads,splits,dtype", [
+    (8, 2, 3, torch.float16),   # GQA, 4 heads padded to 16 rows
+    (4, 4, 5, torch.bfloat16),  # one head per group; short sequences leave splits empty
+])
+def test_decode_attention_matches_torch(heads, kv_heads, splits, dtype):
+    torch.manual_seed(heads * splits)
+    batch, max_kv = 3, 201
+    q = torch.randn(batch, heads, 64).to(dtype)
+    k = torch.randn(batch, max_kv, kv_heads, 64).to(dtype)
+    v = torch.randn(batch, max_kv, kv_heads, 64).to(dtype)
+    lengths = torch.tensor([max_kv, 1, 77], dtype=torch.int32)
+    out = torch.full_like(q, float("nan"))
+    DA.decode_attention(q, k, v, lengths, out=out, num_splits=splits, config={"block_kv": 32, "stages": 4})
+    torch.testing.assert_close(out.float(), DA.decode_reference(q, k, v, lengths), atol=2e-2, rtol=2e-2)
