@@ -75,7 +75,7 @@ def test_every_global_access_of_the_buggy_scripts_is_checked(arch):
         "LoadBadOffset": {("load_global", "gx", "x_ptr"), ("store_global", "gy", "y_ptr")},
         "ScatterPastEnd": {("load_global", "gi", "idx_ptr"),
                            ("atomic.global_scatter_add", "gh", "hist_ptr")},
-        "ElementPastEnd": {("element load", "gx", "x_ptr"), ("load_global", "gx", "x_ptr"),
+        "ElementPastEnd": {("element load", "gp", "x_ptr"), ("load_global", "gx", "x_ptr"),
                            ("store_global", "gy", "y_ptr")},
         "CopyAsyncPastEnd": {("copy_async", "gx", "x_ptr"), ("store_global", "gy", "y_ptr")},
     }

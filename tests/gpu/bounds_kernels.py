@@ -65,8 +65,9 @@ class ScatterPastEnd(tilus.Script):
 
 
 class ElementPastEnd(tilus.Script):
-    """y[i] = x[i] * x[pick]: the scalar element x[pick] is read with `pick` past x's end
-    (the view is declared with `n + 8` elements)."""
+    """y[i] = x[i] * x[pick]: the scalar element x[pick] is read with `pick` past x's end,
+    through a view declared with `n + 8` elements (the tile load uses a correct one, so
+    the element read is the only access outside x)."""
 
     def __init__(self, block=64, warps=2):
         super().__init__()
@@ -75,9 +76,10 @@ class ElementPastEnd(tilus.Script):
     def __call__(self, n: int32, pick: int32, x_ptr: ~float32, y_ptr: ~float32):
         self.attrs.blocks = [cdiv(n, self.block)]
         self.attrs.warps = self.warps
-        gx = self.global_view(x_ptr, dtype=float32, shape=[n + 8])
+        gp = self.global_view(x_ptr, dtype=float32, shape=[n + 8])
+        gx = self.global_view(x_ptr, dtype=float32, shape=[n])
         gy = self.global_view(y_ptr, dtype=float32, shape=[n])
-        scale = gx[pick].item()  # BUG: element_past_end
+        scale = gp[pick].item()  # BUG: element_past_end
         x = self.load_global(gx, offsets=[self.blockIdx.x * self.block], shape=[self.block])
         self.store_global(gy, x * scale, offsets=[self.blockIdx.x * self.block])
 

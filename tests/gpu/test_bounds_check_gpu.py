@@ -105,7 +105,7 @@ def test_an_element_read_past_the_end_reads_zero_and_is_reported(checked):
     with pytest.raises(ScriptBoundsError) as info:
         bk.ElementPastEnd()(n, pick, x, y)
     e = info.value
-    _assert_site(e, "element load", "gx", "x_ptr", "element_past_end")
+    _assert_site(e, "element load", "gp", "x_ptr", "element_past_end")
     assert e.index == [pick] and e.byte_offset == pick * 4
     torch.cuda.synchronize()
     assert bool((y == 0).all())  # x[pick] read as 0
