@@ -42,8 +42,9 @@ class LoadBadOffset(tilus.Script):
         whole = self.global_view(x_ptr, dtype=float32, shape=[n])
         gx = self.global_view(~whole[shift], dtype=float32, shape=[n])
         gy = self.global_view(y_ptr, dtype=float32, shape=[n])
-        x = self.load_global(gx, offsets=[self.blockIdx.x * self.block], shape=[self.block])  # BUG: load_bad_offset
-        self.store_global(gy, x, offsets=[self.blockIdx.x * self.block])
+        start = self.blockIdx.x * self.block
+        x = self.load_global(gx, offsets=[start], shape=[self.block])  # BUG: load_bad_offset
+        self.store_global(gy, x, offsets=[start])
 
 
 class ScatterPastEnd(tilus.Script):
@@ -98,7 +99,8 @@ class CopyAsyncPastEnd(tilus.Script):
         gx = self.global_view(x_ptr, dtype=float32, shape=[rows + extra, bn])
         gy = self.global_view(y_ptr, dtype=float32, shape=[rows + extra, bn])
         s = self.shared_tensor(dtype=float32, shape=[bm, bn])
-        self.copy_async(src=gx, dst=s, offsets=[self.blockIdx.x * bm, 0])  # BUG: copy_async_past_end
+        start = self.blockIdx.x * bm
+        self.copy_async(src=gx, dst=s, offsets=[start, 0])  # BUG: copy_async_past_end
         self.copy_async_commit_group()
         self.copy_async_wait_group(0)
         self.sync()

@@ -20,7 +20,8 @@ from tilus.lang import errors
 
 _rt = _C.runtime
 
-RECORD_BYTES = 128  # 16 int64: claimed, site, block[3], thread, byte_offset, rank, index[4], done, 3 unused
+# 16 int64: claimed, site, block[3], thread, byte_offset, rank, index[4], done, 3 unused
+RECORD_BYTES = 128
 # A pointer argument with no tensor behind it (a raw address): nothing to compare with.
 UNKNOWN_SIZE = 1 << 62
 
