@@ -20,6 +20,24 @@ namespace {
 py::dict generated_dict(const GeneratedKernel& k, const std::shared_ptr<Program>& program) {
   py::list params;
   for (auto& p : k.params) params.append(py::make_tuple(p.name, p.dtype, p.workspace));
+  // Bounds-checked kernels: their hidden parameters and where each checked access is.
+  py::list hidden;
+  for (auto& p : k.params) {
+    if (p.bounds_of >= 0) hidden.append(py::make_tuple("size", p.bounds_of));
+    if (p.bounds_record) hidden.append(py::make_tuple("record", -1));
+  }
+  py::list sites;
+  for (auto& s : k.bounds_sites) {
+    py::dict d;
+    d["op"] = s.op;
+    d["view"] = s.view;
+    d["param"] = s.param;
+    d["view_shape"] = s.view_shape;
+    d["file"] = s.loc.file;
+    d["line"] = s.loc.line;
+    d["text"] = s.loc.text;
+    sites.append(d);
+  }
   py::dict out;
   out["name"] = k.name;
   out["source"] = k.source;
@@ -28,6 +46,8 @@ py::dict generated_dict(const GeneratedKernel& k, const std::shared_ptr<Program>
   out["params"] = params;
   out["tma_maps"] = k.tma_maps.empty() ? py::object(py::none())
                                        : py::cast(std::make_shared<runtime::TmaMaps>(program, k.tma_maps));
+  out["bounds_params"] = hidden;
+  out["bounds_sites"] = sites;
   return out;
 }
 
@@ -139,20 +159,22 @@ void init_codegen(py::module_& m) {
   m.def(
       "generate_cuda",
       [](const std::shared_ptr<Program>& program, bool pointers_aligned, const std::string& arch,
-         bool wgmma, int64_t unroll_budget) {
+         bool wgmma, int64_t unroll_budget, bool bounds_check) {
         return generated_dict(generate_cuda(
-            *program, runtime::codegen_options_for(arch, pointers_aligned, wgmma, unroll_budget)), program);
+            *program, runtime::codegen_options_for(arch, pointers_aligned, wgmma, unroll_budget,
+                                                   bounds_check)), program);
       },
       py::arg("program"), py::arg("pointers_aligned") = true, py::arg("arch") = "",
-      py::arg("wgmma") = true, py::arg("unroll_budget") = 64,
+      py::arg("wgmma") = true, py::arg("unroll_budget") = 64, py::arg("bounds_check") = false,
       "The CUDA C++ of `program` for `arch` as a dict (name, source, threads, dynamic_smem, "
-      "params, tma_maps). wgmma=False keeps dots on mma.sync; unroll_budget: codegen/unroll_budget.h.");
+      "params, tma_maps, bounds_params, bounds_sites). wgmma=False keeps dots on mma.sync; "
+      "unroll_budget: codegen/unroll_budget.h; bounds_check: tilus.option.debug.bounds_check.");
   m.def(
       "build_kernel",
       [](const std::shared_ptr<Program>& program, const std::string& arch, bool pointers_aligned,
-         bool wgmma, int64_t unroll_budget) {
-        CodegenOptions options =
-            runtime::codegen_options_for(arch, pointers_aligned, wgmma, unroll_budget);
+         bool wgmma, int64_t unroll_budget, bool bounds_check) {
+        CodegenOptions options = runtime::codegen_options_for(arch, pointers_aligned, wgmma,
+                                                              unroll_budget, bounds_check);
         runtime::KernelBuild build;
         {
           py::gil_scoped_release release;
@@ -164,7 +186,7 @@ void init_codegen(py::module_& m) {
         return out;
       },
       py::arg("program"), py::arg("arch"), py::arg("pointers_aligned") = true,
-      py::arg("wgmma") = true, py::arg("unroll_budget") = 64,
+      py::arg("wgmma") = true, py::arg("unroll_budget") = 64, py::arg("bounds_check") = false,
       "Generate and compile one program through the process-wide compile cache, exactly as "
       "autotune.build_all does: generate_cuda's dict plus cubin (bytes) and cache_key.");
 }

@@ -38,6 +38,9 @@ bool check_view_bounds = false;
 // tilus.option.interpret: every call runs in the CPU interpreter, GPU tensors included
 // (python/tilus/host_run.py copies them); the native path steps aside for it.
 bool interpret_everything = false;
+// tilus.option.debug.bounds_check: launches go through the Python launcher, which builds
+// the checked kernel, passes the tensor sizes and reads the error record afterwards.
+bool bounds_check = false;
 
 using runtime::ParamKind;
 
@@ -118,7 +121,7 @@ class FastLauncher {
     int device = -1;
     if (!read_args(args.ptr(), aligned, device)) return false;
     // A view that does not fit goes to the slow path, which refuses it by name.
-    if (interpret_everything) return false;
+    if (interpret_everything || bounds_check) return false;
     if (check_view_bounds && views_.size() && !views_fit(args.ptr())) return false;
     Variant* v = variant(device, aligned);
     if (!v) return false;  // the Python side builds this variant for this device first
@@ -384,6 +387,10 @@ void init_launch(py::module_& m) {
   m.def("set_check_view_bounds", [](bool on) { check_view_bounds = on; },
         "Native side of tilus.option.check_view_bounds (python/tilus/option.py).");
   m.def("check_view_bounds", [] { return check_view_bounds; });
+  m.def("set_bounds_check", [](bool on) { bounds_check = on; },
+        "Native side of tilus.option.debug.bounds_check (python/tilus/option.py): the native "
+        "launch path steps aside while it is on.");
+  m.def("bounds_check", [] { return bounds_check; });
   m.def("set_interpret_everything", [](bool on) { interpret_everything = on; },
         "Native side of tilus.option.interpret (python/tilus/option.py).");
   py::class_<FastLauncher>(m, "FastLauncher")

@@ -346,6 +346,30 @@ void bind_device(py::module_& m) {
         TILUS_CU_CHECK(cuStreamSynchronize(reinterpret_cast<cuda::CUstream>(stream)));
       },
       py::arg("stream") = 0);
+  // The bounds-check record (python/tilus/runtime/bounds.py): read after the launch's
+  // stream is synchronised, cleared for the next launch.
+  m.def(
+      "read_device",
+      [](uintptr_t pointer, size_t nbytes) {
+        cuda::ensure_context();
+        std::string out(nbytes, '\0');
+        {
+          py::gil_scoped_release release;
+          TILUS_CU_CHECK(cuMemcpyDtoH(out.data(), static_cast<cuda::CUdeviceptr>(pointer), nbytes));
+        }
+        return py::bytes(out);
+      },
+      py::arg("pointer"), py::arg("nbytes"),
+      "Copies nbytes of device memory at `pointer` to the host (synchronously).");
+  m.def(
+      "zero_device",
+      [](uintptr_t pointer, size_t nbytes, uintptr_t stream) {
+        cuda::ensure_context();
+        TILUS_CU_CHECK(cuMemsetD8Async(static_cast<cuda::CUdeviceptr>(pointer), 0, nbytes,
+                                       reinterpret_cast<cuda::CUstream>(stream)));
+      },
+      py::arg("pointer"), py::arg("nbytes"), py::arg("stream") = 0,
+      "Zeroes nbytes of device memory at `pointer`, in order on `stream`.");
 }
 
 void bind_workspace(py::module_& m) {

@@ -20,6 +20,11 @@ struct CodegenOptions {
   // Estimated per-thread operations an unrolled loop body may reach
   // (codegen/unroll_budget.h); 0 follows every unroll= hint as written.
   int64_t unroll_budget = 64;
+  // tilus.option.debug.bounds_check: every global access is checked against the tensor
+  // passed for its pointer (codegen/device/bounds.cuh). The kernel then takes the hidden
+  // parameters KernelParam::bounds_of / bounds_record and fills GeneratedKernel::bounds_sites.
+  // Off, the generated source is exactly what it is without this field.
+  bool bounds_check = false;
 };
 // Codegen reads no environment: its callers choose these (runtime/build.h).
 
@@ -27,6 +32,19 @@ struct KernelParam {
   std::string name;
   DataType dtype;
   int workspace = -1;  // >= 0: the runtime passes workspace #i, not a user argument
+  // Bounds-checked kernels only: >= 0, the byte size of the tensor passed for user
+  // parameter #bounds_of (an int64); bounds_record, the BoundsRecord* the host reads.
+  int bounds_of = -1;
+  bool bounds_record = false;
+};
+
+// Where a bounds-checked access is in the script: the host's message names it.
+struct BoundsSite {
+  std::string op;     // "store_global", "load_global", "element load", ...
+  std::string view;   // the global tensor accessed (its script name)
+  std::string param;  // the kernel parameter whose tensor bounds it
+  std::vector<std::string> view_shape;  // the view's extents as the script wrote them
+  SourceLoc loc;
 };
 
 // A tensor map (CUtensorMap) the kernel takes by value after its workspaces, for the TMA
@@ -51,6 +69,7 @@ struct GeneratedKernel {
   int64_t dynamic_smem = 0;  // bytes
   std::vector<KernelParam> params;
   std::vector<TmaMapSpec> tma_maps;  // parameters after the workspaces, in order
+  std::vector<BoundsSite> bounds_sites;  // index = BoundsRecord::site
 };
 
 // Throws ScriptError (with the script line) for what the CUDA backend cannot express.

@@ -167,7 +167,19 @@ void CudaEmitter::emit_assign(const Instruction& i) {
 
 void CudaEmitter::emit_semaphore(const Instruction& i) {
   const char* fn = i.op == Op::LockSemaphore ? "lock_semaphore" : "release_semaphore";
-  line(std::string("tilus::") + fn + "(" + expr(i.args[0]) + ", " + expr(i.args[1]) + ");");
+  std::string ok;
+  const Expr& addr = i.args[0];
+  if (addr->kind == ExprKind::ElementAddr) {  // ~g[i]: checked against g's tensor
+    const GlobalInfo& g = globals_.at(addr->tensor->id);
+    Expr off = make_int(0);
+    for (size_t d = 0; d < addr->indices.size(); ++d)
+      off = make_binary(BinaryOp::Add, off, make_binary(BinaryOp::Mul, addr->indices[d], g.stride_v[d]));
+    ok = bounds_guard(fn, addr->tensor, g, "true", off, "4", addr->indices);
+  }
+  // The address is the same in every thread, so a skipped semaphore is skipped by the
+  // whole block and its barriers stay matched.
+  line((ok.empty() ? "" : "if (" + ok + ") ") + "tilus::" + fn + "(" + expr(i.args[0]) + ", " +
+       expr(i.args[1]) + ");");
 }
 
 void CudaEmitter::emit_print(const Instruction& i) {

@@ -30,6 +30,15 @@ std::vector<Expr> global_index(const std::vector<Expr>& offsets, const std::vect
 
 void CudaEmitter::emit_global_view(const Instruction& i) {
   bind_global(i.output, expr(i.args[0]), "");
+  if (!options_.bounds_check) return;
+  const int k = pointer_origin(i.args[0]);
+  if (k < 0) return;  // no single parameter's tensor holds it: left unchecked
+  GlobalInfo& g = globals_.at(i.output->id);
+  g.bounds_param = k;
+  g.bounds_base = fresh(g.ptr + "_bc");
+  line("const long long " + g.bounds_base + " = (long long)((const char*)" + g.ptr +
+       " - (const char*)" + param_cname(k) + ");  // bytes from the start of '" +
+       program_.params[static_cast<size_t>(k)]->name + "'");
 }
 
 void CudaEmitter::emit_global_tensor(const Instruction& i) {
@@ -115,6 +124,9 @@ void CudaEmitter::emit_load_global(const Instruction& i) {
     std::string cond = in_bounds(*this, gi, g);
     const std::string mask = tile_mask(layout, t->shape, el);
     if (!mask.empty()) cond = mask + " && " + cond;
+    const std::string ok = bounds_guard("load_global", i.inputs[0], g, cond, global_offset(gi, g),
+                                        std::to_string(bytes), gi);
+    if (!ok.empty()) cond = cond + " && " + ok;
     std::string src = g.ptr + " + " + expr(global_offset(gi, g));
     std::string dst = "(" + r + " + " + expr(el.local) + ")";
     if (vec == 1 && !bypass_l1) {
@@ -146,6 +158,9 @@ void CudaEmitter::emit_store_global(const Instruction& i) {
     std::string cond = in_bounds(*this, gi, g);
     const std::string mask = tile_mask(layout, x->shape, el);
     if (!mask.empty()) cond = mask + " && " + cond;
+    const std::string ok = bounds_guard("store_global", i.inputs[0], g, cond, global_offset(gi, g),
+                                        std::to_string(bytes), gi);
+    if (!ok.empty()) cond = cond + " && " + ok;
     std::string dst = g.ptr + " + " + expr(global_offset(gi, g));
     if (vec == 1) {
       line("if (" + cond + ") *(" + dst + ") = " + r + "[" + expr(el.local) + "];");
@@ -479,7 +494,11 @@ void CudaEmitter::emit_copy_async(const Instruction& i) {
     std::string soff = expr(element_offset(s, layout, vec, el));
     std::string goff = expr(global_offset(gi, g));
     if (!async) {
-      line(s.ptr + "[" + soff + "] = (" + in_bounds(*this, gi, g) + ") ? " + g.ptr + "[" + goff +
+      std::string cond = in_bounds(*this, gi, g);
+      const std::string ok = bounds_guard("copy_async", src, g, cond, global_offset(gi, g),
+                                          std::to_string(whole_bytes(dst->dtype, 1, "copy_async")), gi);
+      if (!ok.empty()) cond = cond + " && " + ok;
+      line(s.ptr + "[" + soff + "] = (" + cond + ") ? " + g.ptr + "[" + goff +
            "] : " + zero(dst->dtype) + ";");
       return;
     }
@@ -494,8 +513,11 @@ void CudaEmitter::emit_copy_async(const Instruction& i) {
            std::to_string(bytes) + ", (" + g.shape_c[last] + " - (" + expr(gi[last]) + ")) * " +
            std::to_string(whole_bytes(dst->dtype, 1, "copy_async: a partial chunk")) + ")) : 0;");
     }
+    // Checked: the bytes the chunk reads (a partial chunk at the tensor's end reads less).
+    const std::string ok = bounds_guard("copy_async", src, g, n + " > 0", global_offset(gi, g), n, gi);
+    const std::string size = ok.empty() ? n : "(" + ok + " ? " + n + " : 0)";
     line("tilus::cp_async_" + std::to_string(bytes) + "(tilus::smem_u32(" + s.ptr + " + " + soff + "), " +
-         g.ptr + " + " + goff + ", " + n + ");");
+         g.ptr + " + " + goff + ", " + size + ");");
   }, /*keep_outer_loop=*/!async);  // element copies: a full unroll puts every load in flight
                                    // at once, which spills beside a matmul's accumulators
   if (!leader.empty()) close();

@@ -100,6 +100,11 @@ class CudaEmitter {
     std::vector<Expr> shape, strides;       // as in the IR, for analysis
     std::vector<std::string> shape_c, stride_c;  // frozen C++ names/literals
     std::vector<Expr> shape_v, stride_v;         // the same as expressions
+    // Bounds checking (CodegenOptions::bounds_check): the user parameter whose tensor
+    // holds this view (-1: unknown, unchecked) and the C++ name of the view pointer's
+    // byte offset from that tensor's start.
+    int bounds_param = -1;
+    std::string bounds_base;
   };
   // One step from a view's coordinates back to its parent's, for views that are not
   // trailing parts of their allocation (reshape_shared, permute_shared; ops/views.cc).
@@ -133,6 +138,24 @@ class CudaEmitter {
   int64_t global_vector(const GlobalInfo& g, const std::vector<Expr>& offsets,
                         const std::vector<int>& dims, int64_t tile_last, int64_t dtype_bits,
                         bool need_full_vectors) const;
+
+  // ---- bounds checking (CodegenOptions::bounds_check; codegen/device/bounds.cuh)
+  // The user parameter a pointer expression points into: -1 none, -2 several.
+  int pointer_origin(const Expr& e) const;
+  std::string param_cname(int k) const;  // the C++ name of user parameter #k
+  // For an access of `width` bytes (a C++ expression) at element `offset` of view `g`
+  // (`view`), at the view index `index`, when `cond` (C++, "true" when always) holds:
+  // emits the report of a failure and returns the condition under which the access may
+  // run ("" when nothing is checked: the option is off or the view's tensor unknown).
+  std::string bounds_guard(const std::string& op, const Tensor& view, const GlobalInfo& g,
+                           const std::string& cond, const Expr& offset, const std::string& width,
+                           const std::vector<Expr>& index);
+  // The site id of (op, view) at the current script line, for the host's message.
+  int bounds_site(const std::string& op, const Tensor& view, const GlobalInfo& g);
+  // A scalar element load `g[...]` with its check (bounds.cuh bounds_item), or "".
+  std::string bounds_item(const Expr& e, const GlobalInfo& g, const std::string& offset);
+  std::vector<BoundsSite> bounds_sites_;
+  std::unordered_map<std::string, int> bounds_site_ids_;
 
   // ---- statements and instructions
   void find_written_globals();

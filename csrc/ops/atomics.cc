@@ -337,6 +337,11 @@ void emit(CudaEmitter& e, const Instruction& i) {
         off = add(off, mul(target[d], g.stride_v[d]));
       }
       ptr = g.ptr + " + " + e.expr(off);
+      const std::string mask = e.tile_mask(layout, values->shape, el);
+      const std::string ok = e.bounds_guard(
+          surface(i), dst, g, mask.empty() ? cond : mask + " && " + cond, off,
+          std::to_string(whole_bytes(dst->dtype, 1, "bounds check")), target);
+      if (!ok.empty()) cond += " && " + ok;
     } else {
       const CudaEmitter::SharedInfo& s = e.shared_.at(dst->id);
       if (scatter)

@@ -63,6 +63,7 @@ DriverApi* load_driver() {
   resolve(library, api->cuMemsetD8, {"cuMemsetD8_v2"}, &missing);
   resolve(library, api->cuMemsetD8Async, {"cuMemsetD8Async"}, &missing);
   resolve(library, api->cuMemcpyDtoDAsync, {"cuMemcpyDtoDAsync_v2"}, &missing);
+  resolve(library, api->cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}, &missing);
   resolve(library, api->cuPointerGetAttribute, {"cuPointerGetAttribute"}, &missing);
   resolve(library, api->cuStreamSynchronize, {"cuStreamSynchronize"}, &missing);
   resolve(library, api->cuEventCreate, {"cuEventCreate"}, &missing);

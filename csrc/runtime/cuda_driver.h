@@ -96,6 +96,7 @@ struct DriverApi {
                               CUstream stream);
   CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
                                 CUstream stream);                        // _v2
+  CUresult (*cuMemcpyDtoH)(void* dst, CUdeviceptr src, size_t bytes);   // _v2
   CUresult (*cuPointerGetAttribute)(void* data, int attribute, CUdeviceptr pointer);
   CUresult (*cuStreamSynchronize)(CUstream stream);
   CUresult (*cuEventCreate)(CUevent* event, unsigned flags);

@@ -22,6 +22,8 @@ set here, which then wins for the rest of the process::
                                                # interpreter reports data races
     tilus.option.debug.uninit_check(True)      # TILUS_UNINIT_CHECK (default 1): and reads
                                                # of uninitialised shared/register elements
+    tilus.option.debug.bounds_check(True)      # TILUS_DEBUG_BOUNDS_CHECK (default 0): GPU
+                                               # kernels check every global access
 
 
     tilus.option.verify(True)                  # TILUS_VERIFY (default: the build's choice,
@@ -364,10 +366,11 @@ class _DebugOptions:
 
         tilus.option.debug.race_check(True)    # TILUS_RACE_CHECK (default 1)
         tilus.option.debug.uninit_check(True)  # TILUS_UNINIT_CHECK (default 1)
-        tilus.option.debug.bounds_check(True)  # TILUS_BOUNDS_CHECK (default 0)
+        tilus.option.debug.bounds_check(True)  # TILUS_DEBUG_BOUNDS_CHECK (default 0)
 
     The first two are the CPU interpreter's (docs/interpreter.md, "The interpreter as a
-    debugger"); bounds_check compiles GPU kernels with a check on every global access.
+    debugger"); bounds_check compiles GPU kernels with a check on every global access
+    (the interpreter always checks them).
     None resets an option to its environment variable (read now) / default.
     """
 
@@ -404,7 +407,26 @@ class _DebugOptions:
         """Whether the interpreter checks for uninitialised reads (:meth:`uninit_check`)."""
         return _C.interp_checks()[1]
 
+    def bounds_check(self, enabled: Optional[bool]) -> None:
+        """Compile GPU kernels with a check on every global-memory access (loads, stores,
+        copy_async sources, atomics, scatter stores, ``g[i, j]`` element reads,
+        semaphores): an access outside the tensor passed for its pointer is skipped (a
+        load reads 0, nothing is written) and, after the launch, raised as
+        :class:`tilus.lang.errors.ScriptBoundsError` naming the script line, the
+        instruction, the tensor, the element and the block and thread. Checked kernels
+        are separate builds (their own compile cache entries); launches synchronise and
+        go through the Python launcher while this is on. Off by default; TMA copies are
+        not checked. CPU (interpreter) runs always check. None: $TILUS_DEBUG_BOUNDS_CHECK."""
+        checked = self._flag("bounds_check", "TILUS_DEBUG_BOUNDS_CHECK", False, enabled)
+        _C.set_bounds_check(checked)
+
+    def get_bounds_check(self) -> bool:
+        """Whether GPU kernels are built and launched with the bounds check
+        (:meth:`bounds_check`)."""
+        return _C.bounds_check()
+
 
 debug = _DebugOptions()
 debug.race_check(None)
 debug.uninit_check(None)
+debug.bounds_check(None)

@@ -87,6 +87,14 @@ class CompiledScript:
         self.check_launch(args, tensors, views=option.get_check_view_bounds())
         self._ensure_gpu()
         index = launch_device(tensors)
+        if option.debug.get_bounds_check():
+            # The checked build compares every access with the tensors' sizes.
+            sig = type(self.script)._signature()
+            sizes = {t.param: t.nbytes for t in tensors}
+            names = [sig.params[i].name for i in sig.runtime_indices]
+            self.gpu.launch(args, index, [sizes.get(n, -1) for n in names],
+                            f"{type(self.script).__name__}.__call__")
+            return  # no native launcher while checking: it would skip the check
         self.gpu.launch(args, index)
         # Later calls with these compile-time values launch natively (launch.cc), on
         # whichever device their tensors are.

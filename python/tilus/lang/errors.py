@@ -144,6 +144,14 @@ class ScriptUninitializedReadError(ScriptRuntimeError):
     without init and never assigned. The message names the tensor and the element."""
 
 
+class ScriptBoundsError(ScriptRuntimeError):
+    """A GPU kernel built with tilus.option.debug.bounds_check accessed global memory
+    outside the tensor passed for the pointer it went through. The message names the
+    script line, the instruction, the view and its element, the parameter and the
+    block and thread; the attributes op, view, param, index, byte_offset, tensor_bytes,
+    block and thread hold them. The access was skipped (a load read 0)."""
+
+
 class ScriptInternalError(ScriptError, RuntimeError):
     """The IR verifier (tilus.option.verify) found a program that breaks an invariant after
     the builder or a pass: a bug in tilus, located at the script line it concerns. The
@@ -163,6 +171,7 @@ _BY_KIND = {
     "InternalError": ScriptInternalError,
     "DataRaceError": ScriptDataRaceError,
     "UninitializedReadError": ScriptUninitializedReadError,
+    "BoundsError": ScriptBoundsError,
 }
 
 

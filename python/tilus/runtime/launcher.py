@@ -15,6 +15,12 @@ or the reverse) on that device's current torch stream. Each (variant, device) pa
 its own loaded module, built for that device's architecture (the compile cache shares
 the binary between identical GPUs), and the device's context is current only for the
 launch (``_C.runtime.DeviceScope``): the caller's current device never changes.
+
+With ``tilus.option.debug.bounds_check`` on, launches build and use a third kind of
+variant, compiled with the check (its own source, so its own compile cache entry), pass
+the tensors' sizes and read the error record after the launch (runtime/bounds.py). The
+native launch path steps aside while the option is on, so every checked launch comes
+through :meth:`GpuKernel.launch`.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from tilus import _C, option
 from tilus.arguments import int_range
 from tilus.lang.errors import NativeError
 from tilus.lang.types import row_of
+from tilus.runtime import bounds
 
 _rt = _C.runtime
 
@@ -64,7 +71,8 @@ class GpuKernel:
     def __init__(self, compiled):
         self.compiled = compiled
         self.program = compiled.program
-        self.variants: Dict[tuple, GpuVariant] = {}  # (aligned, device) -> variant
+        # (aligned, device) -> variant; (aligned, device, "bounds") -> its checked build
+        self.variants: Dict[tuple, GpuVariant] = {}
         self.param_dtypes = list(self.program.param_dtypes)
         self.pointer_slots = [i for i, t in enumerate(self.param_dtypes) if t.is_pointer]
         self.kinds = [_rt.param_kind(t) for t in self.param_dtypes]
@@ -102,28 +110,41 @@ class GpuKernel:
         jit = [(i, signature.params[i].type) for i in signature.jit_indices]
         launcher = _C.FastLauncher(self.program, torch.Tensor, stream_fn, device_index, params, jit,
                                    self.workspace_keys, self.workspace_clean, self.program.warps * 32)
-        for (aligned, device), v in self.variants.items():
-            launcher.set_kernel(aligned, v.kernel, v.smem, device, v.tma)
+        for key, v in self.variants.items():
+            if len(key) == 2:  # checked builds take hidden parameters: Python launches them
+                launcher.set_kernel(key[0], v.kernel, v.smem, key[1], v.tma)
         self._launchers.append(launcher)
         return launcher
 
-    def variant(self, aligned: bool, device: int = None) -> GpuVariant:
-        """The variant for `device` (default: the current one), built and loaded there."""
+    def variant(self, aligned: bool, device: int = None, checked: bool = None) -> GpuVariant:
+        """The variant for `device` (default: the current one), built and loaded there;
+        `checked` (default: tilus.option.debug.bounds_check) selects the bounds-checked
+        build."""
         if device is None:
             device = _rt.current_device()
-        v = self.variants.get((aligned, device))
+        if checked is None:
+            checked = option.debug.get_bounds_check()
+        key = (aligned, device, "bounds") if checked else (aligned, device)
+        v = self.variants.get(key)
         if v is None:
             with _rt.DeviceScope(device):
-                generated = build_variant(self.program, aligned, _rt.arch_string())
+                generated = build_variant(self.program, aligned, _rt.arch_string(), checked)
                 kernel = _rt.LoadedKernel(generated.pop("cubin"), generated["name"])
-            for launcher in self._launchers:
-                launcher.set_kernel(aligned, kernel, generated["dynamic_smem"], device,
-                                    generated.get("tma_maps"))
-            v = self.variants[(aligned, device)] = GpuVariant(generated, kernel)
+            if not checked:
+                for launcher in self._launchers:
+                    launcher.set_kernel(aligned, kernel, generated["dynamic_smem"], device,
+                                        generated.get("tma_maps"))
+            v = self.variants[key] = GpuVariant(generated, kernel)
         return v
 
-    def launch(self, args: list, device_index: int = 0):
-        v = self.variant(takes_aligned_build(self.program, args), device_index)
+    def launch(self, args: list, device_index: int = 0, sizes: Optional[list] = None,
+               script: str = ""):
+        """Launch on `device_index`. With tilus.option.debug.bounds_check on: `sizes` is
+        the byte size of the tensor behind each parameter (-1: none), which the checked
+        kernel compares every access with; a violation raises ScriptBoundsError naming
+        `script` (the method) after the launch."""
+        checked = option.debug.get_bounds_check()
+        v = self.variant(takes_aligned_build(self.program, args), device_index, checked)
         grid, workspace_bytes = _C.evaluate_launch_shape(self.program, args)
         stream = _stream(device_index)
         with _rt.DeviceScope(device_index):
@@ -133,7 +154,13 @@ class GpuKernel:
                                                        nbytes, self.workspace_clean[w], stream)))
             if v.tma is not None:
                 packed.extend(("opaque", blob) for blob in _encode_tma_maps(v.tma, args))
+            if checked:
+                sizes = list(sizes) if sizes is not None else [-1] * len(args)
+                record = bounds.record_pointer(device_index, stream)
+                packed.extend(bounds.hidden_args(v.generated, sizes, record))
             v.kernel.launch(tuple(grid), v.threads, v.smem, stream, packed)
+            if checked:
+                bounds.check_record(v.generated, record, stream, sizes, script)
 
 
 def _encode_tma_maps(maps, args) -> list:
@@ -157,12 +184,15 @@ def takes_aligned_build(program, runtime_args) -> bool:
     return all(runtime_args[i] % 16 == 0 for i in program.vector_extent_params)
 
 
-def build_variant(program, pointers_aligned: bool, arch: str) -> dict:
+def build_variant(program, pointers_aligned: bool, arch: str, bounds_check: bool = False) -> dict:
     """Generate and compile one variant of `program` for `arch` through the compile cache,
     exactly as the autotuner's parallel build does (same codegen choices, same cache key):
-    _C.generate_cuda's dict plus ``cubin`` and ``cache_key``."""
+    _C.generate_cuda's dict plus ``cubin`` and ``cache_key``. `bounds_check`: the
+    bounds-checked build (tilus.option.debug.bounds_check; its source, hence its cache
+    key, differs from the unchecked one's)."""
     choices = option.get_codegen()
-    built = _C.build_kernel(program, arch, pointers_aligned, choices.wgmma, choices.unroll_budget)
+    built = _C.build_kernel(program, arch, pointers_aligned, choices.wgmma, choices.unroll_budget,
+                            bounds_check)
     for message in _rt.compile_cache().take_warnings():
         warnings.warn(f"tilus cache: {message}", RuntimeWarning, stacklevel=4)
     return built
@@ -174,9 +204,10 @@ def build(compiled) -> GpuKernel:
 
 def generate_source(compiled, pointers_aligned: bool = True, arch: Optional[str] = None) -> str:
     """The CUDA C++ of a compiled script as the launcher builds it for ``arch`` ("sm_90a",
-    ...); None: the current GPU's architecture, or none (no wgmma) without a GPU."""
+    ...); None: the current GPU's architecture, or none (no wgmma) without a GPU. With
+    tilus.option.debug.bounds_check on, the checked build's."""
     if arch is None:
         arch = _rt.arch_string() if _rt.cuda_available() else ""
     choices = option.get_codegen()
     return _C.generate_cuda(compiled.program, pointers_aligned, arch, choices.wgmma,
-                            choices.unroll_budget)["source"]
+                            choices.unroll_budget, option.debug.get_bounds_check())["source"]
