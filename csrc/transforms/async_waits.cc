@@ -430,6 +430,8 @@ class AsyncWaits : public StmtMutator {
       case Op::TmaWaitGroup:
       case Op::FenceProxyAsync:
       case Op::FenceProxyAsyncRelease: return;
+      // shared-tensor elements (ops/shared_item.cc): takes an address, reads nothing
+      case Op::SharedItemPtr: return;
     }
   }
 
