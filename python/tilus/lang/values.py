@@ -405,7 +405,7 @@ def _tensor_item(self):
     On a register tile it reads the element every thread holds; on a global tensor
     (or a global element ``g[i, j]``) it loads the element; on a shared tensor (or the
     rank-0 view ``s[i, j]`` of one element) every thread reads the element from shared
-    memory, as :meth:`load_shared` would.
+    memory, as ``self.load_shared`` would.
 
     Returns:
         A runtime scalar of the tensor's dtype.
