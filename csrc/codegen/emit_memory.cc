@@ -76,7 +76,7 @@ int64_t CudaEmitter::global_vector(const GlobalInfo& g, const std::vector<Expr>&
                                    int64_t dtype_bits, bool need_full_vectors) const {
   int last = static_cast<int>(g.shape.size()) - 1;
   int64_t c;
-  if (!options_.pointers_aligned || dims.back() != last) return 1;
+  if (!options_.pointers_aligned || dims.empty() || dims.back() != last) return 1;  // empty: one element
   if (!is_const_int(g.strides[last], &c) || c != 1) return 1;
   int64_t v = pow2_divisor(tile_last, std::max<int64_t>(1, 128 / dtype_bits));
   for (; v > 1; v /= 2) {
@@ -112,7 +112,7 @@ void CudaEmitter::emit_load_global(const Instruction& i) {
   const RegisterLayout& layout = plan_.layout_of(t);
   const GlobalInfo& g = globals_.at(i.inputs[0]->id);
   std::string r = declare_reg(t, layout);
-  int64_t vec = global_vector(g, i.args, i.dims, t->shape.back(), t->dtype.bits(), true);
+  int64_t vec = global_vector(g, i.args, i.dims, t->shape.empty() ? 1 : t->shape.back(), t->dtype.bits(), true);
   vec = pow2_divisor(innermost_run(layout), vec);
   int64_t bytes = whole_bytes(t->dtype, vec, "load_global: one access");
   // Memory this kernel also writes (split-K partials) is read around L1, which is not
@@ -148,7 +148,7 @@ void CudaEmitter::emit_store_global(const Instruction& i) {
   const RegisterLayout& layout = plan_.layout_of(x);
   const GlobalInfo& g = globals_.at(i.inputs[0]->id);
   std::string r = reg_name(x);
-  int64_t vec = global_vector(g, i.args, i.dims, x->shape.back(), x->dtype.bits(), true);
+  int64_t vec = global_vector(g, i.args, i.dims, x->shape.empty() ? 1 : x->shape.back(), x->dtype.bits(), true);
   vec = pow2_divisor(innermost_run(layout), vec);
   int64_t bytes = whole_bytes(x->dtype, vec, "store_global: one access");
   std::string leader = replica_leader(layout);
@@ -360,7 +360,7 @@ void CudaEmitter::emit_load_shared(const Instruction& i) {
   const SharedInfo& s = shared_.at(i.inputs[0]->id);
   std::string r = declare_reg(t, layout);
   int64_t vec = pow2_divisor(innermost_run(layout), std::max<int64_t>(1, 128 / t->dtype.bits()));
-  vec = pow2_divisor(t->shape.back(), vec);  // a padded layout: no vector across the tile's end
+  vec = pow2_divisor(t->shape.empty() ? 1 : t->shape.back(), vec);  // a padded layout: no vector across the tile's end
   while (vec > 1 && !shared_contiguous(s, vec)) vec /= 2;
   const int64_t bytes = whole_bytes(t->dtype, vec, "load_shared: one access");
   for_each_local(layout, vec, [&](const Element& el) {
@@ -382,7 +382,7 @@ void CudaEmitter::emit_store_shared(const Instruction& i) {
   const SharedInfo& s = shared_.at(i.inputs[0]->id);
   std::string r = reg_name(x);
   int64_t vec = pow2_divisor(innermost_run(layout), std::max<int64_t>(1, 128 / x->dtype.bits()));
-  vec = pow2_divisor(x->shape.back(), vec);  // a padded layout: no vector across the tile's end
+  vec = pow2_divisor(x->shape.empty() ? 1 : x->shape.back(), vec);  // a padded layout: no vector across the tile's end
   while (vec > 1 && !shared_contiguous(s, vec)) vec /= 2;
   const int64_t bytes = whole_bytes(x->dtype, vec, "store_shared: one access");
   std::string leader = replica_leader(layout);

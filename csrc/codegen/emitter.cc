@@ -9,6 +9,7 @@
 #include "transforms/verify_layouts.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cmath>
 #include <iomanip>
@@ -398,11 +399,41 @@ struct Declares : StmtVisitor {
   std::vector<Expr> vars;
   void visit_declare(const Stmt& s) override { vars.push_back(s->var); }
 };
+
+// C library and CUDA device functions that runtime.cuh's headers declare, and C's own
+// names; generated names are lower case, so only lower-case ones can clash.
+const std::unordered_set<std::string>& library_functions() {
+  static const std::unordered_set<std::string> names = {
+      "main", "printf", "sprintf", "snprintf", "puts", "malloc", "calloc", "realloc", "free",
+      "memcpy", "memset", "memmove", "memcmp", "strlen", "strcmp", "assert", "abort", "exit",
+      "clock", "clock64", "abs", "labs", "llabs", "fabs", "fabsf", "min", "max", "fmin", "fminf",
+      "fmax", "fmaxf", "exp", "expf", "exp2", "exp2f", "exp10", "exp10f", "expm1", "expm1f",
+      "log", "logf", "log2", "log2f", "log10", "log10f", "log1p", "log1pf", "pow", "powf", "sqrt",
+      "sqrtf", "rsqrt", "rsqrtf", "cbrt", "cbrtf", "sin", "sinf", "cos", "cosf", "tan", "tanf",
+      "asin", "asinf", "acos", "acosf", "atan", "atanf", "atan2", "atan2f", "sinh", "sinhf",
+      "cosh", "coshf", "tanh", "tanhf", "erf", "erff", "erfc", "erfcf", "floor", "floorf",
+      "ceil", "ceilf", "round", "roundf", "rint", "rintf", "trunc", "truncf", "fmod", "fmodf",
+      "fma", "fmaf", "hypot", "hypotf", "ldexp", "ldexpf", "frexp", "frexpf", "modf", "modff",
+      "isnan", "isinf", "isfinite", "signbit", "copysign", "copysignf", "lgamma", "tgamma",
+      "sincos", "sincosf", "norm", "div", "rand", "srand", "time", "signal", "raise"};
+  return names;
+}
+
+// The kernel is an extern "C" symbol next to everything the runtime header declares: a
+// script class named Printf, Main or Float would otherwise define `printf`, `main` or
+// `float`. Only such names get the suffix, so every other kernel keeps its name.
+std::string kernel_symbol(const std::string& name) {
+  const bool reserved_prefix = name.rfind("tl_", 0) == 0 || name.rfind("__", 0) == 0 ||
+                               (name.size() > 1 && name[0] == '_' && std::isupper(static_cast<unsigned char>(name[1])));
+  if (cpp_reserved().count(name) || library_functions().count(name) || reserved_prefix) return name + "_kernel";
+  return name;
+}
+
 }  // namespace
 
 GeneratedKernel CudaEmitter::run() {
   GeneratedKernel k;
-  k.name = program_.name;
+  k.name = kernel_symbol(program_.name);
   k.threads = threads_;
   // Scalars are declared up front: a variable first assigned inside a branch or loop
   // stays visible after it, as in Python.
@@ -424,7 +455,7 @@ GeneratedKernel CudaEmitter::run() {
   if (options_.bounds_check) src << "#include \"tilus/bounds.cuh\"\n";
   src << "\n";
   for (auto& h : helpers_) src << h << "\n";
-  src << "extern \"C\" __global__ void TILUS_LAUNCH_BOUNDS(" << threads_ << ") " << program_.name << "(";
+  src << "extern \"C\" __global__ void TILUS_LAUNCH_BOUNDS(" << threads_ << ") " << k.name << "(";
   bool first = true;
   for (auto& p : program_.params) {
     src << (first ? "" : ", ") << ctype(p->dtype) << " " << sanitize(p->name);

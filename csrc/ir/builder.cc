@@ -122,7 +122,7 @@ void IRBuilder::check_tile_window(const Tensor& global, const std::vector<Expr>&
   int tile_rank = static_cast<int>(tile_shape.size());
   TILUS_CHECK(static_cast<int>(offsets.size()) == rank, "ValueError", what, ": the global tensor ",
               global->name, " has rank ", rank, " but ", offsets.size(), " offsets were given");
-  TILUS_CHECK(tile_rank >= 1 && tile_rank <= rank, "ValueError", what, ": a tile of rank ",
+  TILUS_CHECK(tile_rank <= rank, "ValueError", what, ": a tile of rank ",
               tile_rank, " does not fit a global tensor of rank ", rank);
   if (dims.empty()) {
     for (int d = rank - tile_rank; d < rank; ++d) dims.push_back(d);
@@ -428,9 +428,11 @@ Tensor IRBuilder::register_tensor(DataType dtype, std::vector<int64_t> shape, Ex
 
 Tensor IRBuilder::slice_shared(const Tensor& shared, std::vector<Expr> indices) {
   check_shared_live(shared, "indexing a shared tensor");
-  TILUS_CHECK(!indices.empty() && indices.size() < shared->shape.size(), "ValueError",
+  // As many indices as the rank give a rank-0 view of one element (what a full reduction
+  // is stored into, or read with .item()).
+  TILUS_CHECK(!indices.empty() && indices.size() <= shared->shape.size(), "ValueError",
               "indexing shared tensor ", shared->name, " of shape ", shape_str(shared->shape),
-              " with ", indices.size(), " indices: give fewer indices than its rank");
+              " with ", indices.size(), " indices: give at most one index per dimension");
   for (size_t i = 0; i < indices.size(); ++i) {
     indices[i] = as_int(indices[i], "a shared tensor index");
     int64_t c;
@@ -636,12 +638,17 @@ Tensor IRBuilder::binary_scalar(BinaryOp op, const Tensor& x, Expr scalar, bool 
   TILUS_CHECK(!scalar->dtype.is_pointer, "TypeError", "operator ", binary_op_symbol(op),
               ": a pointer cannot be combined with a tensor");
   // A Python constant takes the tensor's type (a float32 tile + 1.0 stays float32); a
-  // runtime scalar promotes with it.
+  // runtime scalar promotes with it. A boolean tile is hidet's integer of one bit: a
+  // number makes it int32 (an int constant) or float32 (a float one), so bool_tile * 3
+  // is 0 or 3, as bool_tile * int32_tile is int32.
+  const bool numeric_const = scalar->is_const() && !scalar->dtype.is_bool();
   DataType operand_type = scalar->is_const() && !(scalar->dtype.is_float() && x->dtype.is_integer())
                               ? x->dtype
                               : promote(x->dtype, scalar->dtype);
-  if (scalar->is_const() && scalar->dtype.is_float() && x->dtype.is_integer())
+  if (scalar->is_const() && scalar->dtype.is_float() && (x->dtype.is_integer() || x->dtype.is_bool()))
     operand_type = dtypes::float32;
+  else if (numeric_const && x->dtype.is_bool())
+    operand_type = scalar->dtype.is_integer() ? scalar->dtype : dtypes::int32;
   Tensor d = out;
   if (out) {
     check_register(out, binary_op_symbol(op), "out");

@@ -42,7 +42,9 @@
 //                     inputs[0]; int_attr = 1: the approximate variant (log, sin, cos,
 //                     sqrt)                               -> output (x's dtype)
 //   Clip              inputs[0], args = {lo, hi} of x's dtype -> output
-//   TensorItem        inputs[0] (one element), args[0] = the scalar Var it sets
+//   TensorItem        inputs[0], args = one scalar Var per element (row-major) it sets
+//   SharedItemPtr     inputs[0] shared (one element), args[0] = the ~dtype Var it sets to
+//                     the element's address (ops/shared_item.cc)
 //   -- views (ops/reshape.cc, ops/views.cc)
 //   Reshape           inputs[0] register, shape = the new shape (squeeze, unsqueeze, flatten) -> output
 //   Permute           inputs[0] register, dims = output dim i is input dim dims[i]  -> output

@@ -219,6 +219,11 @@ class Printer : public StmtVisitor {
       case Op::WgmmaMma:
         o << t(i.inputs[0]) << ", " << t(i.inputs[1]) << ", " << t(i.inputs[2]) << ")";
         break;
+      // shared-tensor elements (ops/shared_item.cc)
+      case Op::SharedItemPtr:
+        o.str("");
+        o << expr_str(i.args[0]) << " = " << t(i.inputs[0]) << ".item_ptr()";
+        return o.str();
       // math family (ops/math.cc)
       case Op::Abs:
       case Op::Exp2:
@@ -237,7 +242,8 @@ class Printer : public StmtVisitor {
         break;
       case Op::TensorItem:
         o.str("");
-        o << expr_str(i.args[0]) << " = " << t(i.inputs[0]) << ".item()";
+        for (size_t k = 0; k < i.args.size(); ++k) o << (k ? ", " : "") << expr_str(i.args[k]);
+        o << " = " << t(i.inputs[0]) << (i.args.size() > 1 ? ".tolist()" : ".item()");
         return o.str();
       case Op::Scan:
         o << t(i.inputs[0]) << ", dim=" << i.dims.at(0) << ", op='" << i.text

@@ -293,13 +293,14 @@ class Verifier : public StmtExprVisitor {
         fail(op_name(i.op), ": argument ", k, " (", expr_str(i.args[k]), ") must be an integer");
   }
   // A tile window of `global` (load_global, store_global, copy_async): one offset per
-  // global dim, the tile's dims strictly increasing global dims.
+  // global dim, the tile's dims strictly increasing global dims. A rank-0 tile (a full
+  // reduction) is the one element at the offsets.
   void window(const Instruction& i, const Tensor& global, const std::vector<int64_t>& tile) {
     const int rank = global->rank();
     if (static_cast<int>(i.args.size()) != rank)
       fail(op_name(i.op), ": ", rank, " offsets expected for ", tensor_str(global), ", got ", i.args.size());
     int_args(i, 0, i.args.size());
-    if (i.dims.size() != tile.size() || tile.empty())
+    if (i.dims.size() != tile.size())
       fail(op_name(i.op), ": dims has ", i.dims.size(), " entries for a tile of shape ", shape_str(tile));
     for (size_t k = 0; k < i.dims.size(); ++k)
       if (i.dims[k] < 0 || i.dims[k] >= rank || (k && i.dims[k] <= i.dims[k - 1]))
@@ -358,7 +359,7 @@ class Verifier : public StmtExprVisitor {
         scope(i, i.output, Scope::Shared, "the output");
         const auto& in = i.inputs[0]->shape;
         int_args(i, 0, n);
-        if (n >= in.size() ||
+        if (n > in.size() ||
             std::vector<int64_t>(in.begin() + n, in.end()) != i.output->shape)
           fail(what, ": ", n, " indices into ", tensor_str(i.inputs[0]), " cannot give ", tensor_str(i.output));
         same_dtype(i, i.inputs[0], i.output);
@@ -468,8 +469,8 @@ class Verifier : public StmtExprVisitor {
         same_shape(i, i.inputs[0], i.output);
         same_dtype(i, i.inputs[0], i.output);
         return;
-      case Op::TensorItem:
-        arity(i, 1, 1, 1);
+      case Op::TensorItem:  // one variable per element: x.item(), x.tolist()
+        arity(i, 1, 1, static_cast<size_t>(std::max<int64_t>(1, i.inputs.empty() ? 1 : i.inputs[0]->numel())));
         no_output(i);
         scope(i, i.inputs[0], Scope::Register, "the operand");
         return;
@@ -682,6 +683,12 @@ class Verifier : public StmtExprVisitor {
         if (i.output != d || i.defines_output) fail(what, ": must write d in place");
         return;
       }
+      // shared-tensor elements (ops/shared_item.cc)
+      case Op::SharedItemPtr:
+        arity(i, 1, 1, 1);
+        no_output(i);
+        scope(i, i.inputs[0], Scope::Shared, "the operand");
+        return;
       case Op::IndexTile:
         arity(i, 0, 0, 0);
         scope(i, i.output, Scope::Register, "the output");

@@ -139,6 +139,8 @@ Event classify(Op op) {
     case Op::TmaWaitGroup:
     case Op::FenceProxyAsync:
     case Op::FenceProxyAsyncRelease: return {};
+    // shared-tensor elements (ops/shared_item.cc): takes an address, reads nothing
+    case Op::SharedItemPtr: return {};
   }
   return {};
 }

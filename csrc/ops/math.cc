@@ -192,34 +192,84 @@ void unary_emit(CudaEmitter& e, const Instruction& i) {
   e.close();
 }
 
-// ---- tensor_item: args = {var}, a declared scalar of x's dtype that receives x's one
-// element. A one-element tile has no spatial modes, so every thread holds it.
+// ---- tensor_item: args = one declared scalar of x's dtype per element of x (row-major),
+// each set to its element: x.item() (one element) and x.tolist() (Tilus 0.2: a flat list).
 OutputType item_check(Instruction& inst) {
-  TILUS_CHECK(inst.inputs.size() == 1 && inst.args.size() == 1, "ValueError",
-              "item takes one tensor and the variable it sets");
+  TILUS_CHECK(inst.inputs.size() == 1 && !inst.args.empty(), "ValueError",
+              "item takes one tensor and the variables it sets");
   const Tensor& x = inst.inputs[0];
   TILUS_CHECK(x->scope == Scope::Register, "TypeError", "item: x must be a register tensor, got a ",
               scope_name(x->scope), " tensor (", x->type_str(), ")");
-  TILUS_CHECK(x->numel() == 1, "ValueError", "item: x must have exactly one element, got a ",
-              x->type_str(), " tensor; reduce it first (e.g. self.sum)");
-  const Expr& v = inst.args[0];
-  TILUS_CHECK(v->kind == ExprKind::Var && v->dtype == x->dtype, "TypeError",
-              "item: the target must be a variable of dtype ", x->dtype.name());
+  TILUS_CHECK(static_cast<int64_t>(inst.args.size()) == x->numel(), "ValueError", "item: x must have exactly ",
+              inst.args.size(), " element(s), got a ", x->type_str(), " tensor; reduce it first (e.g. self.sum)");
+  for (const Expr& v : inst.args)
+    TILUS_CHECK(v->kind == ExprKind::Var && v->dtype == x->dtype, "TypeError",
+                "item: the target must be a variable of dtype ", x->dtype.name());
   return {x->dtype, {}};
 }
 
 void item_interpret(interp::BlockState& st, const StmtNode&, const Instruction& inst) {
   const interp::TensorValue& x = interp::input(st, inst.inputs[0], inst);
-  interp::Value& v = st.var(inst.args[0].get());
-  if (x.dtype.is_float()) v = interp::Value::of_float(interp::load_f(x.data, x.dtype.kind));
-  else v = interp::Value::of_int(interp::load_i(x.data, x.dtype.kind));
+  const int b = interp::element_bytes(x.dtype);
+  for (size_t k = 0; k < inst.args.size(); ++k) {
+    interp::Value& v = st.var(inst.args[k].get());
+    const uint8_t* p = x.data + static_cast<int64_t>(k) * b;
+    if (x.dtype.is_float()) v = interp::Value::of_float(interp::load_f(p, x.dtype.kind));
+    else v = interp::Value::of_int(interp::load_i(p, x.dtype.kind));
+  }
 }
 
+// A one-element tile has no spatial modes, so every thread holds it; so does every
+// element of a tile replicated over all threads. Otherwise the elements go through
+// shared memory once and every thread reads them all.
 void item_emit(CudaEmitter& e, const Instruction& i) {
-  const RegisterLayout& layout = e.plan_.layout_of(i.inputs[0]);
-  TILUS_ASSERT(layout.local_size() == 1, "item: a one-element tile with ", layout.local_size(),
-               " elements per thread");
-  e.line(e.expr(i.args[0]) + " = " + e.reg_name(i.inputs[0]) + "[0];");
+  const Tensor& x = i.inputs[0];
+  const RegisterLayout& layout = e.plan_.layout_of(x);
+  const std::string src = e.reg_name(x);
+  if (i.args.size() == 1) {
+    TILUS_ASSERT(layout.local_size() == 1, "item: a one-element tile with ", layout.local_size(),
+                 " elements per thread");
+    e.line(e.expr(i.args[0]) + " = " + src + "[0];");
+    return;
+  }
+  auto coords_of = [&](int64_t k) {
+    std::vector<int64_t> c(x->shape.size());
+    for (size_t d = x->shape.size(); d-- > 0;) {
+      c[d] = k % x->shape[d];
+      k /= x->shape[d];
+    }
+    return c;
+  };
+  if (layout.replication() == layout.num_threads()) {
+    for (size_t k = 0; k < i.args.size(); ++k)
+      e.line(e.expr(i.args[k]) + " = " + src + "[" + std::to_string(layout.owner(coords_of(k)).first) + "];");
+    return;
+  }
+  const std::string ctype = CudaEmitter::ctype(x->dtype);
+  const int64_t offset = e.smem_.allocate(storage_bytes(x->numel() * x->dtype.bits()));
+  e.open("{  // tolist: every thread reads " + x->name + "'s elements through shared memory");
+  const std::string buf = e.fresh("tl_list");
+  e.line(ctype + "* " + buf + " = reinterpret_cast<" + ctype + "*>(tl_smem + " + std::to_string(offset) + ");");
+  e.line("__syncthreads();");
+  const std::string leader = e.replica_leader(layout);
+  if (!leader.empty()) e.open("if (" + leader + ")");
+  e.for_each_local(layout, 1, [&](const CudaEmitter::Element& el) {
+    Expr flat = make_int(0);
+    int64_t stride = 1;
+    for (int d = static_cast<int>(x->shape.size()) - 1; d >= 0; --d) {
+      flat = make_binary(BinaryOp::Add, flat, make_binary(BinaryOp::Mul, el.coords[d], make_int(stride)));
+      stride *= x->shape[d];
+    }
+    const std::string mask = e.tile_mask(layout, x->shape, el);
+    e.line((mask.empty() ? "" : "if (" + mask + ") ") + buf + "[" + e.expr(flat) + "] = " + src + "[" +
+           e.expr(el.local) + "];");
+  });
+  if (!leader.empty()) e.close();
+  e.line("__syncthreads();");
+  for (size_t k = 0; k < i.args.size(); ++k) e.line(e.expr(i.args[k]) + " = " + buf + "[" + std::to_string(k) + "];");
+  e.line("__syncthreads();");
+  e.close();
+  e.smem_.release(offset);
 }
 
 }  // namespace

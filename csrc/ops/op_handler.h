@@ -16,6 +16,7 @@
 // first use and by tests/cpp/test_op_table.cc) refuses a handler missing a stage.
 #pragma once
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "ir/inst.h"
@@ -43,8 +44,13 @@ class LayoutRules {
   // `to` gets derive(layout of `from`) unless something else fixed its layout first.
   // Derivations run in program order after the anchored instructions; `from` without a
   // layout by then gets the default one.
+  // `inverse`, where the rule can be run backwards (permute, a reshape that keeps each
+  // thread's registers), gives the layout of `from` that derives a given layout of `to`
+  // (nullopt: none does). When a dot or a user fixed `to`'s layout and `from` has none,
+  // `from` takes that layout, so the instruction moves no data (`self.dot(a, b.transpose())`).
   virtual void derive(const Tensor& from, const Tensor& to,
-                      std::function<RegisterLayout(const RegisterLayout&)> derive) = 0;
+                      std::function<RegisterLayout(const RegisterLayout&)> derive,
+                      std::function<std::optional<RegisterLayout>(const RegisterLayout&)> inverse = nullptr) = 0;
   // Shared layouts and views (LayoutRule::Shared).
   virtual LayoutPlan& plan() = 0;
   // An instruction whose hardware fixes a register operand's layout (explicit wgmma's

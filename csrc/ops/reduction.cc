@@ -73,6 +73,7 @@ Combine combine_of(Op op) {
 }
 
 bool is_logical(Combine c) { return c == Combine::Any || c == Combine::All; }
+bool is_bitwise(Combine c) { return c == Combine::And || c == Combine::Or || c == Combine::Xor; }
 
 OutputType reduce_check(Instruction& inst) {
   const char* name = op_name(inst.op);
@@ -173,7 +174,7 @@ CudaCombine cuda_combine(CudaEmitter& e, Combine c, DataType t) {
   if (is_logical(c)) r.acc_t = "int";
   else if (t == dtypes::float64) r.acc_t = "double";
   else if (t.is_float()) r.acc_t = "float";
-  else if (c == Combine::Sum || c == Combine::Mul || !t.is_signed()) r.acc_t = t.bits() > 32 ? "unsigned long long" : "unsigned int";
+  else if (c == Combine::Sum || c == Combine::Mul || is_bitwise(c) || !t.is_signed()) r.acc_t = t.bits() > 32 ? "unsigned long long" : "unsigned int";
   else r.acc_t = t.bits() > 32 ? "long long" : "int";
   r.acc_bytes = r.acc_t == "double" || r.acc_t.find("long long") != std::string::npos ? 8 : 4;
   const bool is_f = r.acc_t == "float" || r.acc_t == "double";
@@ -183,6 +184,14 @@ CudaCombine cuda_combine(CudaEmitter& e, Combine c, DataType t) {
     case Combine::Mul: r.identity = "1"; body = "a * b"; break;
     case Combine::Any: r.identity = "0"; body = "a | b"; break;
     case Combine::All: r.identity = "1"; body = "a & b"; break;
+    // Bitwise: on the unsigned accumulator a narrower dtype is sign- or zero-extended
+    // into, so its own bits come out right when the result is cast back.
+    case Combine::And:
+      r.identity = r.acc_bytes == 8 ? "0xffffffffffffffffull" : "0xffffffffu";
+      body = "a & b";
+      break;
+    case Combine::Or: r.identity = "0"; body = "a | b"; break;
+    case Combine::Xor: r.identity = "0"; body = "a ^ b"; break;
     case Combine::Max:
     case Combine::Min: {
       const char* cmp = c == Combine::Max ? ">" : "<";
@@ -214,7 +223,7 @@ CudaCombine cuda_combine(CudaEmitter& e, Combine c, DataType t) {
   std::string tag = r.acc_t;
   for (char& ch : tag)
     if (ch == ' ') ch = '_';
-  const char* names[] = {"sum", "max", "min", "any", "all", "mul"};
+  const char* names[] = {"sum", "max", "min", "any", "all", "mul", "and", "or", "xor"};
   r.helper = std::string("tl_reduce_") + names[static_cast<int>(c)] + "_" + tag;
   if (e.helper_names_.insert(r.helper).second) {
     e.helpers_.push_back("static __device__ __forceinline__ " + r.acc_t + " " + r.helper + "(" + r.acc_t +

@@ -14,7 +14,9 @@ class CudaEmitter;
 namespace tilus::ops {
 
 // How elements combine in a reduction (ops/reduction.cc) or a scan (ops/scan.cc).
-enum class Combine { Sum, Max, Min, Any, All, Mul };
+// And, Or, Xor are bitwise (integer scans only); they come last so the helper names of
+// the others keep their index in cuda_combine's name table.
+enum class Combine { Sum, Max, Min, Any, All, Mul, And, Or, Xor };
 
 // How partial results are kept and merged in the generated CUDA: acc_t is what
 // shuffles move (float for floats up to 32 bits, double, 32- or 64-bit integers: unsigned

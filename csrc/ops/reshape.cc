@@ -90,10 +90,15 @@ OutputType reshape_check(Instruction& inst) {
 void reshape_layout_rule(LayoutRules& rules, const Instruction& inst, const SourceLoc&) {
   const Tensor y = inst.output;
   const Tensor x = inst.inputs[0];
-  rules.derive(x, y, [x, y](const RegisterLayout& in) {
-    auto out = padded(in, x) ? std::nullopt : reshape_layout(in, y->shape);
-    return out ? *out : default_layout(y, in.num_threads());
-  });
+  rules.derive(
+      x, y,
+      [x, y](const RegisterLayout& in) {
+        auto out = padded(in, x) ? std::nullopt : reshape_layout(in, y->shape);
+        return out ? *out : default_layout(y, in.num_threads());
+      },
+      [x, y](const RegisterLayout& out) {
+        return padded(out, y) ? std::nullopt : reshape_layout(out, x->shape);
+      });
 }
 
 void reshape_interpret(interp::BlockState& st, const StmtNode&, const Instruction& inst) {
@@ -173,8 +178,11 @@ OutputType permute_check(Instruction& inst) {
 
 void permute_layout_rule(LayoutRules& rules, const Instruction& inst, const SourceLoc&) {
   const std::vector<int> dims = inst.dims;
-  rules.derive(inst.inputs[0], inst.output,
-               [dims](const RegisterLayout& in) { return permute_layout(in, dims); });
+  std::vector<int> inverse(dims.size());
+  for (size_t k = 0; k < dims.size(); ++k) inverse[dims[k]] = static_cast<int>(k);
+  rules.derive(
+      inst.inputs[0], inst.output, [dims](const RegisterLayout& in) { return permute_layout(in, dims); },
+      [inverse](const RegisterLayout& out) -> std::optional<RegisterLayout> { return permute_layout(out, inverse); });
 }
 
 // For every element of y (row-major), the row-major index in x of the element it takes.

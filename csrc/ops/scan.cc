@@ -1,5 +1,6 @@
-// Prefix scans of a register tile along one dimension: scan(op = add, mul, max, min),
-// inclusive or exclusive; cumsum and cumprod are scan with add and mul.
+// Prefix scans of a register tile along one dimension: scan(op = add, mul, max, min, and
+// the bitwise and, or, xor of integer tiles), inclusive or exclusive; cumsum and cumprod
+// are scan with add and mul.
 //
 // Operands: inputs[0] = x, dims[0] = the dimension, text = the op, int_attr = exclusive.
 // The result has x's shape, dtype and layout (LayoutRule::SameAsInputs).
@@ -31,6 +32,9 @@ Combine scan_combine(const std::string& op) {
   if (op == "add") return Combine::Sum;
   if (op == "mul") return Combine::Mul;
   if (op == "max") return Combine::Max;
+  if (op == "and") return Combine::And;
+  if (op == "or") return Combine::Or;
+  if (op == "xor") return Combine::Xor;
   TILUS_ASSERT(op == "min", "scan op ", op);
   return Combine::Min;
 }
@@ -42,8 +46,12 @@ OutputType scan_check(Instruction& inst) {
               scope_name(x->scope), " tensor (", x->type_str(), ")");
   TILUS_CHECK(x->dtype.is_float() || x->dtype.is_integer(), "TypeError",
               "scan: x must be a float or integer tensor, got ", x->dtype.name());
-  TILUS_CHECK(inst.text == "add" || inst.text == "mul" || inst.text == "max" || inst.text == "min",
-              "ValueError", "scan: op must be 'add', 'mul', 'max' or 'min', got '", inst.text, "'");
+  const bool bitwise = inst.text == "and" || inst.text == "or" || inst.text == "xor";
+  TILUS_CHECK(inst.text == "add" || inst.text == "mul" || inst.text == "max" || inst.text == "min" || bitwise,
+              "ValueError", "scan: op must be 'add', 'mul', 'max', 'min', 'and', 'or' or 'xor', got '",
+              inst.text, "'");
+  TILUS_CHECK(!bitwise || x->dtype.is_integer(), "TypeError", "scan: op='", inst.text,
+              "' is bitwise and needs an integer tensor, got ", x->dtype.name(), " (", x->type_str(), ")");
   TILUS_CHECK(inst.dims.size() == 1, "ValueError", "scan: dim must be one integer");
   const int rank = x->rank();
   int d = inst.dims[0];
@@ -85,7 +93,8 @@ void scan_interpret(interp::BlockState& st, const StmtNode&, const Instruction& 
           if (!exclusive) interp::store_f(out(k), kind, acc);
         }
       } else {
-        uint64_t acc = c == Combine::Sum ? 0 : 1;
+        uint64_t acc = c == Combine::Sum || c == Combine::Or || c == Combine::Xor ? 0
+                     : c == Combine::And ? ~uint64_t{0} : 1;
         bool first = true;  // max/min: the identity is the dtype's extreme; start from x[0]
         for (int64_t k = 0; k < n; ++k) {
           const int64_t v = interp::load_i(in(k), kind);
@@ -102,6 +111,9 @@ void scan_interpret(interp::BlockState& st, const StmtNode&, const Instruction& 
           }
           if (c == Combine::Sum) acc += static_cast<uint64_t>(v);
           else if (c == Combine::Mul) acc *= static_cast<uint64_t>(v);
+          else if (c == Combine::And) acc &= static_cast<uint64_t>(v);
+          else if (c == Combine::Or) acc |= static_cast<uint64_t>(v);
+          else if (c == Combine::Xor) acc ^= static_cast<uint64_t>(v);
           else if (first) acc = static_cast<uint64_t>(v);
           else {
             const int64_t a = static_cast<int64_t>(acc);

@@ -436,6 +436,8 @@ class AsyncWaits : public StmtMutator {
       case Op::WgmmaMma:
       case Op::WgmmaCommit:
       case Op::WgmmaWait: return;
+      // shared-tensor elements (ops/shared_item.cc): takes an address, reads nothing
+      case Op::SharedItemPtr: return;
     }
   }
 

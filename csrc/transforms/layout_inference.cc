@@ -143,6 +143,7 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
   struct Derivation {
     Tensor from, to;
     std::function<RegisterLayout(const RegisterLayout&)> derive;
+    std::function<std::optional<RegisterLayout>(const RegisterLayout&)> inverse;
   };
   std::vector<Derivation> derivations;
   struct Rules : LayoutRules {
@@ -155,9 +156,9 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
         : plan_(p), groups_(g), dots_(d), derivations_(v) {}
     void same(const Tensor& a, const Tensor& b) override { groups_.unite(a->id, b->id); }
     void anchor(const Instruction& inst, const SourceLoc& loc) override { dots_.push_back({&inst, loc}); }
-    void derive(const Tensor& from, const Tensor& to,
-                std::function<RegisterLayout(const RegisterLayout&)> f) override {
-      derivations_.push_back({from, to, std::move(f)});
+    void derive(const Tensor& from, const Tensor& to, std::function<RegisterLayout(const RegisterLayout&)> f,
+                std::function<std::optional<RegisterLayout>(const RegisterLayout&)> inverse) override {
+      derivations_.push_back({from, to, std::move(f), std::move(inverse)});
     }
     LayoutPlan& plan() override { return plan_; }
     void fix(const Tensor& t, const RegisterLayout& layout, const SourceLoc& loc) override {
@@ -337,6 +338,20 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
   for (auto& [root, layout] : wgmma_layouts) {
     plan.shared[root] = layout;
     plan.wgmma_roots.insert(root);
+  }
+
+  // 3b. Derivations run backwards, latest first (so a chain transpose -> reshape -> dot
+  // reaches its start): a source without a layout whose derived tensor a dot or a user
+  // fixed takes the layout that derives exactly that one, so the data stays in place.
+  // Only an exact round trip counts; anything else is left to step 4 and converted.
+  for (auto d = derivations.rbegin(); d != derivations.rend(); ++d) {
+    if (!d->inverse) continue;
+    auto fixed = group_layout.find(groups.find(d->to->id));
+    const int gf = groups.find(d->from->id);
+    if (fixed == group_layout.end() || group_layout.count(gf)) continue;
+    std::optional<RegisterLayout> source = d->inverse(fixed->second);
+    if (!source || source->num_threads() != threads || d->derive(*source) != fixed->second) continue;
+    group_layout.emplace(gf, *source);
   }
 
   // 4. Derived layouts, in program order: a derivation's source has its layout by now

@@ -45,6 +45,7 @@ SYNTAX = {
                     "tilus.lang.instructions.InstructionMixin.register_tensor")],
     "tensor_item": [("x.item()", "tilus.lang.values._tensor_item"),
                     ("x.tolist()", "tilus.lang.values._tensor_tolist")],
+    "shared_item_ptr": [("s.item_ptr()", "tilus.lang.values._tensor_item_ptr")],
     # atomics (python/tilus/lang/inst_atomics.py): Tilus's self.atomic group
     **{f"atomic_{space}{form}": [
         (f"self.atomic.{space}_{form[1:] + '_' if form else ''}{op}(...)",

@@ -69,7 +69,8 @@ class ReductionInstructions:
             warp combine with shuffles; shared memory is used only across warps.
 
         Raises:
-            TypeError: ``x`` is not a register tensor or has a boolean dtype; ``dim`` is
+            TypeError: ``x`` is not a register tensor or has a boolean dtype, or a bitwise
+                ``op`` is given a float tensor; ``dim`` is
                 not an integer, a sequence of integers or None; ``keepdim`` is not a bool;
                 ``out`` has another dtype or shape than the result.
             ValueError: ``dim`` is out of range, or names a dimension twice.
@@ -103,7 +104,8 @@ class ReductionInstructions:
             ``x - self.max(x, dim=1, keepdim=True)`` broadcasts without moving data.
 
         Raises:
-            TypeError: ``x`` is not a register tensor or has a boolean dtype; ``dim`` is
+            TypeError: ``x`` is not a register tensor or has a boolean dtype, or a bitwise
+                ``op`` is given a float tensor; ``dim`` is
                 not an integer, a sequence of integers or None; ``keepdim`` is not a bool;
                 ``out`` has another dtype or shape than the result.
             ValueError: ``dim`` is out of range, or names a dimension twice.
@@ -136,7 +138,8 @@ class ReductionInstructions:
             The result's layout is derived from ``x``'s as for :meth:`sum`.
 
         Raises:
-            TypeError: ``x`` is not a register tensor or has a boolean dtype; ``dim`` is
+            TypeError: ``x`` is not a register tensor or has a boolean dtype, or a bitwise
+                ``op`` is given a float tensor; ``dim`` is
                 not an integer, a sequence of integers or None; ``keepdim`` is not a bool;
                 ``out`` has another dtype or shape than the result.
             ValueError: ``dim`` is out of range, or names a dimension twice.
@@ -223,7 +226,8 @@ class ReductionInstructions:
         Args:
             x: a float or integer register tensor.
             dim: the dimension to scan along; negative counts from the last.
-            op: ``"add"``, ``"mul"``, ``"max"`` or ``"min"``.
+            op: ``"add"``, ``"mul"``, ``"max"``, ``"min"``, or the bitwise ``"and"``,
+                ``"or"`` and ``"xor"`` (integer dtypes only).
             exclusive: scan the positions strictly before each element.
             out: write the result into this register tensor instead of a new one.
 
@@ -233,14 +237,17 @@ class ReductionInstructions:
         Dtypes and layouts:
             Float and integer dtypes. Floats narrower than float64 combine in float32 on
             CUDA (float64 in the interpreter); integers wrap to the dtype; max and min
-            let a NaN win, as torch.cummax. The result has ``x``'s layout. On CUDA the
+            let a NaN win, as torch.cummax. The bitwise ops take integer dtypes only; the
+            exclusive identity of ``"and"`` is all ones (-1 when signed), of ``"or"`` and
+            ``"xor"`` zero. The result has ``x``'s layout. On CUDA the
             lanes of a warp combine with ``__shfl_up_sync``; warps through shared memory.
 
         Raises:
-            TypeError: ``x`` is not a register tensor or has a boolean dtype; ``dim`` is
+            TypeError: ``x`` is not a register tensor or has a boolean dtype, or a bitwise
+                ``op`` is given a float tensor; ``dim`` is
                 not an integer; ``exclusive`` is not a bool; ``out`` has another dtype or
                 shape than ``x``.
-            ValueError: ``dim`` is out of range, or ``op`` is not one of the four.
+            ValueError: ``dim`` is out of range, or ``op`` is not one of the seven.
             RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
 
         Example:
@@ -253,7 +260,8 @@ class ReductionInstructions:
         if not isinstance(exclusive, bool):
             raise TypeError(f"scan: exclusive must be True or False, got {exclusive!r}")
         if not isinstance(op, str):
-            raise ValueError(f"scan: op must be 'add', 'mul', 'max' or 'min', got {op!r}")
+            raise ValueError("scan: op must be 'add', 'mul', 'max', 'min', 'and', 'or' or 'xor', "
+                             f"got {op!r}")
         builder = current_builder()
         result = builder.tile_op("scan", [x], [d], int(exclusive), text=op)
         if out is not None:
@@ -280,7 +288,8 @@ class ReductionInstructions:
             As :meth:`scan`.
 
         Raises:
-            TypeError: ``x`` is not a register tensor or has a boolean dtype; ``dim`` is
+            TypeError: ``x`` is not a register tensor or has a boolean dtype, or a bitwise
+                ``op`` is given a float tensor; ``dim`` is
                 not an integer; ``out`` has another dtype or shape than ``x``.
             ValueError: ``dim`` is out of range.
             RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
@@ -310,7 +319,8 @@ class ReductionInstructions:
             As :meth:`scan`.
 
         Raises:
-            TypeError: ``x`` is not a register tensor or has a boolean dtype; ``dim`` is
+            TypeError: ``x`` is not a register tensor or has a boolean dtype, or a bitwise
+                ``op`` is given a float tensor; ``dim`` is
                 not an integer; ``out`` has another dtype or shape than ``x``.
             ValueError: ``dim`` is out of range.
             RuntimeError: called outside a script's ``__call__`` while tilus compiles it.

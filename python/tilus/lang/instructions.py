@@ -413,9 +413,10 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
         Args:
             dst: a shared tensor (or a slice) that has not been freed.
             src: a register tensor of the same shape and dtype.
-            offsets: Tilus 0.2's store into part of ``dst``; only None is supported (store
-                into a view ``s[i]`` instead), anything else raises NotImplementedError.
-            dims: likewise only None.
+            offsets: Tilus 0.2's store into part of ``dst``: supported for a rank-0 ``src``
+                (a full reduction), which is stored into element ``dst[offsets]``; for
+                larger tiles store into a view ``s[i]`` instead (NotImplementedError).
+            dims: ``[]`` (or None) with a rank-0 ``src`` and ``offsets``; otherwise only None.
 
         Dtypes and layouts:
             ``src`` must have ``dst``'s dtype and shape; any register layout.
@@ -432,6 +433,13 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
                 self.store_shared(sa, a)
                 self.sync()
         """
+        src_rank = len(src.shape) if isinstance(src, _C.Tensor) else None
+        if src_rank == 0 and offsets is not None and (dims is None or list(dims) == []):
+            if len(offsets) != len(dst.shape):
+                raise ValueError(f"store_shared: {len(offsets)} offsets for a rank-{len(dst.shape)} "
+                                 "shared tensor; give one per dimension")
+            dst = current_builder().slice_shared(_tensor(dst, "dst"), _exprs(offsets, "an offset"))
+            offsets = dims = None
         if offsets is not None or dims is not None:
             raise NotImplementedError(
                 "store_shared: offsets= and dims= (a store into part of a shared tensor) are not "

@@ -241,6 +241,8 @@ def _tensor_getitem(self, index):
     A shared tensor indexed with fewer indices than its rank gives the sub-tensor with
     the leading dimensions fixed (one stage of a pipeline buffer, ``sa[stage]``); it
     shares the allocation and can be used wherever a shared tensor can (but not freed).
+    One index per dimension gives the rank-0 view of that element (``s[i, j].item()``,
+    ``s[i, j].item_ptr()``, or storing a full reduction into it).
     A global tensor indexed with one index per dimension gives the element as a runtime
     scalar; ``~`` of it is the element's address (for semaphores).
 
@@ -256,7 +258,7 @@ def _tensor_getitem(self, index):
 
     Raises:
         TypeError: a register tensor is indexed, or an index is not an integer.
-        ValueError: a shared tensor gets as many indices as its rank, or none.
+        ValueError: a shared tensor gets more indices than its rank, or none.
         IndexError: a constant index is out of range.
         RuntimeError: used outside a script's ``__call__`` while tilus compiles it.
 
@@ -401,7 +403,9 @@ def _tensor_item(self):
     ``x.item()``), usable in expressions, conditions and as an instruction argument.
 
     On a register tile it reads the element every thread holds; on a global tensor
-    (or a global element ``g[i, j]``) it loads the element.
+    (or a global element ``g[i, j]``) it loads the element; on a shared tensor (or the
+    rank-0 view ``s[i, j]`` of one element) every thread reads the element from shared
+    memory, as ``self.load_shared`` would.
 
     Returns:
         A runtime scalar of the tensor's dtype.
@@ -411,8 +415,7 @@ def _tensor_item(self):
         thread, so no data moves.
 
     Raises:
-        ValueError: the tensor has more than one element.
-        TypeError: the tensor is a shared tensor (not supported yet).
+        ValueError: the tensor has more than one element, or is a freed shared tensor.
         RuntimeError: used outside a script's ``__call__`` while tilus compiles it.
 
     Example:
@@ -421,65 +424,95 @@ def _tensor_item(self):
             total = self.sum(self.sum(tile, dim=1, keepdim=True), dim=0, keepdim=True)
             if total.item() > 0.0:
                 ...
+            limit = counts[2].item()  # a shared tensor's element
     """
     _one_element(self, "item()")
     if self.scope == "global":
         return _C.element_load(self, [as_expr(0)] * self.rank)
-    if self.scope != "register":
-        raise TypeError(f"item() of a {self.scope} tensor is not supported; load it first "
-                        "with self.load_shared")
     builder = current_builder()
+    tile = builder.load_shared(self) if self.scope == "shared" else self
     var = builder.declare(f"{self.name}_item", self.dtype, None)
-    builder.tile_op("tensor_item", [self], args=[var])
+    builder.tile_op("tensor_item", [tile], args=[var])
     return var
 
 
 def _tensor_tolist(self):
-    """The elements of a one-element register tile as a list of scalars (Tilus 0.2's
-    ``x.tolist()``); larger tiles are not supported yet.
+    """The elements of a register tile as runtime scalars (Tilus 0.2's ``x.tolist()``): a
+    flat list in row-major order, whatever the tile's rank; a rank-0 tile gives its one
+    element itself (as ``x.item()``).
 
     Returns:
-        A list with one runtime scalar.
+        A list of ``x.numel`` runtime scalars of the tile's dtype (a scalar for rank 0).
 
     Dtypes and layouts:
-        As ``x.item()``.
+        Any scalar dtype. A tile every thread holds entirely (one element, or a layout
+        replicated over all threads) is read in place; otherwise the elements go through
+        shared memory once and every thread reads them all (two block barriers), so call
+        it where every thread of the block reaches it.
 
     Raises:
-        ValueError: the tile has more than one element.
+        TypeError: the tensor is a global tensor (read ``g[i, j]`` instead).
+        ValueError: the tile has more than 1024 elements (each becomes a scalar variable).
         RuntimeError: used outside a script's ``__call__`` while tilus compiles it.
 
     Example:
         .. code-block:: python
 
-            (value,) = total.tolist()
+            lo, hi = bounds.tolist()          # a [2] tile
+            (value,) = total.tolist()         # a [1, 1] tile
     """
-    return [_tensor_item(self)]
+    if self.scope == "global":
+        raise TypeError("tolist() needs a register or shared tensor, got a global tensor; read "
+                        "its elements as g[i, j]")
+    shape = list(self.shape)
+    numel = 1
+    for extent in shape:
+        numel *= extent
+    if numel == 1:
+        return _tensor_item(self) if not shape else [_tensor_item(self)]
+    if numel > 1024:
+        raise ValueError(f"tolist() of a {self.type_str()} tensor would make {numel} scalars; "
+                         "it is meant for small tiles (at most 1024 elements)")
+    builder = current_builder()
+    tile = builder.load_shared(self) if self.scope == "shared" else self
+    values = [builder.declare(f"{self.name}_item", self.dtype, None) for _ in range(numel)]
+    builder.tile_op("tensor_item", [tile], args=values)
+    return values
 
 
 def _tensor_item_ptr(self):
-    """The address of the single element of a one-element global tensor (Tilus 0.2's
-    ``g.item_ptr()``); ``g[i, j].item_ptr()`` is the address of element (i, j), the same
-    as ``~g[i, j]``.
+    """The address of the single element of a one-element global or shared tensor (Tilus
+    0.2's ``g.item_ptr()`` / ``s.item_ptr()``); ``g[i, j].item_ptr()`` is the address of
+    element (i, j), the same as ``~g[i, j]``, and ``s[i, j].item_ptr()`` that of a shared
+    element (a generic pointer into shared memory, as Tilus 0.2 gives).
 
     Returns:
         A runtime pointer (``~dtype``).
 
     Dtypes and layouts:
-        Any scalar dtype; the pointer's pointee is the tensor's dtype.
+        Any scalar dtype; the pointer's pointee is the tensor's dtype. A shared element's
+        address follows the shared layout (swizzles included). In the CPU interpreter a
+        shared address is the host address of the block's shared buffer.
 
     Raises:
         ValueError: the tensor has more than one element.
-        TypeError: the tensor is not a global tensor.
+        TypeError: the tensor is a register tile.
         RuntimeError: used outside a script's ``__call__`` while tilus compiles it.
 
     Example:
         .. code-block:: python
 
             self.lock_semaphore(semaphores[bi, bj].item_ptr(), value=0)
+            flag_ptr = flags[0].item_ptr()  # ~int32 into shared memory
     """
-    if self.scope != "global":
-        raise TypeError(f"item_ptr() needs a global tensor, got a {self.scope} tensor")
+    if self.scope not in ("global", "shared"):
+        raise TypeError(f"item_ptr() needs a global or shared tensor, got a {self.scope} tensor")
     _one_element(self, "item_ptr()")
+    if self.scope == "shared":
+        builder = current_builder()
+        var = builder.declare(f"{self.name}_ptr", ~self.dtype, None)
+        builder.tile_op("shared_item_ptr", [self], args=[var])
+        return var
     return _C.element_addr(self, [as_expr(0)] * self.rank)
 
 
