@@ -7,6 +7,7 @@ import torch
 
 import tilus
 from tilus import bfloat16, float16
+from tests.lang.packed_kernels import pack
 
 CASES = [  # weight type, group, zero points, activation type
     ("uint4b", 64, True, float16), ("int4b", 32, False, float16), ("uint4b", 128, False, bfloat16),
@@ -33,10 +34,8 @@ def test_matches_dequantised_torch_matmul(example, w_name, group, has_zero, a_dt
     torch.testing.assert_close(out.float(), ref, rtol=tol, atol=tol)
 
 
-def test_quantized_linear_autotunes_and_matches():
-    from tests.conftest import load_example
-
-    ex = load_example("matmul_a16wx")
+def test_quantized_linear_autotunes_and_matches(example):
+    ex = example("matmul_a16wx")
     codes, scales, zeros = ex.random_weights(96, 48, tilus.uint4b, 32, float16, True, "cpu")
     layer = ex.QuantizedLinear(codes, tilus.uint4b, scales, zeros, group_size=32)
     x = torch.randn(5, 96, dtype=torch.float16)
@@ -44,11 +43,8 @@ def test_quantized_linear_autotunes_and_matches():
     torch.testing.assert_close(layer(x).float(), ref, rtol=1e-2, atol=1e-2)
 
 
-def test_pack_weights_is_tilus_packing():
-    from tests.conftest import load_example
-    from tests.lang.packed_kernels import pack
-
-    ex = load_example("matmul_a16wx")
+def test_pack_weights_is_tilus_packing(example):
+    ex = example("matmul_a16wx")
     g = torch.Generator().manual_seed(0)
     for name in ["uint4b", "int3b", "float6_e3m2", "uint1b", "uint8", "int7b"]:
         dt = getattr(tilus, name)

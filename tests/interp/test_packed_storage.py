@@ -10,8 +10,7 @@ import torch
 
 import tilus
 from tilus.layout import local, spatial
-from tests.lang.lowp_model import FLOATS, INTS, decode
-from tests.lang.lowp_model import encode, int_from_float
+from tests.lang.lowp_model import FLOATS, INTS, decode, encode, int_from_float
 from tests.lang.packed_kernels import PackedEncode, PackedRoundTrip, PackedThroughShared, PackedView, pack, unpack
 
 PACKED = {n: FLOATS[n][0] for n in FLOATS if FLOATS[n][0] < 8}

@@ -5,8 +5,7 @@ bits [i*b, (i+1)*b) of a little-endian bit stream."""
 import numpy as np
 
 import tilus
-from tilus import float32, int32, uint8
-from tilus.lang.types import void_p  # noqa: F401  (annotation used below)
+from tilus import float32, int32, uint8, void_p
 from tilus.utils import cdiv
 
 
