@@ -77,11 +77,17 @@ class MatmulA16Wx(tilus.Script):
         gz = self.global_view(zero_ptr, dtype=self.a_dtype, shape=[cdiv(k_size, group), n_size])
         sa = self.shared_tensor(dtype=self.a_dtype, shape=[stages, bm, bk])
         sw = self.shared_tensor(dtype=self.w_dtype, shape=[stages, bk, bn])
+        # the scale (and zero-point) row of each stage rides in the same cp.async groups
+        ss = self.shared_tensor(dtype=self.a_dtype, shape=[stages, 1, bn])
+        sz = self.shared_tensor(dtype=self.a_dtype, shape=[stages, 1, bn])
         acc = self.register_tensor(dtype=float32, shape=[bm, bn], init=0.0)
 
         for s in range(stages - 1):
             self.copy_async(src=ga, dst=sa[s], offsets=[offset_m, k_begin + s * bk])
             self.copy_async(src=gw, dst=sw[s], offsets=[k_begin + s * bk, offset_n])
+            self.copy_async(src=gs, dst=ss[s], offsets=[(k_begin + s * bk) // group, offset_n])
+            if self.has_zero:
+                self.copy_async(src=gz, dst=sz[s], offsets=[(k_begin + s * bk) // group, offset_n])
             self.copy_async_commit_group()
         self.copy_async_wait_group(n=stages - 2)
         self.sync()
@@ -91,11 +97,10 @@ class MatmulA16Wx(tilus.Script):
         for offset_k in self.range(k_begin, k_end, bk):
             a = self.load_shared(sa[stage])
             w = self.load_shared(sw[stage], layout=self.w_layout)
-            scale = self.load_global(gs, offsets=[offset_k // group, offset_n], shape=[1, bn])
+            scale = self.load_shared(ss[stage])
             b = self.cast(w, dtype=self.a_dtype)
             if self.has_zero:
-                zero = self.load_global(gz, offsets=[offset_k // group, offset_n], shape=[1, bn])
-                b = (b - zero) * scale
+                b = (b - self.load_shared(sz[stage])) * scale
             else:
                 b = b * scale
             self.dot(a, b, acc, out=acc)
@@ -103,6 +108,9 @@ class MatmulA16Wx(tilus.Script):
             if preload_k < k_end:
                 self.copy_async(src=ga, dst=sa[preload], offsets=[offset_m, preload_k])
                 self.copy_async(src=gw, dst=sw[preload], offsets=[preload_k, offset_n])
+                self.copy_async(src=gs, dst=ss[preload], offsets=[preload_k // group, offset_n])
+                if self.has_zero:
+                    self.copy_async(src=gz, dst=sz[preload], offsets=[preload_k // group, offset_n])
             self.copy_async_commit_group()
             stage = (stage + 1) % stages
             preload = (preload + 1) % stages
@@ -110,6 +118,8 @@ class MatmulA16Wx(tilus.Script):
             self.sync()
         self.free_shared(sa)
         self.free_shared(sw)
+        self.free_shared(ss)
+        self.free_shared(sz)
 
         gc = self.global_view(c_ptr, dtype=self.a_dtype, shape=[m_size, n_size])
         if splits == 1:

@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.gpu,
 TYPES = [("uint4b", 128, True), ("int4b", 64, False), ("uint8", 128, True), ("int8", 32, False),
          ("float8_e4m3", 128, False), ("int3b", 64, False), ("float6_e3m2", 32, False),
          ("float4_e2m1", 128, False), ("uint2b", 64, True)]
-TILES = [(16, 64, 128, 1), (16, 128, 64, 16), (64, 128, 64, 1), (128, 256, 32, 1), (16, 256, 64, 8)]
+TILES = [(16, 64, 128, 1), (16, 128, 64, 16), (64, 128, 64, 1), (128, 128, 32, 1), (16, 256, 64, 8)]
 
 
 def _check(ex, w_dtype, group, has_zero, a_dtype, m, n, k, run, seed):
