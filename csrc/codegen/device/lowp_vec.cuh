@@ -53,8 +53,8 @@ static __device__ __forceinline__ void store2(T* out, uint32_t lo, uint32_t hi) 
   memcpy(out, &lo, 4);
   memcpy(out + 2, &hi, 4);
 }
-constexpr uint32_t splat(uint32_t byte) { return byte * 0x01010101u; }
-constexpr uint32_t splat16(uint32_t h) { return h | (h << 16); }
+__host__ __device__ constexpr uint32_t splat(uint32_t byte) { return byte * 0x01010101u; }
+__host__ __device__ constexpr uint32_t splat16(uint32_t h) { return h | (h << 16); }
 
 // Four B-bit integer codes (one per byte of w) to halves.
 template <int B, bool S>
