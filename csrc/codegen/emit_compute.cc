@@ -1,5 +1,6 @@
 // Register tensors, elementwise tile operations, casts and semaphores.
 #include "codegen/emitter.h"
+#include "ir/small_floats.h"
 #include "ops/reduction.h"
 
 namespace tilus {
@@ -112,12 +113,33 @@ std::string CudaEmitter::operand_at(const Tensor& t, const Tensor& out, const Re
   return arr + "[" + (e.empty() ? "0" : e) + "]";
 }
 
+namespace {
+// The casts tilus::cast4 (device/lowp_vec.cuh) does four at a time with bit tricks:
+// one-byte codes (sub-byte and 8-bit integers, small floats) to float16 / bfloat16.
+bool vector_cast4_supported(DataType to, DataType from) {
+  if (to.is_pointer || from.is_pointer) return false;
+  const bool to_half = to == dtypes::float16, to_bf16 = to == dtypes::bfloat16;
+  if (!to_half && !to_bf16) return false;
+  if (from == dtypes::int8 || from == dtypes::uint8) return to_half;
+  if (!is_low_precision(from)) return false;
+  const DTypeInfo& info = dtype_info(from.kind);
+  if (info.family == TypeFamily::Int) return true;
+  if (from.bits() == 8) return true;  // FP8: cvt on sm_89+ (and e5m2 bits), the codec before
+  return info.exponent_bits <= 4;     // finite formats whose rebiasing stays in range
+}
+}  // namespace
+
 void CudaEmitter::emit_cast(const Instruction& i) {
   const Tensor& x = i.inputs[0];
   const Tensor& y = i.output;
   const RegisterLayout& layout = plan_.layout_of(y);
   std::string src = reg_operand(x, layout);
   std::string dst = declare_reg(y, layout);
+  if (layout.local_size() % 4 == 0 && vector_cast4_supported(y->dtype, x->dtype)) {
+    flat_loop(*this, layout.local_size() / 4,
+              "tilus::cast4(" + dst + " + 4 * i, " + src + " + 4 * i);  // four at a time");
+    return;
+  }
   flat_loop(*this, layout.local_size(), dst + "[i] = " + cast_to(y->dtype, x->dtype, src + "[i]") + ";");
 }
 

@@ -3,28 +3,31 @@
 #include <algorithm>
 
 #include "codegen/emitter.h"
+#include "ir/packed.h"
 
 namespace tilus {
 
 namespace {
 Expr add(Expr a, Expr b) { return make_binary(BinaryOp::Add, std::move(a), std::move(b)); }
 Expr mul(Expr a, Expr b) { return make_binary(BinaryOp::Mul, std::move(a), std::move(b)); }
+}  // namespace
 
-// Largest power of two <= cap that divides n.
+namespace memory_index {
 int64_t pow2_divisor(int64_t n, int64_t cap) {
   int64_t v = 1;
   while (v * 2 <= cap && n % (v * 2) == 0) v *= 2;
   return v;
 }
 
-// The global index of every dimension for a tile element at `coords`.
 std::vector<Expr> global_index(const std::vector<Expr>& offsets, const std::vector<int>& dims,
                                const std::vector<Expr>& coords) {
   std::vector<Expr> gi = offsets;
   for (size_t d = 0; d < dims.size(); ++d) gi[dims[d]] = add(gi[dims[d]], coords[d]);
   return gi;
 }
-}  // namespace
+}  // namespace memory_index
+using memory_index::global_index;
+using memory_index::pow2_divisor;
 
 // ------------------------------------------------------------------ global tensors
 
@@ -88,9 +91,9 @@ int64_t CudaEmitter::global_vector(const GlobalInfo& g, const std::vector<Expr>&
   return v;
 }
 
-namespace {
+namespace memory_index {
 std::string in_bounds(CudaEmitter& e, const std::vector<Expr>& gi,
-                      const CudaEmitter::GlobalInfo& g, int skip_dim = -1) {
+                      const CudaEmitter::GlobalInfo& g, int skip_dim) {
   std::string cond;
   for (size_t d = 0; d < gi.size(); ++d) {
     if (static_cast<int>(d) == skip_dim) continue;
@@ -105,9 +108,12 @@ Expr global_offset(const std::vector<Expr>& gi, const CudaEmitter::GlobalInfo& g
   for (size_t d = 0; d < gi.size(); ++d) off = add(off, mul(gi[d], g.stride_v[d]));
   return off;
 }
-}  // namespace
+}  // namespace memory_index
+using memory_index::global_offset;
+using memory_index::in_bounds;
 
 void CudaEmitter::emit_load_global(const Instruction& i) {
+  if (is_packed(i.inputs[0]->dtype)) return emit_load_global_packed(i);
   const Tensor& t = i.output;
   const RegisterLayout& layout = plan_.layout_of(t);
   const GlobalInfo& g = globals_.at(i.inputs[0]->id);
@@ -144,6 +150,7 @@ void CudaEmitter::emit_load_global(const Instruction& i) {
 }
 
 void CudaEmitter::emit_store_global(const Instruction& i) {
+  if (is_packed(i.inputs[0]->dtype)) return emit_store_global_packed(i);
   const Tensor& x = i.inputs[1];
   const RegisterLayout& layout = plan_.layout_of(x);
   const GlobalInfo& g = globals_.at(i.inputs[0]->id);
@@ -355,6 +362,7 @@ void CudaEmitter::emit_load_shared(const Instruction& i) {
     return;
   }
   if (emit_ldmatrix(i)) return;
+  if (is_packed(i.inputs[0]->dtype)) return emit_load_shared_packed(i);
   const Tensor& t = i.output;
   const RegisterLayout& layout = plan_.layout_of(t);
   const SharedInfo& s = shared_.at(i.inputs[0]->id);
@@ -377,6 +385,7 @@ void CudaEmitter::emit_load_shared(const Instruction& i) {
 }
 
 void CudaEmitter::emit_store_shared(const Instruction& i) {
+  if (is_packed(i.inputs[0]->dtype)) return emit_store_shared_packed(i);
   const Tensor& x = i.inputs[1];
   const RegisterLayout& layout = plan_.layout_of(x);
   const SharedInfo& s = shared_.at(i.inputs[0]->id);
@@ -471,6 +480,7 @@ bool CudaEmitter::emit_ldmatrix(const Instruction& i) {
 // ------------------------------------------------------------------ cp.async
 
 void CudaEmitter::emit_copy_async(const Instruction& i) {
+  if (is_packed(i.inputs[1]->dtype)) return emit_copy_async_packed(i);
   const Tensor& src = i.inputs[0];
   const Tensor& dst = i.inputs[1];
   const GlobalInfo& g = globals_.at(src->id);

@@ -1,6 +1,7 @@
 // The CUDA C++ emitter, shared by the files of csrc/codegen:
 //   emitter.cc       kernel skeleton, statements, scalar expressions, shared allocation
 //   emit_memory.cc   global/shared loads and stores, cp.async, layout conversions
+//   emit_packed.cc   the same for packed sub-byte tensors
 //   emit_compute.cc  register tensors, elementwise ops, casts, semaphores
 //   emit_dot.cc      dot: mma.sync and SIMT
 //   emit_wgmma.cc    dot: wgmma, and the waits the async pass placed for it
@@ -19,6 +20,7 @@
 
 namespace tilus {
 
+class CudaEmitter;
 // First-fit allocator of the dynamic shared memory, blocks aligned to 128 bytes or more.
 class SharedAllocator {
  public:
@@ -174,6 +176,18 @@ class CudaEmitter {
   void emit_load_shared(const Instruction& i);
   void emit_store_shared(const Instruction& i);
   void emit_copy_async(const Instruction& i);
+  // Packed sub-byte tensors in memory (emit_packed.cc, ir/packed.h).
+  void emit_load_global_packed(const Instruction& i);
+  void emit_store_global_packed(const Instruction& i);
+  void emit_load_shared_packed(const Instruction& i);
+  void emit_store_shared_packed(const Instruction& i);
+  void emit_copy_async_packed(const Instruction& i);
+  // `vec` elements of `bits` bits between the byte address `mem` and the register
+  // elements at `regs`, in whole bytes through `access` ("tilus::load_global_vec" ...).
+  void packed_vector_load(const std::string& access, const std::string& regs,
+                          const std::string& mem, int bits, int64_t vec);
+  void packed_vector_store(const std::string& access, const std::string& mem,
+                           const std::string& regs, int bits, int64_t vec);
   void emit_dot(const Instruction& i);
   // A dot's operand arrays (converted to the layouts the plan needs) and accumulator.
   struct DotOperands {
@@ -240,5 +254,19 @@ class CudaEmitter {
   int indent_ = 1;
   SourceLoc loc_;
 };
+
+// Index helpers of the memory emitters (emit_memory.cc), shared with emit_packed.cc.
+namespace memory_index {
+// Largest power of two <= cap that divides n.
+int64_t pow2_divisor(int64_t n, int64_t cap);
+// The global index of every dimension for a tile element at `coords`.
+std::vector<Expr> global_index(const std::vector<Expr>& offsets, const std::vector<int>& dims,
+                               const std::vector<Expr>& coords);
+// C++ condition: the global index lies inside the tensor (dimension skip_dim unchecked).
+std::string in_bounds(CudaEmitter& e, const std::vector<Expr>& gi, const CudaEmitter::GlobalInfo& g,
+                      int skip_dim = -1);
+// The element offset of a global index.
+Expr global_offset(const std::vector<Expr>& gi, const CudaEmitter::GlobalInfo& g);
+}  // namespace memory_index
 
 }  // namespace tilus

@@ -528,6 +528,9 @@ void global_tile_access(BlockState& st, const TensorValue& g, const std::vector<
   for (int64_t s : tile_shape) n *= s;
   if (static_cast<int64_t>(threads.leader.size()) != n) return;
   if (n == 0 || t == 0) return;
+  // Packed sub-byte tensors (ir/packed.h) share bytes between elements; their tiles
+  // are not race-checked.
+  if (g.dtype.bits() < 8) return;
   const int gb = element_bytes(g.dtype);
   const uint32_t own = st.clock[st.linear];
   // Row by row over the tile's last dim: the part of each row inside the tensor.

@@ -7,6 +7,7 @@
 
 #include "interp/buffer.h"
 #include "interp/state.h"
+#include "ir/packed.h"
 #include "support/error.h"
 
 namespace tilus::interp {
@@ -68,6 +69,54 @@ inline void move_element(uint8_t* dst, const uint8_t* src, int bytes) {
     case 4: std::memcpy(dst, src, 4); return;
     case 8: std::memcpy(dst, src, 8); return;
     default: std::memcpy(dst, src, static_cast<size_t>(bytes)); return;
+  }
+}
+
+// A window of a packed sub-byte tensor (ir/packed.h), element by element over the
+// in-range box [lo, hi): each element's bits are read from, or written into, the one or
+// two bytes holding them, checked against the tensor's buffer.
+void transfer_packed(const Launch& l, const TensorValue& g, const std::vector<int64_t>& offsets,
+                     const std::vector<int>& dims, uint8_t* tile, DataType tile_dtype,
+                     const std::vector<int64_t>& tile_shape, const std::vector<int64_t>& lo,
+                     const std::vector<int64_t>& hi, int64_t base_elem, Transfer dir, const char* what) {
+  const int t = static_cast<int>(tile_shape.size());
+  const int bits = g.dtype.bits();
+  const int tb = element_bytes(tile_dtype);
+  const bool same = tile_dtype == g.dtype;
+  std::vector<int64_t> tstride(t, 1);
+  for (int p = t - 2; p >= 0; --p) tstride[p] = tstride[p + 1] * tile_shape[p + 1];
+  auto* base = reinterpret_cast<uint8_t*>(g.base);
+  std::vector<int64_t> j(lo);
+  while (true) {
+    int64_t ge = base_elem, te = 0;
+    for (int p = 0; p < t; ++p) {
+      ge += j[p] * g.gstrides[dims[p]];
+      te += j[p] * tstride[p];
+    }
+    const int64_t bit = ge * bits;
+    const int64_t first = packed_first_byte(bit), end = packed_end_byte(bit + bits);
+    const uintptr_t addr = g.base + static_cast<uintptr_t>(first);
+    if (!allowed_access(l, g, addr, static_cast<size_t>(end - first))) {
+      std::vector<int64_t> index(offsets);
+      for (int p = 0; p < t; ++p) index[dims[p]] += j[p];
+      out_of_bounds(l, addr, static_cast<size_t>(end - first), what, &g, index);
+    }
+    uint8_t* tp = tile + te * tb;
+    if (dir == Transfer::Load) {
+      const uint8_t code = packed_get(base, bit, bits);
+      if (same) *tp = code;
+      else convert_elements(&code, g.dtype, tp, tile_dtype, 1);
+    } else {
+      uint8_t code = *tp;
+      if (!same) convert_elements(tp, tile_dtype, &code, g.dtype, 1);
+      packed_set(base, bit, bits, code);
+    }
+    int p = t - 1;
+    for (; p >= 0; --p) {
+      if (++j[p] < hi[p]) break;
+      j[p] = lo[p];
+    }
+    if (p < 0) break;
   }
 }
 
@@ -141,6 +190,11 @@ void transfer_window(const Launch& l, const TensorValue& g, const std::vector<in
   if (dir == Transfer::Load && (!full || empty))
     std::memset(tile, 0, static_cast<size_t>(tile_numel) * tb);
   if (empty || tile_numel == 0) return;
+
+  if (is_packed(g.dtype)) {
+    transfer_packed(l, g, offsets, dims, tile, tile_dtype, tile_shape, lo, hi, base_elem, dir, what);
+    return;
+  }
 
   // The bytes the in-range box touches; one region holding them all means no
   // per-element checks are needed.

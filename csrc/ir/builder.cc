@@ -315,17 +315,6 @@ void IRBuilder::emit_continue() {
 
 // ---------------------------------------------------------------- tensors
 
-namespace {
-// Sub-byte elements (int4b, float6_e3m2 ...) live in registers one per byte; packed
-// sub-byte memory (several elements per byte in global or shared memory) is not there
-// yet, so a view or buffer of them is refused where the script names it.
-void refuse_packed(DataType dtype, const char* what) {
-  TILUS_CHECK(dtype.bits() % 8 == 0, "TypeError", what, ": ", dtype.name(), " elements are ",
-              dtype.bits(), " bits; packed sub-byte tensors in global or shared memory are not "
-              "supported yet. Keep the data in a uint8/int32 tensor and cast register tiles "
-              "(self.cast) to ", dtype.name());
-}
-}  // namespace
 
 Tensor IRBuilder::global_view(Expr ptr, DataType dtype, std::vector<Expr> shape,
                               std::vector<Expr> strides, const std::string& name) {
@@ -333,7 +322,6 @@ Tensor IRBuilder::global_view(Expr ptr, DataType dtype, std::vector<Expr> shape,
               "global_view: the first argument must be a pointer (a parameter annotated ~",
               dtype.name(), "), got ", ptr ? ptr->dtype.name() : std::string("nothing"));
   TILUS_CHECK(!dtype.is_pointer, "TypeError", "global_view: dtype must be a scalar type");
-  refuse_packed(dtype, "global_view");
   // An untyped parameter (void_p) is viewed as any dtype: the view's pointer is the
   // parameter reinterpreted as a pointer to `dtype`.
   if (ptr->dtype.is_void) ptr = make_cast(ptr, dtype.pointer_to());
@@ -367,7 +355,6 @@ Tensor IRBuilder::global_view(Expr ptr, DataType dtype, std::vector<Expr> shape,
 Tensor IRBuilder::global_tensor(DataType dtype, std::vector<Expr> shape, bool requires_clean,
                                 const std::string& name) {
   TILUS_CHECK(!dtype.is_pointer, "TypeError", "global_tensor: dtype must be a scalar type");
-  refuse_packed(dtype, "global_tensor");
   TILUS_CHECK(!shape.empty(), "ValueError", "global_tensor: shape must have at least one dimension");
   for (auto& s : shape) s = as_int(s, "global_tensor: a shape entry");
   std::vector<Expr> strides(shape.size());
@@ -392,7 +379,6 @@ Tensor IRBuilder::global_tensor(DataType dtype, std::vector<Expr> shape, bool re
 
 Tensor IRBuilder::shared_tensor(DataType dtype, std::vector<int64_t> shape, const std::string& name) {
   TILUS_CHECK(!dtype.is_pointer, "TypeError", "shared_tensor: dtype must be a scalar type");
-  refuse_packed(dtype, "shared_tensor");
   TILUS_CHECK(!shape.empty(), "ValueError", "shared_tensor: shape must have at least one dimension");
   for (auto s : shape)
     TILUS_CHECK(s > 0, "ValueError", "shared_tensor: shape ", shape_str(shape), " must be positive");

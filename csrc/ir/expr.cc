@@ -251,7 +251,10 @@ void check_element_indices(const Tensor& t, std::vector<Expr>& indices, const ch
     TILUS_CHECK(i >= 0 && (!known || i < extent), "IndexError", what, ": index ", i,
                 " is out of range for dimension ", d, " of ", t->name, " (",
                 t->type_str(), ")");
-  }
+  }  // A packed element has no byte address of its own (ir/packed.h).
+  TILUS_CHECK(t->dtype.bits() % 8 == 0, "TypeError", what, " of ", t->name, ": ",
+              t->dtype.name(), " elements are ", t->dtype.bits(),
+              " bits, packed several to a byte; load a tile (load_global) instead");
 }
 }  // namespace
 

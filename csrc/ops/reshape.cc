@@ -17,6 +17,7 @@
 #include <functional>
 #include <optional>
 
+#include "ir/packed.h"
 #include "codegen/emitter.h"
 #include "interp/buffer.h"
 #include "interp/tile_ops.h"
@@ -340,6 +341,27 @@ void view_interpret(interp::BlockState& st, const StmtNode&, const Instruction& 
     return idx;
   };
   std::vector<uint8_t> regs(static_cast<size_t>(lx.local_size() * bx));
+  if (is_packed(x.dtype) || is_packed(y.dtype)) {
+    // A sub-byte type's registers hold one code per byte; the view sees the thread's
+    // elements as one packed bit stream (ir/packed.h), as they lie in memory.
+    const int sx = x.dtype.bits(), sy = y.dtype.bits();
+    std::vector<uint8_t> stream(static_cast<size_t>(storage_bytes(lx.local_size() * sx)) + 8);
+    auto put = [&](const uint8_t* p, int64_t l) {
+      if (is_packed(x.dtype)) packed_set(stream.data(), l * sx, sx, *p);
+      else std::memcpy(stream.data() + l * bx, p, bx);
+    };
+    auto get = [&](uint8_t* p, int64_t l) {
+      if (is_packed(y.dtype)) *p = packed_get(stream.data(), l * sy, sy);
+      else std::memcpy(p, stream.data() + l * by, by);
+    };
+    for (int64_t t = lx.num_threads(); t-- > 0;) {
+      for (int64_t l = 0; l < lx.local_size(); ++l)
+        put(x.data + row_major_index(lx.coords(t, l), inst.inputs[0]->shape) * bx, l);
+      for (int64_t l = 0; l < ly.local_size(); ++l)
+        get(y.data + row_major_index(ly.coords(t, l), inst.output->shape) * by, l);
+    }
+    return;
+  }
   // Threads in order: a replicated output element takes its first holder's bits, as a
   // store of it would (the replica leader).
   for (int64_t t = lx.num_threads(); t-- > 0;) {
@@ -372,6 +394,23 @@ void view_emit(CudaEmitter& e, const Instruction& inst) {
   check_view_bits(inst, lx, ly);
   const std::string src = e.reg_name(x);
   const std::string dst = e.declare_reg(y, ly);
+  if (is_packed(x->dtype) || is_packed(y->dtype)) {
+    // Sub-byte registers hold one code per byte: the thread's bits as one packed stream.
+    const int64_t bits = lx.local_size() * x->dtype.bits();
+    const std::string w = e.fresh(dst + "_bits");
+    e.line("tilus::uint32_t " + w + "[" + std::to_string((bits + 31) / 32) + "];  // view: the same bits, packed");
+    if (is_packed(x->dtype))
+      e.line("tilus::pack_bits<" + std::to_string(x->dtype.bits()) + ", " + std::to_string(lx.local_size()) +
+             ">(" + w + ", " + src + ");");
+    else
+      e.line("memcpy(" + w + ", " + src + ", sizeof(" + src + "));");
+    if (is_packed(y->dtype))
+      e.line("tilus::unpack_bits<" + std::to_string(y->dtype.bits()) + ", " + std::to_string(ly.local_size()) +
+             ">(" + dst + ", " + w + ");");
+    else
+      e.line("memcpy(" + dst + ", " + w + ", sizeof(" + dst + "));");
+    return;
+  }
   e.line("memcpy(" + dst + ", " + src + ", sizeof(" + dst + "));  // view: the same bits");
 }
 

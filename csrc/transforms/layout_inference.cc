@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "ir/functor.h"
+#include "ir/packed.h"
 #include "ops/op_handler.h"
 
 namespace tilus {
@@ -356,8 +357,19 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
 
   // 4. Derived layouts, in program order: a derivation's source has its layout by now
   // (a user's, a dot's, an earlier derivation's) or takes the default one here.
+  // A group holding a packed sub-byte tile (ir/packed.h) takes its vectors from that
+  // type, so each thread's run along the last dimension covers whole bytes of memory
+  // (16 bytes where the tile allows) even when a wider tile of the group comes first.
+  std::unordered_map<int, int> packed_bits;
+  for (auto& [id, t] : tensors) {
+    if (!is_packed(t->dtype)) continue;
+    auto [it, fresh] = packed_bits.emplace(groups.find(id), t->dtype.bits());
+    if (!fresh) it->second = std::min(it->second, t->dtype.bits());
+  }
   auto default_layout = [&](const Tensor& t) {
-    int64_t vec = std::max<int64_t>(1, 128 / t->dtype.bits());
+    int bits = t->dtype.bits();
+    if (auto pb = packed_bits.find(groups.find(t->id)); pb != packed_bits.end()) bits = pb->second;
+    int64_t vec = std::max<int64_t>(1, 128 / bits);
     return default_tile_layout(t->shape, threads, vec);
   };
   for (const Derivation& d : derivations) {

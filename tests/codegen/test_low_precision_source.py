@@ -57,3 +57,28 @@ def test_existing_casts_unchanged():
     """Casts among the old types still print tilus::cast<...> with no lowp code."""
     src = _compile(F32Chain(float16, bfloat16, int32), _F, "sm_80")
     assert "tilus::lowp" not in src
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("name,via", [("uint4b", float16), ("int4b", bfloat16), ("int3b", float16),
+                                      ("int8", float16), ("uint8", float16), ("float4_e2m1", float16),
+                                      ("float6_e3m2", bfloat16), ("float8_e4m3", float16),
+                                      ("float8_e5m2", bfloat16)])
+def test_casts_to_16bit_run_four_at_a_time(name, via, arch):
+    """One-byte codes to float16/bfloat16 go through tilus::cast4 (device/lowp_vec.cuh)."""
+    from tests.lang.lowp_kernels import FP8To16
+
+    t = getattr(tilus, name)
+    if name.startswith("float8"):
+        src = _compile(FP8To16(t, via), (torch.zeros(600, dtype=torch.uint8), torch.zeros(600), 600), arch)
+    elif name in INTS or name in ("int8", "uint8"):
+        src = _compile(I32Chain(t, via), _I, arch)
+    else:
+        src = _compile(F32Chain(t, via), _F, arch)
+    assert "tilus::cast4(" in src
+
+
+def test_casts_the_tricks_do_not_cover_stay_scalar():
+    # uint8 -> bfloat16 (128 + 255 does not fit the mantissa) and e5m1 (past fp16's range)
+    assert "tilus::cast4(" not in _compile(I32Chain(tilus.uint8, bfloat16), _I, "sm_80")
+    assert "tilus::cast4(" not in _compile(F32Chain(tilus.float7_e5m1, float16), _F, "sm_80")

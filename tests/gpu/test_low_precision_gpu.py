@@ -74,3 +74,27 @@ def test_nan_bits_through_16bit_match_interpreter(via):
     assert np.array_equal(cpu.view(np.uint32), gpu.view(np.uint32))
     cpu, gpu = _both(F32Chain(via, tilus.float4_e2m1), x, 12345.0)
     assert np.array_equal(cpu.view(np.uint32), gpu.view(np.uint32))
+
+
+@pytest.mark.parametrize("via", [float16, bfloat16])
+@pytest.mark.parametrize("name", sorted(INTS) + ["int8", "uint8"])
+def test_int_to_16bit_four_at_a_time_matches_interpreter(name, via):
+    """Every code of every integer type through the four-at-a-time casts to float16 and
+    bfloat16 (tilus::cast4's prmt/sub tricks), back to int32 exactly."""
+    x = torch.arange(-1000, 1001, dtype=torch.int32)
+    cpu, gpu = _both(I32Chain(getattr(tilus, name), via), x, -77)
+    assert np.array_equal(cpu, gpu)
+
+
+@pytest.mark.parametrize("via", [float16, bfloat16])
+@pytest.mark.parametrize("name", ["float8_e4m3", "float8_e5m2"])
+def test_fp8_to_16bit_four_at_a_time_matches_interpreter(name, via):
+    from tests.lang.lowp_kernels import FP8To16
+
+    codes = torch.arange(256, dtype=torch.int32).to(torch.uint8).repeat(3)[:701]
+    kernel = FP8To16(getattr(tilus, name), via)
+    cpu = torch.full((701,), 12345.0)
+    kernel(codes, cpu, 701)
+    gpu = torch.full((701,), 12345.0, device="cuda")
+    kernel(codes.cuda(), gpu, 701)
+    _same(cpu.numpy(), gpu.cpu().numpy())

@@ -115,16 +115,3 @@ def test_int_every_value(name):
     f = np.concatenate([np.linspace(-200, 200, 1601), [np.inf, -np.inf, np.nan, 0.5, -0.5, -0.99]])
     got = _run_f32(F32Chain(getattr(tilus, name), int32), f.astype(np.float32))
     assert np.array_equal(got, int_from_float(name, f.astype(np.float32)).astype(np.float32))
-
-
-def test_packed_global_view_is_refused_at_the_line():
-    class Packed(tilus.Script):
-        def __call__(self, x: ~tilus.int4b, n: int32):
-            self.attrs.blocks = 1
-            self.attrs.warps = 1
-            self.global_view(x, dtype=tilus.int4b, shape=[n])
-
-    with pytest.raises(Exception) as e:
-        Packed()(torch.zeros(4, dtype=torch.uint8), 8)
-    msg = str(e.value)
-    assert "packed sub-byte" in msg and "test_low_precision_types.py" in msg

@@ -8,6 +8,8 @@
 #include "tilus/types.cuh"      // int8_t..uint64_t, half, bfloat16
 #include "tilus/convert.cuh"    // cast<To>(x), to_float/to_half/to_bfloat16, pack_half2
 #include "tilus/lowp.cuh"       // lowp_int, lowp_float (int4b, float8_e4m3, ...), lowp_cast
+#include "tilus/packed.cuh"     // unpack_bits, pack_bits, packed_get, packed_set_atomic
+#include "tilus/lowp_vec.cuh"   // cast4: four codes to float16/bfloat16 with bit tricks
 #include "tilus/arith.cuh"      // add, sub, ..., lt, ..., and_, or_, not_
 #include "tilus/math.cuh"       // ex2/lg2/sin/cos/rsqrt/sqrt_approx, abs_
 #include "tilus/memory.cuh"     // smem_u32, load/store_{global,shared}_vec, load_global_cg

@@ -312,7 +312,8 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
             dtype, shape, None if init is None else as_expr(init, "init"), layout, "r")
 
     # ------------------------------------------------------------ memory
-    def load_global(self, src, /, *, offsets: Sequence, shape: Sequence, dims=None, out=None):
+    def load_global(self, src, /, *, offsets: Sequence, shape: Sequence = None, layout=None, dims=None,
+                    out=None):
         """Load a tile of a global tensor into registers.
 
         Reads the ``shape`` tile whose first element is at ``offsets`` of ``src``. Elements
@@ -322,6 +323,9 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
             src: a global tensor (:meth:`global_view` or :meth:`global_tensor`).
             offsets: one start coordinate per dimension of ``src`` (runtime values allowed).
             shape: the tile's shape, compile-time ints; its rank may be lower than ``src``'s.
+                May be left out when ``layout`` is given (its shape).
+            layout: the tile's register layout (Tilus 0.2's ``layout=``), as
+                :meth:`annotate_layout` gives it.
             out: write the tile into this register tensor (same dtype and shape) and return
                 it, instead of a new tile (Tilus 0.2's ``out=``).
             dims: the dimensions of ``src`` the tile spans, strictly increasing (default: the
@@ -331,13 +335,17 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
             A register tensor of ``src``'s dtype and shape ``shape``.
 
         Dtypes and layouts:
-            The tile keeps ``src``'s dtype. Its layout comes from layout inference (16-byte
-            vectors when offsets and strides are provably aligned).
+            The tile keeps ``src``'s dtype. Its layout is ``layout`` or comes from layout
+            inference (16-byte vectors when offsets and strides are provably aligned). A
+            packed sub-byte ``src`` (``uint4b`` ...) needs a layout whose per-thread runs
+            along the last dimension are whole bytes.
 
         Raises:
-            TypeError: ``src`` is not a global tensor; a shape entry is a runtime value.
+            TypeError: ``src`` is not a global tensor; a shape entry is a runtime value; a
+                packed ``src``'s layout splits a byte between threads (at code generation).
             ValueError: the number of offsets differs from ``src``'s rank; the tile's rank is
-                larger than ``src``'s; ``dims`` is malformed.
+                larger than ``src``'s; ``dims`` is malformed; neither ``shape`` nor ``layout``
+                is given, or they disagree.
             RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
 
         Example:
@@ -346,8 +354,17 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
                 a = self.load_global(ga, offsets=[offset_m, k * self.block_k],
                                      shape=[self.block_m, self.block_k])
         """
+        if shape is None:
+            if layout is None:
+                raise ValueError("load_global: give shape= (or layout=, whose shape the tile takes)")
+            shape = list(layout.shape)
         tile = current_builder().load_global(_tensor(src, "src"), _exprs(offsets, "an offset"),
                                              _const_ints(shape, "the tile shape"), _dims(dims))
+        if layout is not None:
+            if list(layout.shape) != list(tile.shape):
+                raise ValueError(f"load_global: layout= covers {list(layout.shape)} but the tile is "
+                                 f"{list(tile.shape)}")
+            self.annotate_layout(tile, layout)
         return _into(tile, out)
 
     def store_global(self, dst, src, *, offsets: Sequence, dims=None):
@@ -380,11 +397,13 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
         current_builder().store_global(_tensor(dst, "dst"), _tensor(src, "src"),
                                        _exprs(offsets, "an offset"), _dims(dims))
 
-    def load_shared(self, src, /, *, out=None):
+    def load_shared(self, src, /, *, layout=None, out=None):
         """Load a whole shared tensor (or a slice ``s[i]``) into registers.
 
         Args:
             src: a shared tensor that has not been freed.
+            layout: the tile's register layout (Tilus 0.2's ``layout=``), as
+                :meth:`annotate_layout` gives it.
             out: write the tile into this register tensor (same dtype and shape) and return
                 it, instead of a new tile.
 
@@ -397,7 +416,7 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
         Raises:
             TypeError: ``src`` is not a shared tensor.
-            ValueError: ``src`` was freed.
+            ValueError: ``src`` was freed; ``layout`` does not cover the tile's shape.
             RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
 
         Example:
@@ -405,7 +424,10 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
 
                 a = self.load_shared(sa[current_stage])
         """
-        return _into(current_builder().load_shared(_tensor(src, "src")), out)
+        tile = current_builder().load_shared(_tensor(src, "src"))
+        if layout is not None:
+            self.annotate_layout(tile, layout)
+        return _into(tile, out)
 
     def store_shared(self, dst, src, *, offsets=None, dims=None):
         """Store a register tile into a whole shared tensor.

@@ -1,0 +1,183 @@
+// Four-at-a-time casts from the one-byte register elements (sub-byte integers, int8 /
+// uint8, small floats: one code per byte, lowp.cuh) to float16 and bfloat16, for the
+// dequantisation of weights. Four codes are one 32-bit word; bit tricks turn two of them
+// into one half2/bfloat162 per instruction or two, instead of a decode per element:
+//   integers: prmt puts each code under the exponent byte of 1024.0 (half, 0x64) or
+//     128.0 (bfloat16, 0x43), so the half reads 1024 + code; one sub.f16x2 (or
+//     fma.bf16x2) removes the 1024. A signed code is flipped to code + 2^(b-1) first
+//     (xor of its sign bit) and the subtraction takes 1024 + 2^(b-1) away.
+//   small floats with at most 4 exponent bits: the code's exponent and mantissa bits
+//     are shifted to the half's (bfloat16's) own positions, the sign to bit 15, and one
+//     multiplication by 2^(15 - bias) (2^(127 - bias)) rebiases: exact, subnormals too.
+//   FP8 on sm_89+: cvt.rn.f16x2.{e4m3,e5m2}x2, two per instruction.
+// Every result equals lowp_cast's (the codec's) bit for bit; the emitter
+// (CudaEmitter::emit_cast) calls cast4 only for the pairs vector_cast4_supported lists.
+#ifndef TILUS_DEVICE_LOWP_VEC_CUH
+#define TILUS_DEVICE_LOWP_VEC_CUH
+
+#include "tilus/types.cuh"
+#include "tilus/lowp.cuh"
+
+namespace tilus {
+namespace vec4 {
+
+static __device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t sel) {
+  uint32_t d;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
+  return d;
+}
+static __device__ __forceinline__ uint32_t sub_f16x2(uint32_t a, uint32_t b) {
+  uint32_t d;
+  asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+static __device__ __forceinline__ uint32_t mul_f16x2(uint32_t a, uint32_t b) {
+  uint32_t d;
+  asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+// a * b + c on bfloat16 pairs (mul/sub.bf16x2 need sm_90; fma.rn.bf16x2 is sm_80).
+static __device__ __forceinline__ uint32_t fma_bf16x2(uint32_t a, uint32_t b, uint32_t c) {
+  uint32_t d;
+  asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+template <typename T>
+static __device__ __forceinline__ uint32_t word_of(const T* in) {
+  uint32_t w;
+  memcpy(&w, in, 4);
+  return w;
+}
+template <typename T>
+static __device__ __forceinline__ void store2(T* out, uint32_t lo, uint32_t hi) {
+  memcpy(out, &lo, 4);
+  memcpy(out + 2, &hi, 4);
+}
+__host__ __device__ constexpr uint32_t splat(uint32_t byte) { return byte * 0x01010101u; }
+__host__ __device__ constexpr uint32_t splat16(uint32_t h) { return h | (h << 16); }
+
+// Four B-bit integer codes (one per byte of w) to halves.
+template <int B, bool S>
+static __device__ __forceinline__ void int_to_half(half* out, uint32_t w) {
+  w &= splat((1u << B) - 1u);
+  uint32_t bias = 0x6400u;  // 1024.0
+  if (S) {
+    w ^= splat(1u << (B - 1));
+    bias += 1u << (B - 1);  // 1024 + 2^(B-1): exact, the mantissa holds it
+  }
+  const uint32_t lo = prmt(w, 0x64646464u, 0x5150u);  // bytes 0, 1 under 0x64
+  const uint32_t hi = prmt(w, 0x64646464u, 0x5352u);  // bytes 2, 3
+  store2(out, sub_f16x2(lo, splat16(bias)), sub_f16x2(hi, splat16(bias)));
+}
+
+// The same to bfloat16 (B <= 7: 128 + code must fit the 7-bit mantissa).
+template <int B, bool S>
+static __device__ __forceinline__ void int_to_bf16(bfloat16* out, uint32_t w) {
+  w &= splat((1u << B) - 1u);
+  uint32_t bias = 0x4300u;  // 128.0
+  if (S) {
+    w ^= splat(1u << (B - 1));
+    bias += 1u << (B - 1);
+  }
+  const uint32_t neg = splat16(bias ^ 0x8000u);  // -(128 + ...)
+  const uint32_t one = splat16(0x3F80u);
+  const uint32_t lo = prmt(w, 0x43434343u, 0x5150u);
+  const uint32_t hi = prmt(w, 0x43434343u, 0x5352u);
+  store2(out, fma_bf16x2(lo, one, neg), fma_bf16x2(hi, one, neg));
+}
+
+// Four codes of a finite small float (E <= 4 exponent bits, M mantissa bits) to halves:
+// the code's exponent field becomes the half's (bias 15 instead of 2^(E-1)-1), then a
+// multiplication by 2^(15 - bias) restores the value; fp16 subnormal intermediates are exact.
+template <int E, int M>
+static __device__ __forceinline__ void float_to_half(half* out, uint32_t w) {
+  constexpr int bias = (1 << (E - 1)) - 1;
+  constexpr uint32_t mag = (1u << (E + M)) - 1u;
+  constexpr uint32_t scale = static_cast<uint32_t>(15 + 15 - bias) << 10;  // 2^(15-bias)
+  const uint32_t lo = prmt(w, 0u, 0x4140u);  // code 0 in bits 0-7, code 1 in bits 16-23
+  const uint32_t hi = prmt(w, 0u, 0x4342u);
+  auto place = [](uint32_t p) {
+    return ((p & splat16(mag)) << (10 - M)) | ((p & splat16(1u << (E + M))) << (15 - E - M));
+  };
+  store2(out, mul_f16x2(place(lo), splat16(scale)), mul_f16x2(place(hi), splat16(scale)));
+}
+
+// The same to bfloat16 (8 exponent bits, 7 mantissa bits; scale 2^(127 - bias)).
+template <int E, int M>
+static __device__ __forceinline__ void float_to_bf16(bfloat16* out, uint32_t w) {
+  constexpr int bias = (1 << (E - 1)) - 1;
+  constexpr uint32_t mag = (1u << (E + M)) - 1u;
+  constexpr uint32_t scale = static_cast<uint32_t>(127 + 127 - bias) << 7;
+  const uint32_t lo = prmt(w, 0u, 0x4140u);
+  const uint32_t hi = prmt(w, 0u, 0x4342u);
+  auto place = [](uint32_t p) {
+    return ((p & splat16(mag)) << (7 - M)) | ((p & splat16(1u << (E + M))) << (15 - E - M));
+  };
+  const uint32_t negzero = splat16(0x8000u);  // keeps -0 * s + (-0) = -0
+  store2(out, fma_bf16x2(place(lo), splat16(scale), negzero),
+         fma_bf16x2(place(hi), splat16(scale), negzero));
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+template <int S>
+static __device__ __forceinline__ uint32_t fp8x2_to_half2(uint16_t pair) {
+  uint32_t h2;
+  if constexpr (S == lowp::kE4M3)
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(pair));
+  else
+    asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(h2) : "h"(pair));
+  return h2;
+}
+#endif
+
+}  // namespace vec4
+
+// out[0..3] = cast<To>(in[0..3]) for the pairs CudaEmitter::emit_cast vectorises.
+template <typename To, typename From>
+static __device__ __forceinline__ void cast4(To* out, const From* in) {
+  const uint32_t w = vec4::word_of(in);
+  using namespace detail;
+  if constexpr (is_lowp_int<From>()) {
+    constexpr int B = lowp_traits<From>::bits;
+    constexpr bool S = lowp_traits<From>::is_signed;
+    if constexpr (sizeof(To) == 2 && detail::is_same<To, half>()) vec4::int_to_half<B, S>(out, w);
+    else vec4::int_to_bf16<B, S>(out, w);
+  } else if constexpr (detail::is_same<From, unsigned char>() || detail::is_same<From, signed char>()) {
+    if constexpr (detail::is_same<To, half>()) {
+      vec4::int_to_half<8, detail::is_same<From, signed char>()>(out, w);
+    } else {  // 128 + 255 does not fit bfloat16's mantissa
+#pragma unroll
+      for (int z = 0; z < 4; ++z) out[z] = cast<To>(in[z]);
+    }
+  } else {
+    constexpr int E = lowp_traits<From>::e, M = lowp_traits<From>::m, Sch = lowp_traits<From>::scheme;
+    if constexpr (Sch != lowp::kFinite) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+      const uint32_t lo = vec4::fp8x2_to_half2<Sch>(static_cast<uint16_t>(w));
+      const uint32_t hi = vec4::fp8x2_to_half2<Sch>(static_cast<uint16_t>(w >> 16));
+      if constexpr (detail::is_same<To, half>()) {
+        vec4::store2(out, lo, hi);
+      } else {  // exact in half, so one rounding to bfloat16 through float
+#pragma unroll
+        for (int z = 0; z < 4; ++z) out[z] = cast<To>(lowp_cast<float>(in[z]));
+      }
+#else
+      if constexpr (E == 5 && M == 2 && detail::is_same<To, half>()) {
+        // e5m2 is the upper byte of a half: infinities and NaNs included
+        vec4::store2(out, vec4::prmt(w, 0u, 0x1404u), vec4::prmt(w, 0u, 0x3424u));
+      } else {
+#pragma unroll
+        for (int z = 0; z < 4; ++z) out[z] = lowp_cast<To>(in[z]);
+      }
+#endif
+    } else if constexpr (detail::is_same<To, half>()) {
+      vec4::float_to_half<E, M>(out, w);
+    } else {
+      vec4::float_to_bf16<E, M>(out, w);
+    }
+  }
+}
+
+}  // namespace tilus
+
+#endif  // TILUS_DEVICE_LOWP_VEC_CUH

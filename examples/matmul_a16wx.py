@@ -1,0 +1,270 @@
+"""A16Wx matmul: float16/bfloat16 activations times low-precision weights.
+
+    C[m, n] = sum_k A[m, k] * dequant(W)[k, n],   dequant(W)[k, n] = (w[k, n] - z[g, n]) * s[g, n]
+
+with g = k // group_size (groups of 32/64/128 along k), w of any Tilus 0.2 weight type
+(uint4b, int4b, uint8, int8, float8_e4m3, int3b, float6_e3m2, ...), s the scales and z the
+optional zero points (both in the activation type). The weights stay packed in memory as
+Tilus 0.2 packs them (`pack_weights`: element i of the row-major [k, n] matrix at bits
+[i*b, (i+1)*b) of a byte stream), so a 4-bit weight matrix is a quarter of the fp16 one.
+
+Each thread block computes a block_m x block_n tile of C over one of `split_k` chunks of
+k. The packed weight tile moves global -> shared with cp.async in 16-byte chunks (32
+uint4 weights each), is read into registers in whole bytes, unpacked, cast to the
+activation type, shifted by the zero points and scaled there, and fed to the tensor
+cores with `self.dot`. The same script serves decode (m = 1 or 16: the cost is streaming
+the weight bytes, so many blocks via split-K and wide loads) and prefill (m in the
+thousands: large tiles); @tilus.autotune picks per shape.
+
+    python examples/matmul_a16wx.py [--cuda]
+"""
+
+import math
+import sys
+
+import torch
+
+import tilus
+from tilus import bfloat16, float16, float32, int32, void_p
+from tilus.layout import auto_global_layout
+from tilus.utils import benchmark_func, cdiv
+
+# (block_m, block_n, block_k, split_k): decode tiles first (m <= 16), then prefill ones.
+TILES = [
+    (16, 64, 128, 1), (16, 128, 128, 4), (16, 64, 128, 8), (16, 128, 64, 16), (16, 256, 64, 8),
+    (64, 128, 64, 1), (128, 128, 64, 1), (128, 256, 32, 1),
+]
+
+
+@tilus.autotune("num_warps", [4, 8])
+@tilus.autotune("block_m, block_n, block_k, split_k", TILES)
+@tilus.autotune("num_stages", [3, 4])
+class MatmulA16Wx(tilus.Script):
+    """c = a @ dequant(w): a [m, k] (a_dtype), w packed [k, n] (w_dtype), scales (and
+    zeros when has_zero) [cdiv(k, group_size), n] (a_dtype), c [m, n] (a_dtype)."""
+
+    def __init__(self, a_dtype, w_dtype, group_size, has_zero, num_warps, block_m, block_n, block_k,
+                 split_k, num_stages):
+        super().__init__()
+        assert a_dtype in (float16, bfloat16), "activations are float16 or bfloat16"
+        assert w_dtype.bits <= 8, "weights of 1 to 8 bits"
+        self.a_dtype, self.w_dtype, self.group_size, self.has_zero = a_dtype, w_dtype, group_size, has_zero
+        self.num_warps, self.block_m, self.block_n = num_warps, block_m, block_n
+        # one scale row per k step: a block never spans two groups
+        self.block_k = min(block_k, group_size)
+        assert group_size % self.block_k == 0
+        self.split_k, self.num_stages = split_k, num_stages
+        # The packed weight tile in registers: each thread a run of whole bytes along n
+        # (16 bytes where the tile allows), so shared memory is read in wide words.
+        self.w_layout = auto_global_layout([self.block_k, block_n], 32 * num_warps, max(1, 128 // w_dtype.bits))
+
+    def __call__(self, m_size: int32, n_size: int, k_size: int, a_ptr: void_p, w_ptr: void_p,
+                 scale_ptr: void_p, zero_ptr: void_p, c_ptr: void_p):
+        bm, bn, bk = self.block_m, self.block_n, self.block_k
+        stages, splits, group = self.num_stages, self.split_k, self.group_size
+        self.attrs.blocks = [cdiv(m_size, bm), cdiv(n_size, bn), splits]
+        self.attrs.warps = self.num_warps
+
+        chunk = cdiv(cdiv(k_size, splits), bk) * bk
+        k_begin = self.blockIdx.z * chunk
+        k_end = min(k_begin + chunk, k_size)
+        offset_m: int32 = self.blockIdx.x * bm
+        offset_n: int32 = self.blockIdx.y * bn
+
+        ga = self.global_view(a_ptr, dtype=self.a_dtype, shape=[m_size, k_size])
+        gw = self.global_view(w_ptr, dtype=self.w_dtype, shape=[k_size, n_size])
+        gs = self.global_view(scale_ptr, dtype=self.a_dtype, shape=[cdiv(k_size, group), n_size])
+        gz = self.global_view(zero_ptr, dtype=self.a_dtype, shape=[cdiv(k_size, group), n_size])
+        sa = self.shared_tensor(dtype=self.a_dtype, shape=[stages, bm, bk])
+        sw = self.shared_tensor(dtype=self.w_dtype, shape=[stages, bk, bn])
+        # the scale (and zero-point) row of each stage rides in the same cp.async groups
+        ss = self.shared_tensor(dtype=self.a_dtype, shape=[stages, 1, bn])
+        sz = self.shared_tensor(dtype=self.a_dtype, shape=[stages, 1, bn])
+        acc = self.register_tensor(dtype=float32, shape=[bm, bn], init=0.0)
+
+        for s in range(stages - 1):
+            self.copy_async(src=ga, dst=sa[s], offsets=[offset_m, k_begin + s * bk])
+            self.copy_async(src=gw, dst=sw[s], offsets=[k_begin + s * bk, offset_n])
+            self.copy_async(src=gs, dst=ss[s], offsets=[(k_begin + s * bk) // group, offset_n])
+            if self.has_zero:
+                self.copy_async(src=gz, dst=sz[s], offsets=[(k_begin + s * bk) // group, offset_n])
+            self.copy_async_commit_group()
+        self.copy_async_wait_group(n=stages - 2)
+        self.sync()
+
+        stage: int32 = 0
+        preload: int32 = stages - 1
+        for offset_k in self.range(k_begin, k_end, bk):
+            a = self.load_shared(sa[stage])
+            w = self.load_shared(sw[stage], layout=self.w_layout)
+            scale = self.load_shared(ss[stage])
+            b = self.cast(w, dtype=self.a_dtype)
+            if self.has_zero:
+                b = (b - self.load_shared(sz[stage])) * scale
+            else:
+                b = b * scale
+            self.dot(a, b, acc, out=acc)
+            preload_k = offset_k + (stages - 1) * bk
+            if preload_k < k_end:
+                self.copy_async(src=ga, dst=sa[preload], offsets=[offset_m, preload_k])
+                self.copy_async(src=gw, dst=sw[preload], offsets=[preload_k, offset_n])
+                self.copy_async(src=gs, dst=ss[preload], offsets=[preload_k // group, offset_n])
+                if self.has_zero:
+                    self.copy_async(src=gz, dst=sz[preload], offsets=[preload_k // group, offset_n])
+            self.copy_async_commit_group()
+            stage = (stage + 1) % stages
+            preload = (preload + 1) % stages
+            self.copy_async_wait_group(n=stages - 2)
+            self.sync()
+        self.free_shared(sa)
+        self.free_shared(sw)
+        self.free_shared(ss)
+        self.free_shared(sz)
+
+        gc = self.global_view(c_ptr, dtype=self.a_dtype, shape=[m_size, n_size])
+        if splits == 1:
+            self.store_global(gc, self.cast(acc, dtype=self.a_dtype), offsets=[offset_m, offset_n])
+        else:
+            # Every block but the first writes its fp32 partial and raises its flag; the
+            # first adds them (matmul_decode_splitk.py).
+            partials = self.global_tensor(dtype=float32, shape=[splits - 1, m_size, n_size])
+            flags = self.global_tensor(dtype=int32, shape=[cdiv(m_size, bm), cdiv(n_size, bn), splits],
+                                       requires_clean=True)
+            if self.blockIdx.z > 0:
+                self.store_global(partials, acc, offsets=[self.blockIdx.z - 1, offset_m, offset_n])
+                self.sync()
+                self.release_semaphore(~flags[self.blockIdx.x, self.blockIdx.y, self.blockIdx.z], value=1)
+            else:
+                for z in range(1, splits):
+                    self.lock_semaphore(~flags[self.blockIdx.x, self.blockIdx.y, z], value=1)
+                    part = self.load_global(partials, offsets=[z - 1, offset_m, offset_n], shape=[bm, bn])
+                    self.add(acc, part, out=acc)
+                    self.release_semaphore(~flags[self.blockIdx.x, self.blockIdx.y, z], value=0)
+                self.store_global(gc, self.cast(acc, dtype=self.a_dtype), offsets=[offset_m, offset_n])
+
+
+# ---------------------------------------------------------------- host helpers
+
+
+def pack_weights(codes: torch.Tensor, w_dtype) -> torch.Tensor:
+    """The [k, n] weight codes (integers, the low w_dtype.bits bits of each are kept) as
+    the packed uint8 stream the kernel reads: element i of the row-major matrix at bits
+    [i*b, (i+1)*b), little-endian (Tilus 0.2's packing). 8-bit types are their bytes."""
+    bits = w_dtype.bits
+    flat = codes.reshape(-1).to(torch.int64) & ((1 << bits) - 1)
+    if bits == 8:
+        return flat.to(torch.uint8)
+    n_bytes = (flat.numel() * bits + 7) // 8
+    if 8 % bits == 0:  # whole elements per byte: shift and add
+        per = 8 // bits
+        padded = torch.zeros(n_bytes * per, dtype=torch.int64, device=codes.device)
+        padded[: flat.numel()] = flat
+        shifts = torch.arange(per, device=codes.device) * bits
+        return (padded.view(-1, per) << shifts).sum(dim=1).to(torch.uint8)
+    out = torch.zeros(n_bytes, dtype=torch.int64, device=codes.device)
+    pos = torch.arange(flat.numel(), device=codes.device) * bits
+    for j in range(bits):  # bit j of every element; distinct bits, so adding is or-ing
+        p = pos + j
+        out.index_add_(0, p // 8, ((flat >> j) & 1) << (p % 8))
+    return out.to(torch.uint8)
+
+
+class _CodeValues(tilus.Script):
+    """values[c] = the float32 value of code c of `dtype` (the codec the kernels use)."""
+
+    def __init__(self, dtype):
+        super().__init__()
+        self.dtype, self.n = dtype, 1 << dtype.bits
+
+    def __call__(self, codes: void_p, values: ~float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        g = self.global_view(codes, dtype=self.dtype, shape=[self.n])
+        o = self.global_view(values, dtype=float32, shape=[self.n])
+        self.store_global(o, self.cast(self.load_global(g, offsets=[0], shape=[self.n]), dtype=float32),
+                          offsets=[0])
+
+
+def code_values(w_dtype) -> torch.Tensor:
+    """The value of every code of w_dtype, as float32 (computed on the CPU)."""
+    n = 1 << w_dtype.bits
+    values = torch.empty(n, dtype=torch.float32)
+    _CodeValues(w_dtype)(pack_weights(torch.arange(n), w_dtype), values)
+    return values
+
+
+def dequantize(codes, w_dtype, scales, zeros, group_size, a_dtype) -> torch.Tensor:
+    """The reference weights: (value(w) - z) * s, [k, n], computed in a_dtype one
+    operation at a time (each rounds once), as the kernel does."""
+    t = {float16: torch.float16, bfloat16: torch.bfloat16}[a_dtype]
+    values = code_values(w_dtype).to(codes.device)[codes.long()].to(t)
+    s = scales.repeat_interleave(group_size, dim=0)[: codes.shape[0]]
+    if zeros is not None:
+        values = values - zeros.repeat_interleave(group_size, dim=0)[: codes.shape[0]]
+    return values * s
+
+
+def random_weights(k, n, w_dtype, group_size, a_dtype, has_zero, device, seed=0):
+    """Random codes, scales (and zero points) of a plausible magnitude: the products stay
+    about 1/sqrt(k), so a k-long dot product of unit activations stays near 1."""
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    t = {float16: torch.float16, bfloat16: torch.bfloat16}[a_dtype]
+    values = code_values(w_dtype)
+    finite = torch.nonzero(torch.isfinite(values)).flatten()  # no NaN/inf codes (FP8)
+    codes = finite[torch.randint(0, finite.numel(), (k, n), generator=gen)]
+    top = float(values[finite].abs().max())
+    groups = cdiv(k, group_size)
+    scales = ((torch.rand(groups, n, generator=gen) + 0.5) / (top * math.sqrt(k))).to(t)
+    zeros = None
+    if has_zero:
+        zeros = torch.randint(0, 1 << min(w_dtype.bits, 4), (groups, n), generator=gen).to(t)
+    codes = codes.to(device)
+    scales = scales.to(device)
+    zeros = zeros.to(device) if zeros is not None else None
+    return codes, scales, zeros
+
+
+class QuantizedLinear:
+    """y = x @ dequant(W) with W kept packed; `kernel` is the autotuned script."""
+
+    def __init__(self, codes, w_dtype, scales, zeros=None, group_size=128, a_dtype=float16):
+        self.k, self.n = codes.shape
+        self.w_dtype, self.group_size, self.a_dtype = w_dtype, group_size, a_dtype
+        self.packed = pack_weights(codes, w_dtype)
+        self.scales = scales.contiguous()
+        self.zeros = zeros.contiguous() if zeros is not None else self.scales  # unread then
+        self.kernel = MatmulA16Wx(a_dtype, w_dtype, group_size, zeros is not None)
+
+    def __call__(self, x: torch.Tensor, out: torch.Tensor = None) -> torch.Tensor:
+        m = x.shape[0]
+        if out is None:
+            out = torch.empty(m, self.n, dtype=x.dtype, device=x.device)
+        self.kernel(m, self.n, self.k, x, self.packed, self.scales, self.zeros, out)
+        return out
+
+
+def main(device: str = "cpu"):
+    if device == "cuda":
+        cases = [(1, 4096, 4096), (16, 14336, 4096), (4096, 4096, 4096)]
+    else:
+        cases = [(1, 200, 256), (19, 72, 136)]
+    for w_dtype, group, has_zero in [(tilus.uint4b, 128, True), (tilus.int4b, 64, False),
+                                     (tilus.float8_e4m3, 128, False), (tilus.int3b, 32, False)]:
+        for m, n, k in cases:
+            codes, scales, zeros = random_weights(k, n, w_dtype, group, float16, has_zero, device)
+            layer = QuantizedLinear(codes, w_dtype, scales, zeros, group)
+            x = torch.randn(m, k, dtype=torch.float16, device=device)
+            y = layer(x)
+            ref = (x.float() @ dequantize(codes, w_dtype, scales, zeros, group, float16).float()).half()
+            torch.testing.assert_close(y, ref, rtol=2e-2, atol=2e-2)
+            line = f"a16w{w_dtype.name} g{group} {m}x{n}x{k} on {device}: ok"
+            if device == "cuda":
+                deq = dequantize(codes, w_dtype, scales, zeros, group, float16)
+                t_torch = benchmark_func(lambda: torch.matmul(x, deq), warmup=5, repeat=50)
+                t_tilus = benchmark_func(lambda: layer(x, y), warmup=5, repeat=50)
+                line += f"  cuBLAS fp16 {t_torch * 1e3:.1f} us  tilus {t_tilus * 1e3:.1f} us"
+            print(line)
+
+
+if __name__ == "__main__":
+    main("cuda" if "--cuda" in sys.argv else "cpu")

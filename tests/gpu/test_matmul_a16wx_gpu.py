@@ -1,0 +1,57 @@
+"""examples/matmul_a16wx.py on the GPU against torch (dequantise, then matmul in fp32):
+odd m, n, k, every tile family, split-K, zero points, float16 and bfloat16, outputs
+poisoned before each run, fresh random data per run; and the autotuned entry point."""
+
+import pytest
+import torch
+
+import tilus
+from tilus import bfloat16, float16
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+
+TYPES = [("uint4b", 128, True), ("int4b", 64, False), ("uint8", 128, True), ("int8", 32, False),
+         ("float8_e4m3", 128, False), ("int3b", 64, False), ("float6_e3m2", 32, False),
+         ("float4_e2m1", 128, False), ("uint2b", 64, True)]
+# (tile, shape): decode tiles with split-K at decode shapes, prefill tiles at odd shapes
+RUNS = [((16, 64, 128, 1), (1, 4096, 4096)), ((16, 128, 64, 16), (16, 1000, 4104)),
+        ((16, 256, 64, 8), (37, 130, 500)), ((64, 128, 64, 1), (300, 520, 1000)),
+        ((128, 128, 32, 1), (37, 130, 500))]
+
+
+def _check(ex, w_dtype, group, has_zero, a_dtype, m, n, k, run, seed):
+    t = torch.float16 if a_dtype == float16 else torch.bfloat16
+    codes, scales, zeros = ex.random_weights(k, n, w_dtype, group, a_dtype, has_zero, "cuda", seed=seed)
+    x = torch.randn(m, k, device="cuda").to(t)
+    out = torch.full((m, n), float("nan"), dtype=t, device="cuda")
+    run(x, ex.pack_weights(codes, w_dtype), scales, zeros if has_zero else scales, out)
+    ref = x.float() @ ex.dequantize(codes, w_dtype, scales, zeros, group, a_dtype).float()
+    tol = 1e-2 if a_dtype == float16 else 3e-2
+    torch.testing.assert_close(out.float(), ref, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("tile,shape", RUNS)
+@pytest.mark.parametrize("w_name,group,has_zero", TYPES)
+def test_a16wx_matches_torch(example, w_name, group, has_zero, tile, shape):
+    ex = example("matmul_a16wx")
+    w_dtype = getattr(tilus, w_name)
+    bm, bn, bk, split = tile
+    m, n, k = shape
+    for a_dtype in (float16, bfloat16):
+        kernel = ex.MatmulA16Wx(a_dtype, w_dtype, group, has_zero, num_warps=4, block_m=bm, block_n=bn,
+                                block_k=bk, split_k=split, num_stages=3)
+        for seed in range(2):
+            _check(ex, w_dtype, group, has_zero, a_dtype, m, n, k,
+                   lambda x, w, s, z, c: kernel(m, n, k, x, w, s, z, c), seed)
+
+
+@pytest.mark.parametrize("m", [1, 16, 333])
+def test_quantized_linear_autotuned(example, m):
+    ex = example("matmul_a16wx")
+    n, k = 1536, 2048
+    codes, scales, zeros = ex.random_weights(k, n, tilus.uint4b, 128, float16, True, "cuda", seed=m)
+    layer = ex.QuantizedLinear(codes, tilus.uint4b, scales, zeros, 128)
+    x = torch.randn(m, k, device="cuda").half()
+    ref = x.float() @ ex.dequantize(codes, tilus.uint4b, scales, zeros, 128, float16).float()
+    torch.testing.assert_close(layer(x).float(), ref, rtol=1e-2, atol=1e-2)
