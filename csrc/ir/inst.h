@@ -62,6 +62,14 @@
 //   TmaSharedToGlobal inputs shared src, global dst; args = offsets; dims
 //   TmaCommitGroup, TmaWaitGroup (int_attr = groups left in flight, dims[0] = read only)
 //   FenceProxyAsync   text = "shared" or "global";  FenceProxyAsyncRelease  -
+//   thread groups and clusters (ops/clusters.cc):
+//   SetMaxNReg        int_attr = registers per thread, dims[0] = 1 inc / 0 dec
+//   ClusterSync       -
+//   ClusterQuery      args[0] = the uint32 Var it sets; int_attr = what (ClusterWhat)
+//   ClusterMapSharedAddr  args = {the uint32 Var it sets, a shared address, target rank}
+//   MbarrierArriveCluster args = {barrier, transaction bytes, target rank or CTA mask};
+//                     dims[0] = 0 one peer CTA (remote) / 1 the CTAs of the mask (multicast);
+//                     int_attr as arrive
 #pragma once
 #include <string>
 #include <vector>
@@ -170,5 +178,8 @@ inline bool transforms_shared_view(const Instruction& i) {
 }
 
 inline DotLowering dot_lowering(const Instruction& dot) { return static_cast<DotLowering>(dot.int_attr); }
+
+// ops/clusters.cc: the name ClusterQuery's int_attr prints as ("blockRank", ...).
+const char* cluster_what_name(int64_t what);
 
 }  // namespace tilus

@@ -132,6 +132,12 @@ Event classify(Op op) {
     case Op::TmaWaitGroup:
     case Op::FenceProxyAsync:
     case Op::FenceProxyAsyncRelease: return {};
+    // thread groups and clusters (ops/clusters.cc): no cp.async or wgmma channel
+    case Op::SetMaxNReg:
+    case Op::ClusterSync:
+    case Op::ClusterQuery:
+    case Op::ClusterMapSharedAddr:
+    case Op::MbarrierArriveCluster: return {};
   }
   return {};
 }
@@ -319,6 +325,9 @@ class AsyncCheck {
       }
       case StmtKind::For:
       case StmtKind::While: return loop(s, st);
+      // The group's threads run its body; the async channels are per thread, so the body
+      // is straight-line code for them.
+      case StmtKind::ThreadGroup: return walk(s->body, st);
       case StmtKind::Break:
         loops_.back().breaks = merge(loops_.back().breaks, st);
         return unreachable();

@@ -430,6 +430,12 @@ class AsyncWaits : public StmtMutator {
       case Op::TmaWaitGroup:
       case Op::FenceProxyAsync:
       case Op::FenceProxyAsyncRelease: return;
+      // thread groups and clusters (ops/clusters.cc): scalars and barriers only
+      case Op::SetMaxNReg:
+      case Op::ClusterSync:
+      case Op::ClusterQuery:
+      case Op::ClusterMapSharedAddr:
+      case Op::MbarrierArriveCluster: return;
     }
   }
 
