@@ -76,12 +76,19 @@ void sync_interpret(interp::BlockState& st, const StmtNode& stmt, const Instruct
   if (!c) return;  // a cluster of one block: every thread of it executes the barrier
   const int64_t total = c->size() * int64_t{st.launch->program->warps} * 32;
   const uint64_t generation = c->generation;
+  // For the race checks: the barrier orders every block's accesses before it with every
+  // access after it, as a release by each block and an acquire of all of them.
+  const uintptr_t key = reinterpret_cast<uintptr_t>(c) + 8 * (generation + 1);
+  if (interp::DebugState* d = st.launch->debug.get()) {
+    interp::VectorClock& joined = d->released[key];
+    for (const auto& [block, clock] : st.clock) joined[block] = std::max(joined[block], clock);
+    ++st.clock[st.linear];
+  }
   c->arrived += st.threads();
   ++c->progress;
   if (c->arrived >= total) {
     c->arrived = 0;
     ++c->generation;
-    return;
   }
   while (c->generation == generation) {
     const std::string why = cat("waits in cluster.sync (line ", stmt.loc.line, ") for ", total - c->arrived,
@@ -93,6 +100,7 @@ void sync_interpret(interp::BlockState& st, const StmtNode& stmt, const Instruct
       throw e;
     }
   }
+  interp::debug_acquire(st, key);
 }
 
 void sync_emit(CudaEmitter& e, const Instruction& i) {
