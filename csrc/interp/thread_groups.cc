@@ -183,6 +183,7 @@ size_t exec_thread_groups(BlockState& st, const std::vector<Stmt>& seq, size_t k
     a->state.open_copies.clear();
     a->state.committed_copies.clear();
     a->group = run[i];
+    next_epoch(a->state);  // its own barrier intervals
     a->coroutine.start(pool, &agent_body, a.get());
     agents.push_back(std::move(a));
   }
@@ -205,6 +206,7 @@ size_t exec_thread_groups(BlockState& st, const std::vector<Stmt>& seq, size_t k
       if (!same_tensor(a->state.tensors[i], tensors[i])) st.tensors[i] = a->state.tensors[i];
     st.epoch = std::max(st.epoch, a->state.epoch);
   }
+  next_epoch(st);  // the groups rejoin: what they did is ordered before what follows
   return run.size();
 }
 

@@ -58,6 +58,8 @@ struct HopperState {
   // Bumped by arrivals and landings: thread groups waiting side by side see whether any
   // of them moved (interp/thread_groups.cc).
   uint64_t progress = 0;
+  // The last barrier interval handed out in this block (interp/debug_checks.cc next_epoch).
+  uint32_t epochs = 0;
 };
 
 // Barrier addresses the interpreter hands out: never a real shared offset of the

@@ -157,6 +157,7 @@ void arrive_interpret(interp::BlockState& st, const StmtNode&, const Instruction
               "a count that matches the arriving threads)");
   interp::barrier_update(b, arrivals, tx ? threads * v : 0);
   interp::note_progress(st);
+  interp::next_epoch(st);  // a release: accesses before it are ordered before the waiters'
 }
 
 void wait_interpret(interp::BlockState& st, const StmtNode& stmt, const Instruction& i) {
@@ -188,6 +189,7 @@ void wait_interpret(interp::BlockState& st, const StmtNode& stmt, const Instruct
     h.loads.erase(it);
     interp::land_load(st, load);
   }
+  interp::next_epoch(st);  // an acquire: the arrivals' accesses are ordered before what follows
 }
 
 // ---- CUDA

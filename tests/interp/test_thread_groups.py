@@ -251,3 +251,73 @@ class ProducerNeverArrives(tilus.Script):
 def test_groups_waiting_on_each_other_report_a_deadlock():
     with pytest.raises(RuntimeError, match=r"deadlock: thread group \[0, 128\) waits on mbarrier 0"):
         ProducerNeverArrives()(torch.zeros(4))
+
+
+class WsCopyMatmul(tilus.Script):
+    """C = A @ B and rowsum(C) on 8 warps without TMA (so CUDA can run it today): the
+    producer warpgroup loads k-tiles into registers spread over its 128 threads and stores
+    them into a ring of shared stages; the consumer warpgroup multiplies them (mma on 4
+    warps) and reduces across its warps (a named barrier). They meet only at mbarriers;
+    setmaxnreg moves registers from the producer to the consumer."""
+
+    def __init__(self, block_m=64, block_n=64, block_k=32, stages=3):
+        super().__init__()
+        self.block_m, self.block_n, self.block_k, self.stages = block_m, block_n, block_k, stages
+
+    def __call__(self, m_size: int32, n_size: int32, k_size: int32, a_ptr: ~float16,
+                 b_ptr: ~float16, c_ptr: ~float16, s_ptr: ~float32):
+        self.attrs.blocks = [cdiv(m_size, self.block_m), cdiv(n_size, self.block_n)]
+        self.attrs.warps = 8
+        bm, bn, bk = self.block_m, self.block_n, self.block_k
+        m0: int32 = self.blockIdx.x * bm
+        n0: int32 = self.blockIdx.y * bn
+        ga = self.global_view(a_ptr, dtype=float16, shape=[m_size, k_size])
+        gb = self.global_view(b_ptr, dtype=float16, shape=[k_size, n_size])
+        sa = self.shared_tensor(dtype=float16, shape=[self.stages, bm, bk])
+        sb = self.shared_tensor(dtype=float16, shape=[self.stages, bk, bn])
+        pipe = tilus.Pipeline(self.stages, producer_arrive_count=128, consumer_arrive_count=128)
+        num_k: int32 = cdiv(k_size, bk)
+        with self.warp_group(0, 4):
+            self.setmaxnreg(40, "dec")
+            for ki in range(num_k):
+                a = self.load_global(ga, offsets=[m0, ki * bk], shape=[bm, bk])
+                b = self.load_global(gb, offsets=[ki * bk, n0], shape=[bk, bn])
+                pipe.producer_acquire()
+                self.store_shared(sa[pipe.producer_stage], a)
+                self.store_shared(sb[pipe.producer_stage], b)
+                self.mbarrier.arrive(pipe.producer_release_barrier())
+                pipe.producer_advance()
+        with self.warp_group(4, 4):
+            self.setmaxnreg(232, "inc")
+            acc = self.register_tensor(dtype=float32, shape=[bm, bn], init=0.0)
+            for ki in range(num_k):
+                pipe.consumer_acquire()
+                a = self.load_shared(sa[pipe.consumer_stage])
+                b = self.load_shared(sb[pipe.consumer_stage])
+                self.dot(a, b, acc, out=acc)
+                self.mbarrier.arrive(pipe.consumer_release_barrier())
+                pipe.consumer_advance()
+            gc = self.global_view(c_ptr, dtype=float16, shape=[m_size, n_size])
+            self.store_global(gc, acc.to(float16), offsets=[m0, n0])
+            rows = self.sum(acc, dim=1, keepdim=True)
+            gs = self.global_view(s_ptr, dtype=float32, shape=[m_size, self.gridDim.y])
+            self.store_global(gs, rows, offsets=[m0, self.blockIdx.y])
+
+
+def ws_copy_matmul_reference(a, b, block_n=64):
+    c = a.float() @ b.float()
+    n = b.shape[1]
+    parts = [c[:, j:j + block_n].sum(dim=1) for j in range(0, n, block_n)]
+    return c, torch.stack(parts, dim=1)
+
+
+@pytest.mark.parametrize("m, n, k", [(70, 90, 100), (64, 64, 32)])
+def test_ws_copy_matmul_matches_torch(m, n, k):
+    a = torch.randn(m, k, dtype=torch.float16)
+    b = torch.randn(k, n, dtype=torch.float16)
+    c = torch.full((m, n), float("nan"), dtype=torch.float16)
+    s = torch.full((m, cdiv(n, 64)), float("nan"), dtype=torch.float32)
+    WsCopyMatmul()(m, n, k, a, b, c, s)
+    ref_c, ref_s = ws_copy_matmul_reference(a, b)
+    torch.testing.assert_close(c.float(), ref_c, atol=3e-2, rtol=3e-2)
+    torch.testing.assert_close(s, ref_s, atol=5e-2, rtol=1e-2)
