@@ -306,14 +306,16 @@ void CudaEmitter::emit_thread_group(const Stmt& s) {
   const int64_t begin = outer + std::max<int64_t>(s->group_begin, 0);
   const int64_t n = s->group_threads;
   const std::string lo = std::to_string(begin), hi = std::to_string(begin + n);
-  if (s->group_begin < 0)
-    open("if ((int)threadIdx.x == " + lo + ")  // thread_group: one thread of the enclosing group");
-  else if (n == 1)
-    open("if ((int)threadIdx.x == " + lo + ")  // thread_group(" + std::to_string(s->group_begin) + ", 1)");
-  else
-    open("if ((int)threadIdx.x >= " + lo + " && (int)threadIdx.x < " + hi + ")  // thread_group(" +
-         std::to_string(s->group_begin) + ", " + std::to_string(n) + ")");
+  if (s->group_begin < 0) {
+    line("// thread_group: one thread of the enclosing group");
+    open("if ((int)threadIdx.x == " + lo + ")");
+  } else {
+    line("// thread_group(" + std::to_string(s->group_begin) + ", " + std::to_string(n) + ")");
+    open(n == 1 ? "if ((int)threadIdx.x == " + lo + ")"
+                : "if ((int)threadIdx.x >= " + lo + " && (int)threadIdx.x < " + hi + ")");
+  }
   line("const int tl_tid = (int)threadIdx.x - " + lo + ";");
+  line("(void)tl_tid;");
   // Named barrier 0 is __syncthreads'; groups cycle through the other 15.
   groups_.push_back({begin, n, next_barrier_});
   next_barrier_ = next_barrier_ % 15 + 1;
