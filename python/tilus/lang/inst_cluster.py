@@ -18,6 +18,28 @@ _QUERIES = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "clusterDim.x", "clusterDi
 
 
 def _query(what: str) -> Expr:
+    """What ``self.cluster.blockIdx`` (``%cluster_ctaid``), ``self.cluster.clusterDim``
+    (``%cluster_nctaid``) and ``self.cluster.blockRank`` (``%cluster_ctarank``, x fastest)
+    read: one coordinate of the block in its cluster or of the cluster's shape.
+
+    Args:
+        what: ``'blockIdx.x'`` ... ``'clusterDim.z'`` or ``'blockRank'``.
+
+    Returns:
+        A uint32 scalar (a fresh variable set by one ``cluster_query`` instruction).
+
+    Dtypes and layouts:
+        uint32 scalars. Without ``self.attrs.cluster_blocks`` the cluster is one block.
+
+    Raises:
+        NotImplementedError: code generation for sm_80.
+
+    Example:
+        .. code-block:: python
+
+            rank: int32 = self.cluster.blockRank
+            peer: int32 = (rank + 1) % self.cluster.clusterDim.x
+    """
     builder = current_builder()
     var = builder.declare("cluster_" + what.replace(".", "_"), uint32, None)
     builder.tile_op("cluster_query", [], int_attr=_QUERIES.index(what), args=[var])
