@@ -227,6 +227,7 @@ void init_ir(py::module_& m) {
   py::class_<Program, std::shared_ptr<Program>>(m, "Program")
       .def_property_readonly("name", [](const Program& p) { return p.name; })
       .def_property_readonly("warps", [](const Program& p) { return p.warps; })
+      .def_property_readonly("cluster", [](const Program& p) { return std::vector<int64_t>(p.cluster.begin(), p.cluster.end()); })
       .def_property_readonly("num_params", [](const Program& p) { return p.params.size(); })
       .def_property_readonly("param_dtypes", [](const Program& p) {
         std::vector<DataType> out;
@@ -252,6 +253,7 @@ void init_ir(py::module_& m) {
       .def("add_param", [ex](IRBuilder& b, const std::string& n, DataType t) { return ex(b.add_param(n, t)); })
       .def("set_grid", [exprs](IRBuilder& b, std::vector<EP> g) { b.set_grid(exprs(g)); })
       .def("set_warps", &IRBuilder::set_warps)
+      .def("set_cluster", &IRBuilder::set_cluster)
       .def("declare", [ex, opt](IRBuilder& b, const std::string& n, DataType t, EP init) {
         return ex(b.declare(n, t, opt(init)));
       }, py::arg("name"), py::arg("dtype"), py::arg("init").none(true))
@@ -265,6 +267,9 @@ void init_ir(py::module_& m) {
       .def("end_if", &IRBuilder::end_if)
       .def("begin_while", [](IRBuilder& b, EP c) { b.begin_while(c); })
       .def("end_while", &IRBuilder::end_while)
+      .def("begin_thread_group", &IRBuilder::begin_thread_group)
+      .def("end_thread_group", &IRBuilder::end_thread_group)
+      .def("current_thread_group", &IRBuilder::current_thread_group)
       .def("emit_break", &IRBuilder::emit_break)
       .def("emit_continue", &IRBuilder::emit_continue)
       .def("global_view", [exprs](IRBuilder& b, EP ptr, DataType t, std::vector<EP> shape,

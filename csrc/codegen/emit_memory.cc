@@ -551,7 +551,7 @@ std::string CudaEmitter::convert(const std::string& array, DataType dtype, const
   std::string buf = fresh("tl_buf");
   line(ctype(dtype) + "* " + buf + " = reinterpret_cast<" + ctype(dtype) + "*>(tl_smem + " +
        std::to_string(offset) + ");");
-  line("__syncthreads();");
+  line(block_sync());
   auto row_major = [&](const std::vector<Expr>& coords) {
     Expr off = make_int(0);
     int64_t stride = 1;
@@ -569,13 +569,13 @@ std::string CudaEmitter::convert(const std::string& array, DataType dtype, const
          "[" + expr(el.local) + "];");
   });
   if (!leader.empty()) close();
-  line("__syncthreads();");
+  line(block_sync());
   for_each_local(to, 1, [&](const Element& el) {
     const std::string mask = tile_mask(to, extent, el);
     line((mask.empty() ? "" : "if (" + mask + ") ") + out + "[" + expr(el.local) + "] = " + buf + "[" +
          expr(row_major(el.coords)) + "];");
   });
-  line("__syncthreads();");
+  line(block_sync());
   close();
   smem_.release(offset);
   return out;

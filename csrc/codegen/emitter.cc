@@ -292,6 +292,54 @@ void CudaEmitter::block(const Stmt& body) {
   scopes_.pop_back();
 }
 
+std::string CudaEmitter::block_sync() const {
+  if (groups_.empty()) return "__syncthreads();";
+  const GroupScope& g = groups_.back();
+  if (g.begin % 32 == 0 && g.threads % 32 == 0)
+    return "asm volatile(\"bar.sync %0, %1;\" :: \"r\"(" + std::to_string(g.barrier) + "), \"r\"(" +
+           std::to_string(g.threads) + ") : \"memory\");";
+  TILUS_CHECK(g.begin / 32 == (g.begin + g.threads - 1) / 32, "NotImplementedError",
+              "a barrier inside a thread group of threads [", g.begin, ", ", g.begin + g.threads,
+              "): a group that is not whole warps must lie inside one warp");
+  const uint64_t mask = (g.threads == 32 ? ~0ull : ((1ull << g.threads) - 1)) << (g.begin % 32);
+  return "__syncwarp(" + std::to_string(static_cast<uint32_t>(mask)) + "u);";
+}
+
+// `with self.thread_group(begin, n)`: the group's threads run the body, in which tl_tid
+// (every layout's thread index) counts from the group's first thread, so register tiles
+// made inside are spread over the group's threads.
+void CudaEmitter::emit_thread_group(const Stmt& s) {
+  const int64_t outer = group_begin();
+  const int64_t begin = outer + std::max<int64_t>(s->group_begin, 0);
+  const int64_t n = s->group_threads;
+  const std::string lo = std::to_string(begin), hi = std::to_string(begin + n);
+  if (s->group_begin < 0) {
+    line("// thread_group: one thread of the enclosing group");
+    open("if ((int)threadIdx.x == " + lo + ")");
+  } else {
+    line("// thread_group(" + std::to_string(s->group_begin) + ", " + std::to_string(n) + ")");
+    open(n == 1 ? "if ((int)threadIdx.x == " + lo + ")"
+                : "if ((int)threadIdx.x >= " + lo + " && (int)threadIdx.x < " + hi + ")");
+  }
+  line("const int tl_tid = (int)threadIdx.x - " + lo + ";");
+  line("(void)tl_tid;");
+  // Named barrier 0 is __syncthreads'; groups cycle through the other 15.
+  groups_.push_back({begin, n, next_barrier_});
+  next_barrier_ = next_barrier_ % 15 + 1;
+  const int outer_threads = threads_;
+  threads_ = static_cast<int>(n);
+  try {
+    block(s->body);
+  } catch (...) {
+    threads_ = outer_threads;
+    groups_.pop_back();
+    throw;
+  }
+  threads_ = outer_threads;
+  groups_.pop_back();
+  close();
+}
+
 void CudaEmitter::stmt(const Stmt& s) {
   if (!s) return;
   if (s->loc.known()) loc_ = s->loc;
@@ -344,6 +392,7 @@ void CudaEmitter::stmt(const Stmt& s) {
         return;
       case StmtKind::Break: line("break;"); return;
       case StmtKind::Continue: line("continue;"); return;
+      case StmtKind::ThreadGroup: emit_thread_group(s); return;
       case StmtKind::Inst: inst(*s->inst); return;
     }
   } catch (ScriptError& e) {
@@ -455,7 +504,15 @@ GeneratedKernel CudaEmitter::run() {
   if (options_.bounds_check) src << "#include \"tilus/bounds.cuh\"\n";
   src << "\n";
   for (auto& h : helpers_) src << h << "\n";
-  src << "extern \"C\" __global__ void TILUS_LAUNCH_BOUNDS(" << threads_ << ") " << k.name << "(";
+  src << "extern \"C\" __global__ void TILUS_LAUNCH_BOUNDS(" << threads_ << ") ";
+  if (program_.cluster != std::array<int64_t, 3>{1, 1, 1}) {
+    // An ordinary launch of a kernel declared with cluster dimensions runs it in clusters.
+    TILUS_CHECK(options_.sm90, "NotImplementedError",
+                "self.attrs.cluster_blocks needs sm_90a (thread-block clusters); build for sm_90a");
+    src << "__cluster_dims__(" << program_.cluster[0] << ", " << program_.cluster[1] << ", " << program_.cluster[2]
+        << ") ";
+  }
+  src << k.name << "(";
   bool first = true;
   for (auto& p : program_.params) {
     src << (first ? "" : ", ") << ctype(p->dtype) << " " << sanitize(p->name);

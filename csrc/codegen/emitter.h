@@ -221,6 +221,14 @@ class CudaEmitter {
   void emit_print(const Instruction& i);
   bool emit_ldmatrix(const Instruction& i);
 
+  // The statement that synchronises the threads of the current thread group:
+  // __syncthreads() for the block, a named barrier (bar.sync id, n) for a group of whole
+  // warps, __syncwarp(mask) for a group inside one warp.
+  std::string block_sync() const;
+  // The current thread group: first thread (absolute) and thread count.
+  int64_t group_begin() const { return groups_.empty() ? 0 : groups_.back().begin; }
+  int64_t group_threads() const { return threads_; }
+
   const Program& program_;
   CodegenOptions options_;
   LayoutPlan plan_;
@@ -250,6 +258,13 @@ class CudaEmitter {
   // whether it issues stores (it then waits for their reads before exiting)
   std::vector<TmaMapSpec> tma_maps_;
   bool tma_stores_ = false;
+  struct GroupScope {
+    int64_t begin, threads;
+    int barrier;  // named barrier id (1..15) of bar.sync in this group
+  };
+  std::vector<GroupScope> groups_;  // open thread groups, innermost last
+  int next_barrier_ = 1;
+  void emit_thread_group(const Stmt& s);
   std::ostringstream out_;
   int indent_ = 1;
   SourceLoc loc_;

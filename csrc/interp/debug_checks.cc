@@ -1,6 +1,8 @@
 // The interpreter's race and uninitialised-read checks (interp/debug_checks.h).
 #include "interp/debug_checks.h"
 
+#include "ops/hopper_state.h"
+
 #include <algorithm>
 #include <atomic>
 #include <functional>
@@ -587,10 +589,23 @@ void global_scalar_read(BlockState& st, const TensorValue& g, uintptr_t addr,
 
 // ---------------------------------------------------------------- ordering
 
-void debug_barrier(BlockState& st) { ++st.epoch; }
+// Barrier intervals are numbered per block; thread groups running side by side
+// (interp/thread_groups.cc) draw them from one counter of the block, so two groups never
+// share an interval and an mbarrier wait starts a new one after everything before it.
+void next_epoch(BlockState& st) {
+  if (!st.hopper) {
+    ++st.epoch;
+    return;
+  }
+  uint32_t& counter = st.hopper->epochs;
+  counter = std::max(counter, st.epoch);
+  st.epoch = ++counter;
+}
+
+void debug_barrier(BlockState& st) { next_epoch(st); }
 
 void debug_acquire(BlockState& st, uintptr_t semaphore) {
-  ++st.epoch;
+  next_epoch(st);
   DebugState* d = st.launch->debug.get();
   if (!d) return;
   auto it = d->released.find(semaphore);
@@ -602,7 +617,7 @@ void debug_acquire(BlockState& st, uintptr_t semaphore) {
 }
 
 void debug_release(BlockState& st, uintptr_t semaphore) {
-  ++st.epoch;
+  next_epoch(st);
   DebugState* d = st.launch->debug.get();
   if (!d) return;
   d->released[semaphore] = st.clock;

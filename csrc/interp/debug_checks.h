@@ -163,6 +163,8 @@ void global_scalar_read(BlockState& st, const TensorValue& g, uintptr_t addr,
 
 // Barriers and the semaphores' acquire/release.
 void debug_barrier(BlockState& st);
+// Starts a new barrier interval (what a barrier does).
+void next_epoch(BlockState& st);
 void debug_acquire(BlockState& st, uintptr_t semaphore);
 void debug_release(BlockState& st, uintptr_t semaphore);
 

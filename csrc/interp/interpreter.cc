@@ -172,9 +172,16 @@ Flow exec(BlockState& st, const StmtNode* s) {
   try {
     switch (s->kind) {
       case StmtKind::Seq:
-        for (const Stmt& c : s->seq) {
-          Flow f = exec(st, c.get());
+        for (size_t k = 0; k < s->seq.size();) {
+          const StmtNode* c = s->seq[k].get();
+          if (c && c->kind == StmtKind::ThreadGroup) {  // maybe several side by side
+            k += exec_thread_groups(st, s->seq, k);
+            st.current = s;
+            continue;
+          }
+          Flow f = exec(st, c);
           if (f != Flow::Normal) return f;
+          ++k;
         }
         return Flow::Normal;
       case StmtKind::Declare: {
@@ -202,6 +209,7 @@ Flow exec(BlockState& st, const StmtNode* s) {
       case StmtKind::Break: return Flow::Break;
       case StmtKind::Continue: return Flow::Continue;
       case StmtKind::Inst: exec_inst(st, *s, *s->inst); return Flow::Normal;
+      case StmtKind::ThreadGroup: exec_group_inline(st, s); return Flow::Normal;
     }
   } catch (ScriptError& e) {
     e.set_loc_if_unknown(s->loc);
@@ -210,11 +218,35 @@ Flow exec(BlockState& st, const StmtNode* s) {
   return Flow::Normal;
 }
 
+}  // namespace
+
+// The builder refuses break/continue that would leave a group, so its body ends normally.
+void exec_group_inline(BlockState& st, const StmtNode* group) {
+  const int64_t begin = st.group_begin, threads = st.group_threads;
+  st.group_begin = begin + std::max<int64_t>(group->group_begin, 0);
+  st.group_threads = group->group_threads;
+  try {
+    exec_body(st, group->body.get());
+  } catch (...) {
+    st.group_begin = begin;
+    st.group_threads = threads;
+    throw;
+  }
+  st.group_begin = begin;
+  st.group_threads = threads;
+}
+
+int64_t BlockState::threads() const {
+  return group_threads ? group_threads : int64_t{launch->program->warps} * 32;
+}
+
 void run_block(BlockState& st) {
   if (st.launch->program->body) exec(st, st.launch->program->body.get());
   complete_all_copies(st, nullptr);  // copies still in flight land before the block exits
   if (st.hopper) complete_hopper_copies(st);
 }
+
+namespace {
 
 std::string block_str(const std::array<int64_t, 3>& b) {
   return cat("(", b[0], ", ", b[1], ", ", b[2], ")");
@@ -378,6 +410,10 @@ void BlockState::reset(const Launch& l, std::array<int64_t, 3> idx) {
   committed_copies.clear();
   hopper.reset();
   wgmma.reset();
+  group_begin = group_threads = 0;
+  agent = nullptr;
+  cluster = nullptr;
+  cluster_rank = 0;
   coroutine = nullptr;
   wait_ptr = nullptr;
   wait_stmt = nullptr;
@@ -490,6 +526,12 @@ void interpret(const Program& program, const std::vector<HostArg>& args,
   const int64_t total = l.grid[0] * l.grid[1] * l.grid[2];
   if (total == 0) return;
   interp::init_debug_checks(l);
+  if (program.cluster != std::array<int64_t, 3>{1, 1, 1}) {
+    TILUS_CHECK(!l.prep.uses_semaphores, "NotImplementedError",
+                "the interpreter runs clusters (self.attrs.cluster_blocks) or semaphores, not both in one kernel");
+    interp::run_clusters(l);
+    return;
+  }
   if (l.prep.uses_semaphores) {
     interp::Scheduler(l).run();
     return;

@@ -156,6 +156,18 @@ struct BlockState {
   std::shared_ptr<struct HopperState> hopper;
   // explicit wgmma (ops/wgmma.cc): results not yet landed; null until the first mma.
   std::shared_ptr<struct WgmmaState> wgmma;
+  // The thread group executing (interp/thread_groups.cc): first thread and thread count;
+  // group_threads 0 is the whole block.
+  int64_t group_begin = 0, group_threads = 0;
+  // Set while this frame runs one of several thread groups side by side: how it lets
+  // the others run when it must wait (null: it is the only runner of its block).
+  struct GroupAgent* agent = nullptr;
+  // The cluster this block runs in (a program with self.attrs.cluster_blocks) and its
+  // rank there; null otherwise.
+  struct ClusterRun* cluster = nullptr;
+  int64_t cluster_rank = 0;
+
+  int64_t threads() const;  // the threads of the current group
 
   void reset(const Launch& l, std::array<int64_t, 3> idx);
   Value& var(const ExprNode* v);
@@ -211,6 +223,34 @@ void complete_hopper_copies(BlockState& st);
 // ops/wgmma.cc: refuses an instruction touching an accumulator a wgmma.mma still writes
 // (called before each instruction while st.wgmma is set).
 void wgmma_guard(BlockState& st, const StmtNode& stmt, const Instruction& inst);
+
+// The blocks of one cluster, run side by side (thread_groups.cc run_clusters).
+struct ClusterRun {
+  std::array<int64_t, 3> dims{1, 1, 1};
+  std::vector<std::array<int64_t, 3>> block_idx;       // per rank
+  std::vector<std::shared_ptr<struct HopperState>> hopper;  // per rank: its mbarriers
+  int64_t arrived = 0;      // threads arrived at the cluster barrier in this generation
+  uint64_t generation = 0;  // completed cluster barriers
+  uint64_t progress = 0;    // bumped by anything a waiting block may wait for
+  int64_t size() const { return dims[0] * dims[1] * dims[2]; }
+};
+
+// ---- thread_groups.cc: `with self.thread_group(...)`
+// Runs statements seq[k..] when seq[k] is a thread group; returns how many statements it
+// ran (consecutive groups on disjoint threads run side by side, each a coroutine).
+size_t exec_thread_groups(BlockState& st, const std::vector<Stmt>& seq, size_t k);
+// Called by a wait that cannot complete yet: lets the other thread groups of the block
+// run and returns true, or returns false when none can (then the wait is a deadlock).
+// `why` describes the wait for the deadlock report.
+bool yield_to_groups(BlockState& st, const std::string& why);
+// Bumped by everything that may let a waiting group continue (arrivals, landings).
+void note_progress(BlockState& st);
+// Runs one thread group statement on `st`, narrowed to its threads (interpreter.cc).
+void exec_group_inline(BlockState& st, const StmtNode* group);
+// One block from start to end, its copies landed (interpreter.cc).
+void run_block(BlockState& st);
+// Every block of a launch whose program has clusters, cluster by cluster.
+void run_clusters(const Launch& l);
 
 // ---- interpreter.cc: lock_semaphore's wait (yields when running as a coroutine)
 void wait_semaphore(BlockState& st, const uint8_t* ptr, int32_t value, const StmtNode& stmt);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ir/shape_rules.h"
+#include "ir/thread_groups.h"
 #include "ir/verifier.h"
 #include "ops/op_handler.h"
 
@@ -10,7 +11,7 @@ namespace tilus {
 
 // An open block of statements and, for compound statements, the node it completes.
 struct IRBuilder::Frame {
-  enum Kind { Body, ForBody, IfThen, IfElse, WhileBody } kind = Body;
+  enum Kind { Body, ForBody, IfThen, IfElse, WhileBody, GroupBody } kind = Body;
   std::vector<Stmt> stmts;
   std::shared_ptr<StmtNode> owner;  // the For/If/While being built
   Stmt then_body;                   // IfElse: the finished then-branch
@@ -174,6 +175,21 @@ void IRBuilder::set_warps(int64_t warps) {
   warps_set_ = true;
 }
 
+void IRBuilder::set_cluster(std::vector<int64_t> blocks) {
+  TILUS_CHECK(!blocks.empty() && blocks.size() <= 3, "ValueError",
+              "self.attrs.cluster_blocks takes 1 to 3 values, got ", blocks.size());
+  int64_t total = 1;
+  for (int64_t b : blocks) {
+    TILUS_CHECK(b >= 1, "ValueError", "self.attrs.cluster_blocks entries must be positive, got ", b);
+    total *= b;
+  }
+  // 8 is the portable limit; 16 needs cudaFuncAttributeNonPortableClusterSizeAllowed.
+  TILUS_CHECK(total <= 8, "ValueError", "self.attrs.cluster_blocks: a cluster of ", total,
+              " blocks; at most 8 blocks per cluster");
+  blocks.resize(3, 1);
+  program_->cluster = {blocks[0], blocks[1], blocks[2]};
+}
+
 // ---------------------------------------------------------------- scalars and control flow
 
 Expr IRBuilder::declare(const std::string& name, DataType dtype, Expr init) {
@@ -294,6 +310,49 @@ void IRBuilder::end_while() {
   frames_.pop_back();
   f->owner->body = seq_of(std::move(f->stmts));
   --loop_depth_;
+  emit(f->owner);
+}
+
+std::pair<int64_t, int64_t> IRBuilder::current_thread_group() const {
+  TILUS_CHECK(warps_set_, "ValueError", "thread groups need self.attrs.warps set first");
+  if (groups_.empty()) return {0, int64_t{program_->warps} * 32};
+  return groups_.back();
+}
+
+void IRBuilder::begin_thread_group(int64_t begin, int64_t num_threads) {
+  const auto [outer_begin, outer_threads] = current_thread_group();
+  TILUS_CHECK(num_threads >= 1, "ValueError", "thread_group: num_threads must be positive, got ", num_threads);
+  if (begin == -1) {
+    TILUS_CHECK(num_threads == 1, "ValueError",
+                "thread_group: thread_begin=-1 (any thread) takes num_threads=1, got ", num_threads);
+  } else {
+    TILUS_CHECK(begin >= 0 && begin + num_threads <= outer_threads, "ValueError", "thread_group: threads [",
+                begin, ", ", begin + num_threads, ") are not inside the enclosing group of ", outer_threads,
+                " threads");
+  }
+  auto node = std::make_shared<StmtNode>();
+  node->kind = StmtKind::ThreadGroup;
+  node->loc = loc_;
+  node->group_begin = begin;
+  node->group_threads = num_threads;
+  auto f = std::make_unique<Frame>();
+  f->kind = Frame::GroupBody;
+  f->owner = node;
+  frames_.push_back(std::move(f));
+  groups_.push_back({outer_begin + std::max<int64_t>(begin, 0), num_threads});
+  // break/continue may not leave a group: its threads rejoin the others at its end.
+  group_loop_depth_.push_back(loop_depth_);
+  loop_depth_ = 0;
+}
+
+void IRBuilder::end_thread_group() {
+  TILUS_ASSERT(frames_.back()->kind == Frame::GroupBody);
+  auto f = std::move(frames_.back());
+  frames_.pop_back();
+  groups_.pop_back();
+  loop_depth_ = group_loop_depth_.back();
+  group_loop_depth_.pop_back();
+  f->owner->body = seq_of(std::move(f->stmts));
   emit(f->owner);
 }
 
@@ -742,6 +801,14 @@ Tensor IRBuilder::tile_op(Op op, TileOpOperands operands) {
   for (const Tensor& x : inst->inputs)
     if (x->scope == Scope::Shared) check_shared_live(x, op_name(op));
   OutputType type = handler.check(*inst);
+  if (handler.threads != ThreadsRule::Any) {
+    const auto [begin, threads] = current_thread_group();
+    const int64_t unit = handler.threads == ThreadsRule::Warps ? 32 : 128;
+    const char* what = handler.threads == ThreadsRule::Warps ? "whole warps" : "whole warpgroups";
+    TILUS_CHECK(begin % unit == 0 && threads % unit == 0, "ValueError", op_name(op), " must be issued by ", what,
+                " (a thread group starting at a multiple of ", unit, " threads with a multiple of ", unit,
+                " threads), but the current thread group is threads [", begin, ", ", begin + threads, ")");
+  }
   Tensor t;
   if (op_defines_output(op)) {
     t = define(type.scope, type.dtype, type.shape, "r");
@@ -771,6 +838,7 @@ std::shared_ptr<Program> IRBuilder::finish() {
   program_->body = seq_of(std::move(frames_.back()->stmts));
   if (!program_->body) program_->body = seq_of({});
   frames_.back()->stmts.clear();
+  group_thread_counts(*program_);  // register tiles stay in the thread group that made them
   if (verify_enabled()) verify(*program_, "the builder");
   return program_;
 }

@@ -30,6 +30,7 @@ class IRBuilder {
   Expr add_param(const std::string& name, DataType dtype);
   void set_grid(std::vector<Expr> blocks);  // 1..3 int expressions over parameters
   void set_warps(int64_t warps);            // [1, 32]
+  void set_cluster(std::vector<int64_t> blocks);  // 1..3 constants, product at most 16
 
   // ---- scalar variables and control flow
   Expr declare(const std::string& name, DataType dtype, Expr init);  // init may be null
@@ -41,6 +42,13 @@ class IRBuilder {
   void end_if();
   void begin_while(Expr cond);
   void end_while();
+  // Tilus 0.2's thread groups: `begin` is relative to the enclosing group (-1 with one
+  // thread: any thread of it); statements until end_thread_group run on those threads.
+  void begin_thread_group(int64_t begin, int64_t num_threads);
+  void end_thread_group();
+  // The innermost group: first thread (absolute) and thread count; the whole block
+  // outside any group. Needs set_warps first.
+  std::pair<int64_t, int64_t> current_thread_group() const;
   void emit_break();
   void emit_continue();
 
@@ -118,6 +126,8 @@ class IRBuilder {
   SourceLoc loc_;
   bool grid_set_ = false, warps_set_ = false;
   int loop_depth_ = 0;
+  std::vector<std::pair<int64_t, int64_t>> groups_;  // open thread groups: absolute begin, threads
+  std::vector<int> group_loop_depth_;  // loop_depth_ outside each open group
   std::unordered_set<std::string> used_names_;
   std::unordered_map<int, int> freed_shared_;  // root shared tensor id -> freed (1)
   std::unordered_map<int, int> shared_root_;   // view id -> root shared tensor id

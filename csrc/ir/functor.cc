@@ -49,6 +49,7 @@ void StmtVisitor::visit_stmt(const Stmt& s) {
     case StmtKind::For: return visit_for(s);
     case StmtKind::If: return visit_if(s);
     case StmtKind::While: return visit_while(s);
+    case StmtKind::ThreadGroup: return visit_thread_group(s);
     case StmtKind::Break: return visit_break(s);
     case StmtKind::Continue: return visit_continue(s);
     case StmtKind::Inst: return visit_inst(s);
@@ -87,6 +88,8 @@ void StmtVisitor::visit_while(const Stmt& s) {
   visit_stmt_expr(s->cond);
   visit_stmt(s->body);
 }
+
+void StmtVisitor::visit_thread_group(const Stmt& s) { visit_stmt(s->body); }
 
 void StmtVisitor::visit_inst(const Stmt& s) {
   for (const Expr& a : s->inst->args) visit_stmt_expr(a);
@@ -147,6 +150,7 @@ Stmt StmtMutator::mutate_stmt(const Stmt& s) {
     case StmtKind::For: return mutate_for(s);
     case StmtKind::If: return mutate_if(s);
     case StmtKind::While: return mutate_while(s);
+    case StmtKind::ThreadGroup: return mutate_thread_group(s);
     case StmtKind::Break: return mutate_break(s);
     case StmtKind::Continue: return mutate_continue(s);
     case StmtKind::Inst: return mutate_inst(s);
@@ -214,6 +218,11 @@ Stmt StmtMutator::mutate_if(const Stmt& s) {
 Stmt StmtMutator::mutate_while(const Stmt& s) {
   Expr cond = mutate_stmt_expr(s->cond);
   return rebuilt(s, s->var, s->value, s->start, s->end, s->step, cond, s->then_body, s->else_body,
+                 mutate_stmt(s->body));
+}
+
+Stmt StmtMutator::mutate_thread_group(const Stmt& s) {
+  return rebuilt(s, s->var, s->value, s->start, s->end, s->step, s->cond, s->then_body, s->else_body,
                  mutate_stmt(s->body));
 }
 

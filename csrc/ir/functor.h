@@ -58,6 +58,7 @@ class StmtVisitor {
   virtual void visit_for(const Stmt& s);      // var, start, end, step, body
   virtual void visit_if(const Stmt& s);       // cond, then, else
   virtual void visit_while(const Stmt& s);    // cond, body
+  virtual void visit_thread_group(const Stmt& s);  // body
   virtual void visit_break(const Stmt& s) {}
   virtual void visit_continue(const Stmt& s) {}
   virtual void visit_inst(const Stmt& s);     // args (tensors are not expressions)
@@ -111,6 +112,7 @@ class StmtMutator {
   virtual Stmt mutate_for(const Stmt& s);
   virtual Stmt mutate_if(const Stmt& s);
   virtual Stmt mutate_while(const Stmt& s);
+  virtual Stmt mutate_thread_group(const Stmt& s);
   virtual Stmt mutate_break(const Stmt& s) { return s; }
   virtual Stmt mutate_continue(const Stmt& s) { return s; }
   // Arguments only; a changed argument gives a copy of the instruction (same tensors).

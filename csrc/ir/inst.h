@@ -72,6 +72,14 @@
 //                     complete at the wgmma_wait that retires its commit group
 //   WgmmaCommit       -  (the wgmma_mma issued since the last commit form one group)
 //   WgmmaWait         int_attr = groups allowed to stay in flight
+//   thread groups and clusters (ops/clusters.cc):
+//   SetMaxNReg        int_attr = registers per thread, dims[0] = 1 inc / 0 dec
+//   ClusterSync       -
+//   ClusterQuery      args[0] = the uint32 Var it sets; int_attr = what (ClusterWhat)
+//   ClusterMapSharedAddr  args = {the uint32 Var it sets, a shared address, target rank}
+//   MbarrierArriveCluster args = {barrier, transaction bytes, target rank or CTA mask};
+//                     dims[0] = 0 one peer CTA (remote) / 1 the CTAs of the mask (multicast);
+//                     int_attr as arrive
 #pragma once
 #include <string>
 #include <vector>
@@ -180,5 +188,8 @@ inline bool transforms_shared_view(const Instruction& i) {
 }
 
 inline DotLowering dot_lowering(const Instruction& dot) { return static_cast<DotLowering>(dot.int_attr); }
+
+// ops/clusters.cc: the name ClusterQuery's int_attr prints as ("blockRank", ...).
+const char* cluster_what_name(int64_t what);
 
 }  // namespace tilus

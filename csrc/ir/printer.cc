@@ -46,7 +46,10 @@ class Printer : public StmtVisitor {
     for (size_t i = 0; i < p.params.size(); ++i)
       os_ << (i ? ", " : "") << p.params[i]->name << ": " << p.params[i]->dtype.name();
     os_ << ")\n  blocks = [" << expr_str(p.grid[0]) << ", " << expr_str(p.grid[1]) << ", "
-        << expr_str(p.grid[2]) << "], warps = " << p.warps << "\n{\n";
+        << expr_str(p.grid[2]) << "], warps = " << p.warps;
+    if (p.cluster != std::array<int64_t, 3>{1, 1, 1})
+      os_ << ", cluster_blocks = [" << p.cluster[0] << ", " << p.cluster[1] << ", " << p.cluster[2] << "]";
+    os_ << "\n{\n";
     indent_ = 1;
     visit_stmt(p.body);
     os_ << "}\n";
@@ -87,6 +90,13 @@ class Printer : public StmtVisitor {
   }
   void visit_while(const Stmt& s) override {
     block("while " + expr_str(s->cond), s->body);
+    line("}");
+  }
+  // thread_group(begin, n): the threads, relative to the enclosing group, that run it.
+  void visit_thread_group(const Stmt& s) override {
+    block("thread_group(" + (s->group_begin < 0 ? std::string("any") : std::to_string(s->group_begin)) + ", " +
+              std::to_string(s->group_threads) + ")",
+          s->body);
     line("}");
   }
   void visit_break(const Stmt& s) override { line("break"); }
@@ -224,6 +234,22 @@ class Printer : public StmtVisitor {
         o.str("");
         o << expr_str(i.args[0]) << " = " << t(i.inputs[0]) << ".item_ptr()";
         return o.str();
+      // thread groups and clusters (ops/clusters.cc)
+      case Op::SetMaxNReg: o << i.int_attr << ", " << (i.dims.at(0) ? "inc" : "dec") << ")"; break;
+      case Op::ClusterSync: o << ")"; break;
+      case Op::ClusterQuery:
+        o.str("");
+        o << expr_str(i.args[0]) << " = cluster_query(" << cluster_what_name(i.int_attr) << ")";
+        return o.str();
+      case Op::ClusterMapSharedAddr:
+        o.str("");
+        o << expr_str(i.args[0]) << " = cluster_map_shared_addr(" << expr_str(i.args[1]) << ", rank="
+          << expr_str(i.args[2]) << ")";
+        return o.str();
+      case Op::MbarrierArriveCluster:
+        o << expr_str(i.args[0]) << ", transaction_bytes=" << expr_str(i.args[1])
+          << (i.dims.at(0) ? ", multicast_mask=" : ", target_rank=") << expr_str(i.args[2]) << ")";
+        break;
       // math family (ops/math.cc)
       case Op::Abs:
       case Op::Exp2:

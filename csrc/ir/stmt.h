@@ -11,7 +11,7 @@
 
 namespace tilus {
 
-enum class StmtKind : uint8_t { Seq, Declare, Assign, For, If, While, Break, Continue, Inst };
+enum class StmtKind : uint8_t { Seq, Declare, Assign, For, If, While, Break, Continue, Inst, ThreadGroup };
 
 struct StmtNode;
 using Stmt = std::shared_ptr<const StmtNode>;
@@ -25,7 +25,11 @@ struct StmtNode {
   Expr start, end, step;                // For: var in [start, end) by step (step > 0)
   int unroll = 0;                       // For: 0 = compiler decides, n = unroll by n, -1 = fully
   Expr cond;                            // If, While
-  Stmt then_body, else_body, body;      // If (else may be null); For, While
+  Stmt then_body, else_body, body;      // If (else may be null); For, While, ThreadGroup
+  // ThreadGroup: `body` runs on threads [group_begin, group_begin + group_threads) of the
+  // enclosing group (Tilus 0.2's `with self.thread_group(...)`); group_begin -1 with one
+  // thread: any single thread of the enclosing group (single_thread()'s elect-any).
+  int64_t group_begin = 0, group_threads = 0;
   std::shared_ptr<const Instruction> inst;  // Inst
 };
 
@@ -42,6 +46,7 @@ struct Program {
   std::array<Expr, 3> grid;              // blocks in x, y, z (int32 exprs over params)
   SourceLoc grid_loc;                    // the self.attrs.blocks line
   int warps = 1;
+  std::array<int64_t, 3> cluster{1, 1, 1};  // blocks per cluster (self.attrs.cluster_blocks)
   Stmt body;
   std::vector<Workspace> workspaces;
   std::string source_file;

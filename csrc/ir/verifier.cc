@@ -178,6 +178,12 @@ class Verifier : public StmtExprVisitor {
     --loop_depth_;
   }
 
+  void visit_thread_group(const Stmt& s) override {
+    if (s->group_threads < 1 || s->group_begin < -1 || (s->group_begin == -1 && s->group_threads != 1))
+      fail("a thread group of ", s->group_threads, " threads starting at ", s->group_begin);
+    block(s->body);
+  }
+
   void visit_break(const Stmt&) override {
     if (!loop_depth_) fail("'break' outside a loop");
   }
@@ -688,6 +694,21 @@ class Verifier : public StmtExprVisitor {
         arity(i, 1, 1, 1);
         no_output(i);
         scope(i, i.inputs[0], Scope::Shared, "the operand");
+        return;
+      // thread groups and clusters (ops/clusters.cc)
+      case Op::SetMaxNReg:
+      case Op::ClusterSync:
+        arity(i, 0, 0, 0);
+        no_output(i);
+        return;
+      case Op::ClusterQuery:
+        arity(i, 0, 1, 1);
+        no_output(i);
+        return;
+      case Op::ClusterMapSharedAddr:
+      case Op::MbarrierArriveCluster:
+        arity(i, 0, 3, 3);
+        no_output(i);
         return;
       case Op::IndexTile:
         arity(i, 0, 0, 0);

@@ -141,6 +141,12 @@ Event classify(Op op) {
     case Op::FenceProxyAsyncRelease: return {};
     // shared-tensor elements (ops/shared_item.cc): takes an address, reads nothing
     case Op::SharedItemPtr: return {};
+    // thread groups and clusters (ops/clusters.cc): no cp.async or wgmma channel
+    case Op::SetMaxNReg:
+    case Op::ClusterSync:
+    case Op::ClusterQuery:
+    case Op::ClusterMapSharedAddr:
+    case Op::MbarrierArriveCluster: return {};
   }
   return {};
 }
@@ -328,6 +334,9 @@ class AsyncCheck {
       }
       case StmtKind::For:
       case StmtKind::While: return loop(s, st);
+      // The group's threads run its body; the async channels are per thread, so the body
+      // is straight-line code for them.
+      case StmtKind::ThreadGroup: return walk(s->body, st);
       case StmtKind::Break:
         loops_.back().breaks = merge(loops_.back().breaks, st);
         return unreachable();

@@ -371,14 +371,14 @@ void emit(CudaEmitter& e, const Instruction& i) {
   });
   if (!leader.empty()) e.close();
   if (!scratch.empty()) {
-    e.line("__syncthreads();  // the replicas read the leaders' old values");
+    e.line(e.block_sync() + "  // the replicas read the leaders' old values");
     e.for_each_local(layout, 1, [&](const CudaEmitter::Element& el) {
       Expr flat = make_int(0);
       for (size_t d = 0; d < rank; ++d) flat = add(mul(flat, make_int(values->shape[d])), el.coords[d]);
       const std::string mask = e.tile_mask(layout, values->shape, el);
       e.line((mask.empty() ? "" : "if (" + mask + ") ") + old + "[" + e.expr(el.local) + "] = " + scratch + "[" + e.expr(flat) + "];");
     });
-    e.line("__syncthreads();  // before the scratch is reused");
+    e.line(e.block_sync() + "  // before the scratch is reused");
     e.smem_.release(scratch_offset);
   }
   if (op != Rmw::Store && (sem == 1 || sem == 3)) e.line(fence);  // acquire

@@ -55,11 +55,19 @@ struct HopperState {
   std::deque<TmaLoad> loads;
   std::vector<TmaStore> open_stores;
   std::deque<std::vector<TmaStore>> committed_stores;
+  // Bumped by arrivals and landings: thread groups waiting side by side see whether any
+  // of them moved (interp/thread_groups.cc).
+  uint64_t progress = 0;
+  // The last barrier interval handed out in this block (interp/debug_checks.cc next_epoch).
+  uint32_t epochs = 0;
 };
 
 // Barrier addresses the interpreter hands out: never a real shared offset of the
 // CUDA kernel, distinct from small integers a script might pass by mistake.
 constexpr uint32_t kBarrierBase = 0x7ba00000u;
+// cluster.map_shared_addr sets these bits to 1 + the target block's rank; barrier_at
+// follows them to that block's barriers (a cluster has at most 15 blocks here).
+constexpr uint32_t kRankShift = 16, kRankMask = 0xFu << kRankShift;
 
 HopperState& hopper_state(BlockState& st);
 // The barrier at `address`, or a ValueError naming `what` when none was allocated there.

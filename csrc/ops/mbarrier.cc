@@ -30,7 +30,15 @@ std::string barrier_name(const MBarrier& b) {
 }
 
 MBarrier& barrier_at(BlockState& st, uint32_t address, const char* what) {
-  HopperState& h = hopper_state(st);
+  HopperState* hp = &hopper_state(st);
+  // An address from cluster.map_shared_addr names a barrier of another block of the cluster.
+  if (const uint32_t peer = (address & kRankMask) >> kRankShift) {
+    TILUS_CHECK(st.cluster && peer <= static_cast<uint32_t>(st.cluster->size()), "ValueError", what, ": ",
+                address, " is not the address of a barrier in this cluster");
+    hp = st.cluster->hopper[peer - 1].get();
+    address &= ~kRankMask;
+  }
+  HopperState& h = *hp;
   const uint32_t k = (address - kBarrierBase) / 8;
   TILUS_CHECK(address >= kBarrierBase && (address - kBarrierBase) % 8 == 0 && k < h.barriers.size(),
               "ValueError", what, ": ", address, " is not the address of a barrier from "
@@ -55,7 +63,8 @@ namespace {
 const char* const kSems[] = {"relaxed", "release", "acquire"};
 const char* const kScopes[] = {"cta", "cluster"};
 
-int64_t block_threads(const interp::BlockState& st) { return int64_t{st.launch->program->warps} * 32; }
+// Every thread of the current thread group executes the instruction.
+int64_t block_threads(const interp::BlockState& st) { return st.threads(); }
 
 void check_scalar(const Instruction& i, size_t k, const char* what) {
   TILUS_CHECK(k < i.args.size() && i.args[k] && i.args[k]->dtype.is_integer() && !i.args[k]->dtype.is_pointer,
@@ -63,9 +72,8 @@ void check_scalar(const Instruction& i, size_t k, const char* what) {
 }
 
 void check_cta_scope(const Instruction& i) {
-  TILUS_CHECK(i.int_attr >= 0 && (i.int_attr >> 2) == 0, "NotImplementedError", op_name(i.op),
-              ": scope='cluster' needs thread-block clusters, which tilus does not launch yet; "
-              "use scope='cta'");
+  TILUS_CHECK(i.int_attr >= 0 && (i.int_attr >> 2) <= 1, "ValueError", op_name(i.op),
+              ": scope must be 'cta' or 'cluster'");
 }
 
 OutputType alloc_check(Instruction& i) {
@@ -148,6 +156,8 @@ void arrive_interpret(interp::BlockState& st, const StmtNode&, const Instruction
               " arrivals; the extra arrivals would complete a later phase early (allocate it with "
               "a count that matches the arriving threads)");
   interp::barrier_update(b, arrivals, tx ? threads * v : 0);
+  interp::note_progress(st);
+  interp::next_epoch(st);  // a release: accesses before it are ordered before the waiters'
 }
 
 void wait_interpret(interp::BlockState& st, const StmtNode& stmt, const Instruction& i) {
@@ -162,13 +172,16 @@ void wait_interpret(interp::BlockState& st, const StmtNode& stmt, const Instruct
     auto it = h.loads.begin();
     while (it != h.loads.end() && it->barrier != address) ++it;
     if (it == h.loads.end()) {
+      // Another thread group may still arrive.
+      const std::string state = cat(" for phase parity ", parity, " to complete, but the barrier is in phase ",
+                                    b.phase, " with ", b.pending, " of ", b.count, " arrivals missing and ", b.tx,
+                                    " transaction bytes outstanding, and no TMA copy in flight completes on it");
+      if (interp::yield_to_groups(st, cat("waits on ", interp::barrier_name(b), state, " (line ", stmt.loc.line, ")")))
+        continue;
       ScriptError e("RuntimeError",
                     cat("deadlock: block (", st.block_idx[0], ", ", st.block_idx[1], ", ", st.block_idx[2],
-                        ") waits on ", interp::barrier_name(b), " for phase parity ", parity,
-                        " to complete, but the barrier is in phase ", b.phase, " with ", b.pending,
-                        " of ", b.count, " arrivals missing and ", b.tx,
-                        " transaction bytes outstanding, and no TMA copy in flight completes on it; "
-                        "nothing else can arrive (every thread of the block is waiting here)"));
+                        ") waits on ", interp::barrier_name(b), state,
+                        "; nothing else can arrive (every thread of the block is waiting here)"));
       e.set_loc_if_unknown(stmt.loc);
       throw e;
     }
@@ -176,6 +189,7 @@ void wait_interpret(interp::BlockState& st, const StmtNode& stmt, const Instruct
     h.loads.erase(it);
     interp::land_load(st, load);
   }
+  interp::next_epoch(st);  // an acquire: the arrivals' accesses are ordered before what follows
 }
 
 // ---- CUDA
@@ -195,14 +209,14 @@ void alloc_emit(CudaEmitter& e, const Instruction& i) {
   const size_t n = i.args.size() - 1;
   const std::string arr = e.fresh("tl_mbar");
   e.line("__shared__ alignas(8) unsigned long long " + arr + "[" + std::to_string(n) + "];");
-  e.open("if (threadIdx.x == 0)");
+  e.open("if (threadIdx.x == " + std::to_string(e.group_begin()) + ")");
   for (size_t k = 0; k < n; ++k)
     e.line("asm volatile(\"mbarrier.init.shared.b64 [%0], %1;\" :: \"r\"((unsigned)__cvta_generic_to_shared(&" +
            arr + "[" + std::to_string(k) + "])), \"r\"((unsigned)(" + e.expr(i.args[k + 1]) + ")) : \"memory\");");
   e.close();
   // The TMA unit and other threads must see the initialised barriers before any use.
   if (e.options_.sm90) e.line("asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");");
-  e.line("__syncthreads();");
+  e.line(e.block_sync());
   e.line(e.expr(i.args[0]) + " = (unsigned)__cvta_generic_to_shared(" + arr + ");");
 }
 
@@ -211,11 +225,17 @@ void arrive_emit(CudaEmitter& e, const Instruction& i) {
   const std::string v = "(unsigned)(" + e.expr(i.args[1]) + ")";
   if (i.op == Op::MbarrierArriveExpectTx) {
     need_sm90(e, i, "mbarrier.arrive_and_expect_tx");
-    e.line("asm volatile(\"mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;\" :: \"r\"(" + bar +
+    // scope='cluster': release at cluster scope (also for sem='relaxed': stronger, and
+    // .relaxed needs PTX 8.6).
+    const std::string order = (i.int_attr >> 2) ? ".release.cluster" : "";
+    e.line("asm volatile(\"mbarrier.arrive.expect_tx" + order + ".shared.b64 _, [%0], %1;\" :: \"r\"(" + bar +
            "), \"r\"(" + v + ") : \"memory\");");
   } else if (e.options_.sm90) {
-    e.line("asm volatile(\"mbarrier.arrive.shared.b64 _, [%0], %1;\" :: \"r\"(" + bar + "), \"r\"(" + v +
-           ") : \"memory\");");
+    // scope='cluster': release at cluster scope (also for sem='relaxed': stronger, and
+    // .relaxed needs PTX 8.6).
+    const std::string order = (i.int_attr >> 2) ? ".release.cluster" : "";
+    e.line("asm volatile(\"mbarrier.arrive" + order + ".shared.b64 _, [%0], %1;\" :: \"r\"(" + bar + "), \"r\"(" +
+           v + ") : \"memory\");");
   } else {  // sm_80 has no count operand: one arrival per step
     const std::string k = e.fresh("tl_k");
     e.open("for (unsigned " + k + " = 0; " + k + " < " + v + "; ++" + k + ")");
@@ -227,12 +247,14 @@ void arrive_emit(CudaEmitter& e, const Instruction& i) {
 
 void wait_emit(CudaEmitter& e, const Instruction& i) {
   const std::string ok = e.fresh("tl_done");
-  const char* op = e.options_.sm90 ? "try_wait" : "test_wait";
+  std::string op = e.options_.sm90 ? "try_wait" : "test_wait";
+  if (e.options_.sm90 && (i.int_attr >> 2)) op += ".parity.acquire.cluster";  // scope='cluster'
+  else op += ".parity";
   e.open("");
   e.line("unsigned " + ok + " = 0;");
   e.open("while (!" + ok + ")");
-  e.line(std::string("asm volatile(\"{\\n .reg .pred p;\\n mbarrier.") + op +
-         ".parity.shared.b64 p, [%1], %2;\\n selp.u32 %0, 1, 0, p;\\n}\" : \"=r\"(" + ok + ") : \"r\"((unsigned)(" +
+  e.line("asm volatile(\"{\\n .reg .pred p;\\n mbarrier." + op +
+         ".shared.b64 p, [%1], %2;\\n selp.u32 %0, 1, 0, p;\\n}\" : \"=r\"(" + ok + ") : \"r\"((unsigned)(" +
          e.expr(i.args[0]) + ")), \"r\"((unsigned)(" + e.expr(i.args[1]) + ")) : \"memory\");");
   e.close();
   e.close();

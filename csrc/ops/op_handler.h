@@ -68,11 +68,20 @@ struct OutputType {
   Scope scope = Scope::Register;  // Shared: a view of a shared input (reshape_shared, ...)
 };
 
+// Which thread groups may issue an instruction (Tilus 0.2's "Thread group" notes); the
+// builder refuses any other group with the script line (IRBuilder::tile_op).
+enum class ThreadsRule : uint8_t {
+  Any,         // any group, down to one thread
+  Warps,       // whole warps: the group starts at a multiple of 32 and has a multiple of 32 threads
+  Warpgroups,  // whole warpgroups: the same with 128 (setmaxnreg, wgmma)
+};
+
 struct OpHandler {
   OutputType (*check)(Instruction& inst) = nullptr;
   void (*layout)(LayoutRules& rules, const Instruction& inst, const SourceLoc& loc) = nullptr;
   void (*interpret)(interp::BlockState& st, const StmtNode& stmt, const Instruction& inst) = nullptr;
   void (*emit)(CudaEmitter& e, const Instruction& inst) = nullptr;
+  ThreadsRule threads = ThreadsRule::Any;
 };
 
 namespace ops {

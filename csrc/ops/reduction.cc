@@ -309,12 +309,12 @@ void reduce_emit(CudaEmitter& e, const Instruction& inst) {
     e.open(std::string("{  // ") + op_name(inst.op) + " across warps through shared memory");
     const std::string buf = e.fresh("tl_red");
     e.line(acc_t + "* " + buf + " = reinterpret_cast<" + acc_t + "*>(tl_smem + " + std::to_string(offset) + ");");
-    e.line("__syncthreads();");
+    e.line(e.block_sync());
     e.line("#pragma unroll");
     e.open("for (int i = 0; i < " + std::to_string(n_out) + "; ++i)");
     e.line(buf + "[i * " + std::to_string(threads) + " + tl_tid] = " + acc + "[i];");
     e.close();
-    e.line("__syncthreads();");
+    e.line(e.block_sync());
     // The first thread of this thread's group (its warp digits of dimension d at 0),
     // then every member in a fixed order so all of them compute the same result.
     std::string base = "tl_tid";
@@ -338,7 +338,7 @@ void reduce_emit(CudaEmitter& e, const Instruction& inst) {
                                     std::to_string(member) + "]"));
     }
     e.close();
-    e.line("__syncthreads();");
+    e.line(e.block_sync());
     e.close();
     e.smem_.release(offset);
   }

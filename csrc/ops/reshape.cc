@@ -124,7 +124,7 @@ void gather_through_shared(CudaEmitter& e, const Instruction& inst, const std::s
          shape_str(y->shape) + ": " + why + ", exchange through shared memory");
   const std::string buf = e.fresh("tl_buf");
   e.line(ctype + "* " + buf + " = reinterpret_cast<" + ctype + "*>(tl_smem + " + std::to_string(offset) + ");");
-  e.line("__syncthreads();");
+  e.line(e.block_sync());
   const std::string leader = e.replica_leader(in);
   if (!leader.empty()) e.open("if (" + leader + ")");
   e.for_each_local(in, 1, [&](const CudaEmitter::Element& el) {
@@ -133,13 +133,13 @@ void gather_through_shared(CudaEmitter& e, const Instruction& inst, const std::s
            "] = " + src + "[" + e.expr(el.local) + "];");
   });
   if (!leader.empty()) e.close();
-  e.line("__syncthreads();");
+  e.line(e.block_sync());
   e.for_each_local(want, 1, [&](const CudaEmitter::Element& el) {
     const std::string mask = e.tile_mask(want, y->shape, el);
     e.line((mask.empty() ? "" : "if (" + mask + ") ") + dst + "[" + e.expr(el.local) + "] = " + buf + "[" +
            e.expr(source(el.coords)) + "];");
   });
-  e.line("__syncthreads();");
+  e.line(e.block_sync());
   e.close();
   e.smem_.release(offset);
 }

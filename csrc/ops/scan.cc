@@ -195,16 +195,16 @@ void scan_emit(CudaEmitter& e, const Instruction& inst) {
       e.open("{  // scan: block totals from other warps through shared memory");
       const std::string buf = e.fresh("tl_scan_buf");
       e.line(acc_t + "* " + buf + " = reinterpret_cast<" + acc_t + "*>(tl_smem + " + std::to_string(offset) + ");");
-      e.line("__syncthreads();");
+      e.line(e.block_sync());
       e.line("#pragma unroll");
       e.open("for (int i = 0; i < " + N + "; ++i)");
       e.line(buf + "[i * " + std::to_string(threads) + " + tl_tid] = " + v + "[i];");
       e.close();
-      e.line("__syncthreads();");
+      e.line(e.block_sync());
       for (int64_t l = 0; l < n; ++l)
         e.line(t + "[" + std::to_string(l) + "] = " + buf + "[" + std::to_string(last[l] * threads) + " + (tl_tid | " +
                std::to_string(thread_mask) + ")];");
-      e.line("__syncthreads();");
+      e.line(e.block_sync());
       e.close();
       e.smem_.release(offset);
     }
@@ -241,12 +241,12 @@ void scan_emit(CudaEmitter& e, const Instruction& inst) {
         e.open("{  // scan across warps through shared memory");
         const std::string buf = e.fresh("tl_scan_buf");
         e.line(acc_t + "* " + buf + " = reinterpret_cast<" + acc_t + "*>(tl_smem + " + std::to_string(offset) + ");");
-        e.line("__syncthreads();");
+        e.line(e.block_sync());
         e.line("#pragma unroll");
         e.open("for (int i = 0; i < " + N + "; ++i)");
         e.line(buf + "[i * " + std::to_string(threads) + " + tl_tid] = " + t + "[i];");
         e.close();
-        e.line("__syncthreads();");
+        e.line(e.block_sync());
         e.line("#pragma unroll");
         e.open("for (int i = 0; i < " + N + "; ++i)");
         e.line(q + "[i] = " + cc.identity + ";");
@@ -255,7 +255,7 @@ void scan_emit(CudaEmitter& e, const Instruction& inst) {
                                              std::to_string(ts) + "]") + ";");
         e.close();
         e.close();
-        e.line("__syncthreads();");
+        e.line(e.block_sync());
         e.close();
         e.smem_.release(offset);
       }

@@ -23,6 +23,6 @@ const OpHandler kStoreShared = {
     [](CudaEmitter& e, const Instruction& i) { e.emit_store_shared(i); }};
 const OpHandler kFreeShared = {nullptr, nullptr, interp::exec_free_shared, emit_free_shared};
 const OpHandler kSync = {nullptr, nullptr, interp::exec_sync,
-                         [](CudaEmitter& e, const Instruction&) { e.line("__syncthreads();"); }};
+                         [](CudaEmitter& e, const Instruction&) { e.line(e.block_sync()); }};
 
 }  // namespace tilus::ops

@@ -46,6 +46,7 @@ void land_load(BlockState& st, TmaLoad& load) {
   shared_tma_landed(st, load.copy);
   MBarrier& b = barrier_at(st, load.barrier, "tma.global_to_shared");
   barrier_update(b, 0, -load.bytes);
+  note_progress(st);
 }
 
 namespace {
@@ -424,8 +425,8 @@ TmaTiling tma_tiling(const SharedLayout& l, const std::vector<int64_t>& view_sha
   return t;
 }
 
-const OpHandler kTmaGlobalToShared = {copy_check, copy_layout, g2s_interpret, copy_emit};
-const OpHandler kTmaSharedToGlobal = {copy_check, copy_layout, s2g_interpret, copy_emit};
+const OpHandler kTmaGlobalToShared = {copy_check, copy_layout, g2s_interpret, copy_emit, ThreadsRule::Warps};
+const OpHandler kTmaSharedToGlobal = {copy_check, copy_layout, s2g_interpret, copy_emit, ThreadsRule::Warps};
 const OpHandler kTmaCommitGroup = {group_check, nullptr, commit_interpret, group_emit};
 const OpHandler kTmaWaitGroup = {group_check, nullptr, wait_group_interpret, group_emit};
 

@@ -111,7 +111,7 @@ void printf_emit(CudaEmitter& e, const Instruction& i) {
   std::string call = "printf(" + c_string_literal(i.text);
   for (const Expr& a : i.args)
     call += std::string(a->dtype == dtypes::int64 ? ", (long long)(" : ", (double)(") + e.expr(a) + ")";
-  e.line("if (threadIdx.x == 0) " + call + ");");
+  e.line("if (threadIdx.x == " + std::to_string(e.group_begin()) + ") " + call + ");");
 }
 
 // ---- assume: args[0] a bool the program promises is true. CUDA gets __builtin_assume;

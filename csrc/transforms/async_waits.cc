@@ -438,6 +438,12 @@ class AsyncWaits : public StmtMutator {
       case Op::WgmmaWait: return;
       // shared-tensor elements (ops/shared_item.cc): takes an address, reads nothing
       case Op::SharedItemPtr: return;
+      // thread groups and clusters (ops/clusters.cc): scalars and barriers only
+      case Op::SetMaxNReg:
+      case Op::ClusterSync:
+      case Op::ClusterQuery:
+      case Op::ClusterMapSharedAddr:
+      case Op::MbarrierArriveCluster: return;
     }
   }
 

@@ -4,6 +4,7 @@
 
 #include "ir/functor.h"
 #include "ir/packed.h"
+#include "ir/thread_groups.h"
 #include "ops/op_handler.h"
 
 namespace tilus {
@@ -134,6 +135,13 @@ BlockLayouts simt_operands_for(const RegisterLayout& c, int64_t k) {
 LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
   LayoutPlan plan;
   const int64_t threads = program.warps * 32;
+  GroupThreadCounts group_threads = group_thread_counts(program);
+  plan.group_threads = group_threads.tensor_threads;
+  auto threads_of = [&](const Tensor& t) { return plan.threads_of(t, threads); };
+  auto warps_of = [&](const Instruction& inst) {
+    auto it = group_threads.inst_threads.find(&inst);
+    return static_cast<int>(it == group_threads.inst_threads.end() ? threads / 32 : std::max<int64_t>(1, it->second / 32));
+  };
   Groups groups;
   std::unordered_map<int, Tensor> tensors;
   std::vector<std::pair<const Instruction*, SourceLoc>> dots;
@@ -201,9 +209,10 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
   // 2. User layouts first.
   for (auto& [id, t] : tensors)
     if (t->layout) {
-      TILUS_CHECK(t->layout->num_threads() == threads, "ValueError", "the layout of ", t->name,
-                  " spreads over ", t->layout->num_threads(), " threads but the kernel has ",
-                  threads, " (", program.warps, " warps)");
+      TILUS_CHECK(t->layout->num_threads() == threads_of(t), "ValueError", "the layout of ", t->name,
+                  " spreads over ", t->layout->num_threads(), " threads but ", t->name, " is held by ",
+                  threads_of(t), " threads (", program.warps, " warps",
+                  threads_of(t) == threads ? ")" : ", a thread group of them)");
       assign_group(t, *t->layout);
     }
   // Layouts an instruction's hardware fixes (explicit wgmma's accumulator), with the
@@ -239,7 +248,7 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
     if (c->dtype != dtypes::float32 || d->dtype != dtypes::float32) return std::nullopt;
     if (a->layout || b->layout || reads[a->id] != 1 || reads[b->id] != 1) return std::nullopt;
     const int64_t m = a->shape[0], k = a->shape[1], n = b->shape[1];
-    auto tiling = wgmma_tiling(m, n, k, program.warps);
+    auto tiling = wgmma_tiling(m, n, k, warps_of(inst));
     if (!tiling) return std::nullopt;
     int cg = groups.find(c->id);
     if (group_layout.count(cg) && group_layout.at(cg) != tiling->c) return std::nullopt;
@@ -308,9 +317,9 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
     std::string why;
     std::optional<BlockLayouts> bl;
     bool c_fixed = group_layout.count(cg) > 0;
-    if (kind && !c_fixed) bl = mma_block_layouts(*kind, m, n, k, program.warps, &why);
+    if (kind && !c_fixed) bl = mma_block_layouts(*kind, m, n, k, warps_of(*inst), &why);
     if (kind && c_fixed) {
-      auto candidate = mma_block_layouts(*kind, m, n, k, program.warps, &why);
+      auto candidate = mma_block_layouts(*kind, m, n, k, warps_of(*inst), &why);
       if (candidate && candidate->c == group_layout.at(cg)) bl = candidate;
     }
     if (bl) {
@@ -322,9 +331,11 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
       dp.layouts = simt_operands_for(group_layout.at(cg), k);
     } else {
       // no mma tiling (or no mma for this type): fused multiply-adds on CUDA cores
-      auto simt = simt_block_layouts(m, n, k, program.warps, &why);
+      TILUS_CHECK(threads_of(c) % 32 == 0, "ValueError", "a dot needs whole warps; its thread group has ",
+                  threads_of(c), " threads");
+      auto simt = simt_block_layouts(m, n, k, warps_of(*inst), &why);
       TILUS_CHECK(simt.has_value(), "ValueError", "no thread arrangement computes a [", m, ", ",
-                  n, "] dot with ", program.warps, " warps: ", why);
+                  n, "] dot with ", warps_of(*inst), " warps: ", why);
       dp.layouts = *simt;
     }
     assign_group(c, dp.layouts.c);
@@ -370,7 +381,7 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
     int bits = t->dtype.bits();
     if (auto pb = packed_bits.find(groups.find(t->id)); pb != packed_bits.end()) bits = pb->second;
     int64_t vec = std::max<int64_t>(1, 128 / bits);
-    return default_tile_layout(t->shape, threads, vec);
+    return default_tile_layout(t->shape, threads_of(t), vec);
   };
   for (const Derivation& d : derivations) {
     int g = groups.find(d.from->id);

@@ -51,7 +51,15 @@ struct LayoutPlan {
   // aligned to 1024 bytes, as its swizzle patterns follow address bits.
   std::unordered_set<int> tma_roots;
 
+  // Register tensors made inside a thread group of fewer threads than the block, by id ->
+  // that group's thread count: their layouts spread over those threads.
+  std::unordered_map<int, int64_t> group_threads;
+
   const RegisterLayout& layout_of(const Tensor& t) const;
+  int64_t threads_of(const Tensor& t, int64_t block_threads) const {
+    auto it = group_threads.find(t->id);
+    return it == group_threads.end() ? block_threads : it->second;
+  }
   int root_of(const Tensor& shared) const;
 };
 

@@ -35,7 +35,7 @@ class LayoutCheck {
     for (size_t d = 0; covers && d < l.shape.size(); ++d) covers = l.shape[d] >= t->shape[d];
     if (!covers)
       fail("the layout of ", t->name, " (", t->type_str(), ") has shape ", shape(l.shape));
-    const int64_t threads = int64_t{p_.warps} * 32;
+    const int64_t threads = plan_.threads_of(t, int64_t{p_.warps} * 32);
     if (l.num_threads() != threads)
       fail("the layout of ", t->name, " spreads over ", l.num_threads(), " threads, the kernel has ",
            threads);

@@ -25,6 +25,7 @@ void ViewExtents::collect(const Stmt& s, std::vector<Guard>& guards) {
     // loop variable: its views are left to the interpreter's access checks.
     case StmtKind::For:
     case StmtKind::While:
+    case StmtKind::ThreadGroup:
     case StmtKind::Declare:
     case StmtKind::Assign:
     case StmtKind::Break:

@@ -64,6 +64,15 @@ SYNTAX = {
     # wgmma (python/tilus/lang/inst_wgmma.py): Tilus's explicit self.wgmma
     **{f"wgmma_{op}": [(f"self.wgmma.{m}(...)", f"tilus.lang.inst_wgmma.WgmmaGroup.{m}")]
        for op, m in (("fence", "fence"), ("mma", "mma"), ("commit", "commit_group"), ("wait", "wait_group"))},
+    # thread groups and clusters (python/tilus/lang/inst_cluster.py, inst_hopper.py)
+    "cluster_sync": [("self.cluster.sync()", "tilus.lang.inst_cluster.ClusterGroup.sync")],
+    "cluster_query": [("self.cluster.blockIdx, self.cluster.clusterDim, self.cluster.blockRank",
+                       "tilus.lang.inst_cluster._query")],
+    "cluster_map_shared_addr": [("self.cluster.map_shared_addr(addr, target_rank)",
+                                 "tilus.lang.inst_cluster.ClusterGroup.map_shared_addr")],
+    "mbarrier_arrive_cluster": [
+        (f"self.mbarrier.{m}(...)", f"tilus.lang.inst_hopper.MbarrierGroup.{m}")
+        for m in ("arrive_and_expect_tx_remote", "arrive_and_expect_tx_multicast")],
 }
 
 # Instructions of the table that scripts never write: compiler passes insert them. Each

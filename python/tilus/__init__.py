@@ -7,6 +7,7 @@ from tilus.lang import types as _types
 from tilus.lang.types import DataType, void_p
 from tilus.script import Script
 from tilus.lang.classes import Class
+from tilus.lang.pipeline import Pipeline
 from tilus.lang.structs import Dim3
 from tilus.autotune import NoValidConfigError, autotune, autotune_key
 from tilus import layout, option, runtime, utils
@@ -20,7 +21,7 @@ __version__ = _C.__version__
 globals().update({_name: getattr(_types, _name) for _name in _types.NAMES + _types.SHORT_NAMES})
 
 __all__ = [
-    "Script", "Class", "Dim3", "autotune", "autotune_key", "NoValidConfigError", "utils", "layout", "option",
+    "Script", "Class", "Pipeline", "Dim3", "autotune", "autotune_key", "NoValidConfigError", "utils", "layout", "option",
     "ScriptError", "DataType", "RegisterLayout", "SharedLayout", "RegisterTensor",
     "SharedTensor", "GlobalTensor", "void_p", *_types.NAMES, *_types.SHORT_NAMES,
 ]

@@ -81,6 +81,7 @@ static const char* kind_name(StmtKind k) {
     case StmtKind::Break: return "break";
     case StmtKind::Continue: return "continue";
     case StmtKind::Inst: return "inst";
+    case StmtKind::ThreadGroup: return "thread_group";
   }
   return "?";
 }

@@ -195,7 +195,7 @@ def test_box_tma_cannot_move_is_refused_with_the_line():
     assert "self.tma.global_to_shared(src=gx, dst=s" in str(info.value)
 
 
-def test_cluster_forms_are_refused():
+def test_multicast_to_blocks_outside_the_cluster_is_refused():
     class Multicast(tilus.Script):
         def __call__(self, x_ptr: ~float16):
             self.attrs.blocks = [1]
@@ -203,5 +203,5 @@ def test_cluster_forms_are_refused():
             bar = self.mbarrier.alloc(counts=[128])
             self.mbarrier.arrive_and_expect_tx_multicast(bar, 16, 3)
 
-    with pytest.raises(RuntimeError, match="needs thread-block clusters"):
+    with pytest.raises(ValueError, match="multicast_mask 3 names blocks outside the cluster of 1"):
         Multicast()(torch.zeros(1, dtype=torch.float16))

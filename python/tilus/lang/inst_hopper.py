@@ -70,8 +70,8 @@ def _barrier(barrier, what: str = "barrier") -> Expr:
 def _no_cluster(name, **forms):
     for key, value in forms.items():
         if value is not None and value is not False and value != 1:
-            raise NotImplementedError(f"{name}: {key}= needs thread-block clusters, which tilus "
-                                      "does not launch yet")
+            raise NotImplementedError(f"{name}: {key}= (TMA multicast, CTA pairs, cache hints) is "
+                                      "not supported yet")
 
 
 class MbarrierGroup:
@@ -94,7 +94,7 @@ class MbarrierGroup:
 
         Args:
             counts: the arrival count of each barrier (a list), or one count (one barrier);
-                ``None`` in the list or alone: the block's thread count.
+                ``None`` in the list or alone: the current thread group's thread count.
 
         Returns:
             The barriers: ``bars[i]`` is barrier ``i``'s uint32 shared address; a single
@@ -121,7 +121,8 @@ class MbarrierGroup:
         if not items:
             raise ValueError("counts: at least one barrier")
         warps = getattr(current_launch_attrs(), "warps", None)
-        threads = warps * 32 if warps else None
+        # None counts the threads of the current thread group (Tilus 0.2).
+        threads = builder.current_thread_group()[1] if warps else None
         args = []
         for c in items:
             if c is None:
@@ -140,7 +141,7 @@ class MbarrierGroup:
             barrier: a barrier (``bars[i]``).
             count: arrivals per thread, positive.
             sem: ``'release'`` (writes before it are visible to the waiters) or ``'relaxed'``.
-            scope: ``'cta'``; ``'cluster'`` is refused until clusters exist.
+            scope: ``'cta'`` or ``'cluster'`` (orders with the whole cluster).
 
         Dtypes and layouts:
             ``count`` is an integer scalar.
@@ -149,7 +150,6 @@ class MbarrierGroup:
             ValueError: a bad sem/scope or count.
             RuntimeError: (interpreter) more arrivals than the barrier's phase still waits
                 for.
-            NotImplementedError: scope='cluster'.
 
         Example:
             .. code-block:: python
@@ -170,14 +170,14 @@ class MbarrierGroup:
             barrier: a barrier (``bars[i]``).
             transaction_bytes: bytes each thread expects, non-negative.
             sem: ``'release'`` or ``'relaxed'``.
-            scope: ``'cta'``; ``'cluster'`` is refused until clusters exist.
+            scope: ``'cta'`` or ``'cluster'`` (orders with the whole cluster).
 
         Dtypes and layouts:
             ``transaction_bytes`` is an integer scalar.
 
         Raises:
             ValueError: a bad sem/scope or byte count.
-            NotImplementedError: scope='cluster'; code generation for sm_80 (the script line).
+            NotImplementedError: code generation for sm_80 (the script line).
 
         Example:
             .. code-block:: python
@@ -197,7 +197,7 @@ class MbarrierGroup:
             barrier: a barrier (``bars[i]``).
             phase: 0 or 1, the parity of the phase waited for.
             sem: ``'acquire'`` or ``'relaxed'``.
-            scope: ``'cta'``; ``'cluster'`` is refused until clusters exist.
+            scope: ``'cta'`` or ``'cluster'`` (orders with the whole cluster).
 
         Dtypes and layouts:
             ``phase`` is an integer scalar (a ``uint32`` flipped with ``^= 1`` typically).
@@ -218,53 +218,66 @@ class MbarrierGroup:
 
     def arrive_and_expect_tx_multicast(self, barrier, transaction_bytes, multicast_mask,
                                        sem: str = "release", scope: str = "cluster"):
-        """Refused: the multicast form needs thread-block clusters.
+        """Arrive once, with ``transaction_bytes`` expected, at the barrier at ``barrier``'s
+        offset in every block of the cluster whose rank is a bit of ``multicast_mask``:
+        thread ``r`` of the group signals the block of rank ``r``.
 
         Args:
-            barrier: a barrier.
-            transaction_bytes: expected bytes.
-            multicast_mask: the CTAs to signal.
-            sem: memory order.
-            scope: synchronisation scope.
+            barrier: a barrier of this block (``bars[i]``); the peers' barriers at the same
+                offset are signalled.
+            transaction_bytes: bytes each signalled barrier expects, non-negative.
+            multicast_mask: bit ``r`` set: signal the block of rank ``r``.
+            sem: ``'release'`` or ``'relaxed'``.
+            scope: ``'cta'`` or ``'cluster'``.
 
         Dtypes and layouts:
-            Not applicable.
+            Integer scalars. Needs a thread group of at least 16 threads.
 
         Raises:
-            NotImplementedError: always, until clusters exist.
+            ValueError: a bad sem/scope; (interpreter) a mask naming blocks outside the
+                cluster or a group of fewer than 16 threads.
+            NotImplementedError: code generation for sm_80.
 
         Example:
             .. code-block:: python
 
-                self.mbarrier.arrive_and_expect_tx_multicast(bar, 1024, 0b11)
+                self.mbarrier.arrive_and_expect_tx_multicast(full[s], nbytes, 0b11)
         """
-        raise NotImplementedError("mbarrier.arrive_and_expect_tx_multicast needs thread-block "
-                                  "clusters, which tilus does not launch yet")
+        attr = _attr(sem, _ARRIVE_SEMS, scope)
+        current_builder().tile_op("mbarrier_arrive_cluster", [], int_attr=attr, dims=[1],
+                                  args=[_barrier(barrier), as_expr(transaction_bytes, "transaction_bytes"),
+                                        as_expr(multicast_mask, "multicast_mask")])
 
     def arrive_and_expect_tx_remote(self, barrier, transaction_bytes, target_rank,
                                     sem: str = "release", scope: str = "cluster"):
-        """Refused: the remote form needs thread-block clusters.
+        """Arrive at the barrier at ``barrier``'s offset in the block of rank
+        ``target_rank`` of the cluster, adding ``transaction_bytes``: every thread of the
+        group arrives once (``mapa`` + ``mbarrier.arrive.expect_tx.shared::cluster``).
 
         Args:
-            barrier: a barrier.
-            transaction_bytes: expected bytes.
-            target_rank: the peer CTA.
-            sem: memory order.
-            scope: synchronisation scope.
+            barrier: a barrier of this block (``bars[i]``).
+            transaction_bytes: bytes each thread adds, non-negative.
+            target_rank: the peer block's rank.
+            sem: ``'release'`` or ``'relaxed'``.
+            scope: ``'cta'`` or ``'cluster'``.
 
         Dtypes and layouts:
-            Not applicable.
+            Integer scalars.
 
         Raises:
-            NotImplementedError: always, until clusters exist.
+            ValueError: a bad sem/scope; (interpreter) a rank outside the cluster, or more
+                arrivals than the peer's barrier waits for.
+            NotImplementedError: code generation for sm_80.
 
         Example:
             .. code-block:: python
 
-                self.mbarrier.arrive_and_expect_tx_remote(bar, 1024, target_rank=1)
+                self.mbarrier.arrive_and_expect_tx_remote(empty[s], 0, target_rank=0)
         """
-        raise NotImplementedError("mbarrier.arrive_and_expect_tx_remote needs thread-block "
-                                  "clusters, which tilus does not launch yet")
+        attr = _attr(sem, _ARRIVE_SEMS, scope)
+        current_builder().tile_op("mbarrier_arrive_cluster", [], int_attr=attr, dims=[0],
+                                  args=[_barrier(barrier), as_expr(transaction_bytes, "transaction_bytes"),
+                                        as_expr(target_rank, "target_rank")])
 
 
 class TmaGroup:

@@ -95,19 +95,24 @@ class UtilityInstructions:
 
     @property
     def current_thread_begin(self) -> int:
-        """The first thread of the current thread group: 0, the whole block."""
+        """The first thread of the current thread group (0 outside any ``thread_group``)."""
         self._threads()
-        return 0
+        return current_builder().current_thread_group()[0]
 
     @property
     def current_thread_end(self) -> int:
-        """One past the last thread of the current thread group: the block's threads."""
-        return self._threads()
+        """One past the last thread of the current thread group (the block's thread count
+        outside any ``thread_group``)."""
+        self._threads()
+        begin, n = current_builder().current_thread_group()
+        return begin + n
 
     @property
     def current_num_threads(self) -> int:
-        """The threads of the current thread group: ``32 * self.attrs.warps``."""
-        return self._threads()
+        """The threads of the current thread group: ``32 * self.attrs.warps`` outside any
+        ``thread_group``."""
+        self._threads()
+        return current_builder().current_thread_group()[1]
 
     # ------------------------------------------------------------ compile-time checks
     def static_assert(self, cond, msg: str = "static_assert failed"):

@@ -13,6 +13,8 @@ from tilus import _C
 from tilus.lang.context import current_builder
 from tilus.lang.types import DataType, bfloat16, float16, float32, float64, int8, int32
 from tilus.lang.inst_atomics import AtomicInstructions
+from tilus.lang.inst_cluster import ClusterInstructions
+from tilus.lang.inst_groups import ThreadGroupInstructions
 from tilus.lang.inst_hopper import HopperInstructions
 from tilus.lang.inst_math import MathInstructions
 from tilus.lang.inst_reductions import ReductionInstructions
@@ -107,7 +109,7 @@ _DEFAULT_ACCUMULATOR = {float16: float32, bfloat16: float32, int8: int32, float3
 
 class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions,
                        AtomicInstructions, UtilityInstructions, HopperInstructions,
-                       WgmmaInstructions):
+                       WgmmaInstructions, ThreadGroupInstructions, ClusterInstructions):
     blockIdx = _BlockIdx()
 
     # ------------------------------------------------------------ loops

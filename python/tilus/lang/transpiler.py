@@ -353,6 +353,20 @@ class Transpiler:
             self.visit_block(node.orelse, "else")
         self.builder.end_if()
 
+    def stmt_With(self, node: ast.With):
+        from tilus.lang.inst_groups import ThreadGroupContext
+
+        if len(node.items) != 1 or node.items[0].optional_vars is not None:
+            raise self.error("SyntaxError", "a with statement in a tilus script takes one "
+                             "self.thread_group(...) (or single_thread/single_warp/warp_group) and no 'as'")
+        ctx = self.eval(node.items[0].context_expr)
+        if not isinstance(ctx, ThreadGroupContext):
+            raise self.error("SyntaxError", "with statements in tilus scripts open thread groups "
+                             f"(self.thread_group(...)); got a {type(ctx).__name__}")
+        self.builder.begin_thread_group(ctx.thread_begin, ctx.num_threads)
+        self.visit_block(node.body, "thread group")
+        self.builder.end_thread_group()
+
     def stmt_For(self, node: ast.For):
         if node.orelse:
             raise self.error("SyntaxError", "for ... else is not supported")
@@ -876,7 +890,10 @@ class Transpiler:
             return None
         for klass in type(func.__self__).__mro__:
             if klass.__dict__.get(fn.__name__) is fn:
-                if klass.__module__.startswith("tilus.") and klass.__module__ != "__main__":
+                # tilus's own helpers run as Python, except the methods of tilus.Class
+                # subclasses tilus ships (tilus.Pipeline), which are kernel code.
+                if klass.__module__.startswith("tilus.") and klass.__module__ != "__main__" and \
+                        not (issubclass(klass, Class) and klass is not Class):
                     return None
                 return fn
         return None
@@ -936,6 +953,13 @@ class _Attrs:
                                        f"int, got {value!r}")
             self._builder.set_warps(int(value))
             current_launch_attrs().warps = int(value)
+        elif name == "cluster_blocks":
+            values = list(value) if isinstance(value, (list, tuple)) else [value]
+            if not 1 <= len(values) <= 3 or any(isinstance(v, (bool, Expr)) or
+                                                not isinstance(v, numbers.Integral) for v in values):
+                raise transpiler.error("TypeError", "self.attrs.cluster_blocks takes 1 to 3 "
+                                       f"compile-time ints, got {value!r}")
+            self._builder.set_cluster([int(v) for v in values])
         else:
             raise transpiler.error("ValueError", f"unknown kernel attribute self.attrs.{name} "
-                                   "(known: blocks, warps)")
+                                   "(known: blocks, warps, cluster_blocks)")

@@ -1,0 +1,146 @@
+"""Thread-block clusters in the interpreter (Tilus 0.2's self.cluster and
+self.attrs.cluster_blocks): the blocks of a cluster run together, so cluster.sync and
+arrivals on a peer block's mbarrier (remote and multicast) complete; the cluster queries;
+the deadlock report and the refusals."""
+import pytest
+import torch
+
+import tilus
+from tilus import int32, uint32
+
+
+class ClusterExchange(tilus.Script):
+    """Each block of a 2-block cluster arrives on its peer's barrier and waits on its own:
+    this completes only when the two run at the same time. Then each writes its cluster
+    coordinates and a value its peer stored in global memory before the cluster barrier."""
+
+    def __init__(self, cluster=2):
+        super().__init__()
+        self.cluster_size = cluster
+
+    def __call__(self, blocks: int32, out_ptr: ~int32, scratch_ptr: ~int32):
+        self.attrs.blocks = [blocks]
+        self.attrs.cluster_blocks = [self.cluster_size]
+        self.attrs.warps = 4
+        out = self.global_view(out_ptr, dtype=int32, shape=[blocks, 5])
+        scratch = self.global_view(scratch_ptr, dtype=int32, shape=[blocks])
+        bar = self.mbarrier.alloc(counts=[128])
+        self.cluster.sync()  # every block's barriers are initialised
+        rank: int32 = self.cluster.blockRank
+        peer: int32 = (rank + 1) % self.cluster_size
+        self.mbarrier.arrive_and_expect_tx_remote(bar, 0, target_rank=peer)
+        self.mbarrier.wait(bar, phase=0, scope="cluster")
+        mine = self.register_tensor(dtype=int32, shape=[1], init=self.blockIdx.x * 10 + 7)
+        self.store_global(scratch, mine, offsets=[self.blockIdx.x])
+        self.cluster.sync()
+        peer_block: int32 = self.blockIdx.x - rank + peer
+        seen = self.load_global(scratch, offsets=[peer_block], shape=[1])
+        out4 = self.global_view(out_ptr, dtype=int32, shape=[blocks * 5])
+        for col, value in enumerate([rank, self.cluster.clusterDim.x, self.cluster.blockIdx.x,
+                                     self.cluster.clusterDim.y]):
+            v = self.register_tensor(dtype=int32, shape=[1, 1], init=value)
+            self.store_global(out, v, offsets=[self.blockIdx.x, col])
+        self.store_global(out4, seen, offsets=[self.blockIdx.x * 5 + 4])
+
+
+@pytest.mark.parametrize("blocks, cluster", [(4, 2), (6, 3), (2, 2)])
+def test_cluster_blocks_meet_at_barriers_and_see_each_other(blocks, cluster):
+    out = torch.full((blocks, 5), -1, dtype=torch.int32)
+    scratch = torch.full((blocks,), -1, dtype=torch.int32)
+    ClusterExchange(cluster)(blocks, out, scratch)
+    for b in range(blocks):
+        rank = b % cluster
+        peer_block = b - rank + (rank + 1) % cluster
+        assert out[b].tolist() == [rank, cluster, rank, 1, peer_block * 10 + 7], (b, out)
+
+
+class MulticastSignal(tilus.Script):
+    """Rank 0's first warp signals every block of the cluster through one multicast
+    arrival carrying expected bytes that nobody sends: the peers must then see their
+    barrier's phase still open, and a remote arrival of the bytes' count closes it."""
+
+    def __call__(self, out_ptr: ~int32):
+        self.attrs.blocks = [4]
+        self.attrs.cluster_blocks = [4]
+        self.attrs.warps = 4
+        out = self.global_view(out_ptr, dtype=int32, shape=[4])
+        bar = self.mbarrier.alloc(counts=[1])
+        self.cluster.sync()
+        rank: int32 = self.cluster.blockRank
+        if rank == 0:
+            with self.single_warp(0):
+                self.mbarrier.arrive_and_expect_tx_multicast(bar, 0, multicast_mask=0b1011)
+        if rank == 2:
+            with self.single_thread():
+                self.mbarrier.arrive_and_expect_tx_remote(bar, 0, target_rank=2)
+        self.mbarrier.wait(bar, phase=0)
+        v = self.register_tensor(dtype=int32, shape=[1], init=rank + 100)
+        self.store_global(out, v, offsets=[self.blockIdx.x])
+
+
+def test_multicast_arrival_reaches_the_masked_blocks():
+    out = torch.full((4,), -1, dtype=torch.int32)
+    MulticastSignal()(out)
+    assert out.tolist() == [100, 101, 102, 103]
+
+
+class MapAddr(tilus.Script):
+    def __call__(self, out_ptr: ~uint32):
+        self.attrs.blocks = [2]
+        self.attrs.cluster_blocks = 2
+        self.attrs.warps = 1
+        out = self.global_view(out_ptr, dtype=uint32, shape=[2, 2])
+        bars = self.mbarrier.alloc(counts=[32, 32])
+        self.cluster.sync()
+        rank: int32 = self.cluster.blockRank
+        # rank 1 arrives on rank 0's second barrier through the mapped address
+        if rank == 1:
+            self.mbarrier.arrive_and_expect_tx_remote(bars[1], 0, target_rank=0)
+        if rank == 0:
+            self.mbarrier.wait(bars[1], phase=0)
+        a = self.register_tensor(dtype=uint32, shape=[1, 1],
+                                 init=self.cluster.map_shared_addr(bars[1], target_rank=rank))
+        b = self.register_tensor(dtype=uint32, shape=[1, 1], init=bars[1])
+        self.store_global(out, a - b, offsets=[self.blockIdx.x, 0])
+        self.store_global(out, b - bars[0], offsets=[self.blockIdx.x, 1])
+        self.cluster.sync()
+
+
+def test_map_shared_addr_names_the_peer_barrier():
+    out = torch.full((2, 2), 7, dtype=torch.int32).view(torch.uint32) if hasattr(torch, "uint32") else None
+    if out is None:
+        pytest.skip("torch has no uint32")
+    MapAddr()(out)
+    assert out.view(torch.int32)[:, 1].tolist() == [8, 8]
+    # the mapped address differs from the local one only in the rank bits
+    assert all(v != 0 for v in out.view(torch.int32)[:, 0].tolist())
+
+
+class OneBlockSkipsSync(tilus.Script):
+    def __call__(self, out_ptr: ~int32):
+        self.attrs.blocks = [2]
+        self.attrs.cluster_blocks = [2]
+        self.attrs.warps = 2
+        if self.cluster.blockRank == 0:
+            self.cluster.sync()
+
+
+def test_cluster_sync_missing_a_block_is_a_deadlock():
+    with pytest.raises(RuntimeError, match=r"deadlock: block \(0, 0, 0\) waits in cluster.sync .* for 64 more"):
+        OneBlockSkipsSync()(torch.zeros(1, dtype=torch.int32))
+
+
+def test_grid_not_a_whole_number_of_clusters_is_refused():
+    with pytest.raises(ValueError, match=r"not a whole number of clusters of \(2, 1, 1\)"):
+        ClusterExchange(2)(3, torch.zeros(3, 5, dtype=torch.int32), torch.zeros(3, dtype=torch.int32))
+
+
+def test_cluster_blocks_attribute_is_checked():
+    class TooBig(tilus.Script):
+        def __call__(self, out_ptr: ~int32):
+            self.attrs.blocks = [16]
+            self.attrs.cluster_blocks = [4, 4]
+            self.attrs.warps = 1
+
+    with pytest.raises(ValueError, match="at most 8 blocks per cluster"):
+        TooBig()(torch.zeros(1, dtype=torch.int32))
