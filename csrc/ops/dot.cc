@@ -3,6 +3,8 @@
 // emission codegen/emit_dot.cc and emit_wgmma.cc; this file registers them.
 #include "codegen/emitter.h"
 #include "interp/tile_ops.h"
+#include "ir/inst_text.h"
+#include "ir/operand_check.h"
 #include "ops/op_handler.h"
 
 namespace tilus::ops {
@@ -12,21 +14,60 @@ void dot_layout(LayoutRules& rules, const Instruction& inst, const SourceLoc& lo
   rules.same(inst.inputs[2], inst.output);  // the accumulator
   rules.anchor(inst, loc);
 }
+
+std::string dot_print(const Instruction& i) {
+  const DotLowering l = dot_lowering(i);
+  return inst_text::call(i, inst_text::operands(i) + (l == DotLowering::WgmmaSync    ? ", wgmma=sync"
+                                                      : l == DotLowering::WgmmaAsync ? ", wgmma=async"
+                                                                                     : ""));
+}
+
+void dot_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 3, 0, 0);
+  for (const Tensor& t : i.inputs) c.scope(i, t, Scope::Register, "an operand");
+  c.scope(i, i.output, Scope::Register, "the output");
+  const Tensor &a = i.inputs[0], &b = i.inputs[1], &acc = i.inputs[2];
+  if (a->shape.size() != 2 || b->shape.size() != 2 || acc->shape.size() != 2 || a->shape[1] != b->shape[0] ||
+      acc->shape[0] != a->shape[0] || acc->shape[1] != b->shape[1])
+    c.fail(op_name(i.op), ": ", c.str(a), " @ ", c.str(b), " does not give ", c.str(acc));
+  c.same_dtype(i, a, b);
+  c.same_shape(i, acc, i.output);
+  c.same_dtype(i, acc, i.output);
+}
+
+// Placed by the async pass after it marked the dots (transforms/async_waits.cc); their
+// pairing with the dots is that pass's invariant.
+void wgmma_group_verify(OperandCheck& c, const Instruction& i) { c.no_output(i); }
+
+std::string wgmma_wait_print(const Instruction& i) {
+  std::string s = "n=" + std::to_string(i.int_attr);
+  if (!i.inputs.empty() && i.inputs[0]->scope == Scope::Shared) {
+    s += ", if_writing=" + inst_text::ref(i.inputs[0]) + ", hits=[";
+    for (size_t k = 1; k < i.inputs.size(); ++k) s += (k > 1 ? ", " : "") + inst_text::ref(i.inputs[k]);
+    s += "]";
+  } else if (!i.inputs.empty()) {
+    s += ", fence=[";
+    for (size_t k = 0; k < i.inputs.size(); ++k) s += (k ? ", " : "") + inst_text::ref(i.inputs[k]);
+    s += "]";
+  }
+  return inst_text::call(i, s) + (i.text.empty() ? "" : "   # " + i.text);
+}
 }  // namespace
 
 const OpHandler kDot = {
     nullptr, dot_layout,
     [](interp::BlockState& st, const StmtNode&, const Instruction& i) { interp::exec_dot(st, i); },
-    [](CudaEmitter& e, const Instruction& i) { e.emit_dot(i); }};
+    [](CudaEmitter& e, const Instruction& i) { e.emit_dot(i); }, dot_print, dot_verify};
 
 // The wgmma protocol around an asynchronous dot, placed by transforms/async_waits.cc. In
 // the interpreter a dot completes inside exec_dot: there is nothing to commit or wait for.
 const OpHandler kWgmmaCommitGroup = {
     nullptr, nullptr, [](interp::BlockState&, const StmtNode&, const Instruction&) {},
-    [](CudaEmitter& e, const Instruction&) { e.line("tilus::wgmma_commit_group();"); }};
+    [](CudaEmitter& e, const Instruction&) { e.line("tilus::wgmma_commit_group();"); }, nullptr,
+    wgmma_group_verify};
 
 const OpHandler kWgmmaWaitGroup = {
     nullptr, nullptr, [](interp::BlockState&, const StmtNode&, const Instruction&) {},
-    [](CudaEmitter& e, const Instruction& i) { e.emit_wgmma_wait(i); }};
+    [](CudaEmitter& e, const Instruction& i) { e.emit_wgmma_wait(i); }, wgmma_wait_print, wgmma_group_verify};
 
 }  // namespace tilus::ops

@@ -6,6 +6,9 @@
 #include "codegen/emitter.h"
 #include "interp/buffer.h"
 #include "interp/tile_ops.h"
+#include "ir/inst_text.h"
+#include "ir/operand_check.h"
+#include "ir/shape_rules.h"
 #include "ops/op_handler.h"
 
 namespace tilus::ops {
@@ -55,23 +58,99 @@ void exp_emit(CudaEmitter& e, const Instruction& i) {
 
 const OpHandler kExp = {exp_check, same_layout_as_inputs, exp_interpret, exp_emit};
 
+// ---- IR text and the verifier's operand checks
+namespace {
+using inst_text::ref;
+
+std::string cast_print(const Instruction& i) { return inst_text::call(i, ref(i.inputs[0]) + ", dtype=" + i.dtype.name()); }
+// a + b, min(a, b), x * 2.0, 1.0 - x; "-> %out" when writing into an existing tensor
+std::string binary_print(const Instruction& i) {
+  std::string s = i.defines_output ? ref(i.output) + " = " : std::string();
+  const std::string sym = binary_op_symbol(i.binary_op);
+  std::string lhs = ref(i.inputs[0]);
+  std::string rhs = i.inputs.size() > 1 ? ref(i.inputs[1]) : expr_str(i.args[0]);
+  if (i.inputs.size() == 1 && i.scalar_lhs) std::swap(lhs, rhs);
+  s += sym == "min" || sym == "max" ? sym + "(" + lhs + ", " + rhs + ")" : lhs + " " + sym + " " + rhs;
+  if (!i.defines_output) s += "  -> " + ref(i.output);
+  return s;
+}
+std::string unary_print(const Instruction& i) {
+  return ref(i.output) + " = " + (i.unary_op == UnaryOp::Neg ? "-" : "!") + ref(i.inputs[0]);
+}
+std::string assign_print(const Instruction& i) { return ref(i.output) + " := " + ref(i.inputs[0]); }
+
+void cast_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 1, 0, 0);
+  c.scope(i, i.inputs[0], Scope::Register, "the operand");
+  c.scope(i, i.output, Scope::Register, "the output");
+  c.same_shape(i, i.inputs[0], i.output);
+  if (i.dtype != i.output->dtype || i.dtype.is_pointer)
+    c.fail(op_name(i.op), ": to ", i.dtype.name(), " but the output is ", c.str(i.output));
+}
+
+void binary_verify(OperandCheck& c, const Instruction& i) {
+  const bool with_scalar = i.inputs.size() == 1;
+  c.arity(i, with_scalar ? 1 : 2, with_scalar ? 1 : 0, with_scalar ? 1 : 0);
+  for (const Tensor& t : i.inputs) c.scope(i, t, Scope::Register, "an operand");
+  c.scope(i, i.output, Scope::Register, "the output");
+  std::vector<int64_t> shape =
+      with_scalar ? i.inputs[0]->shape : broadcast_shapes(i.inputs[0]->shape, i.inputs[1]->shape);
+  if (shape.empty() || shape != i.output->shape)
+    c.fail("operator ", binary_op_symbol(i.binary_op), ": operands ", c.str(i.inputs[0]),
+           with_scalar ? std::string() : " and " + c.str(i.inputs[1]), " do not give ", c.str(i.output));
+  if (with_scalar && i.args[0]->dtype.is_pointer) c.fail("operator ", binary_op_symbol(i.binary_op), ": a pointer operand");
+  DataType operands = with_scalar ? i.args[0]->dtype : promote(i.inputs[0]->dtype, i.inputs[1]->dtype);
+  // Writing into an existing tensor (out=) converts; a new one has the result type.
+  if (i.defines_output && binary_result_dtype(i.binary_op, operands) != i.output->dtype)
+    c.fail("operator ", binary_op_symbol(i.binary_op), " gives ", binary_result_dtype(i.binary_op, operands).name(),
+           ", not ", c.str(i.output));
+}
+
+void unary_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 1, 0, 0);
+  c.scope(i, i.inputs[0], Scope::Register, "the operand");
+  c.scope(i, i.output, Scope::Register, "the output");
+  c.same_shape(i, i.inputs[0], i.output);
+  if (i.output->dtype != (i.unary_op == UnaryOp::Not ? dtypes::boolean : i.inputs[0]->dtype))
+    c.fail(op_name(i.op), ": ", c.str(i.inputs[0]), " does not give ", c.str(i.output));
+}
+
+void where_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 3, 0, 0);
+  for (const Tensor& t : i.inputs) c.scope(i, t, Scope::Register, "an operand");
+  c.scope(i, i.output, Scope::Register, "the output");
+  if (!i.inputs[0]->dtype.is_bool()) c.fail(op_name(i.op), ": the condition ", c.str(i.inputs[0]), " is not boolean");
+  auto shape = broadcast_shapes(broadcast_shapes(i.inputs[0]->shape, i.inputs[1]->shape), i.inputs[2]->shape);
+  if (shape.empty() || shape != i.output->shape || promote(i.inputs[1]->dtype, i.inputs[2]->dtype) != i.output->dtype)
+    c.fail(op_name(i.op), ": its operands do not give ", c.str(i.output));
+}
+
+void assign_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 1, 0, 0);
+  c.scope(i, i.inputs[0], Scope::Register, "the value");
+  c.scope(i, i.output, Scope::Register, "the target");
+  c.same_shape(i, i.inputs[0], i.output);
+  c.same_dtype(i, i.inputs[0], i.output);
+}
+}  // namespace
+
 const OpHandler kCast = {
     nullptr, same_layout_as_inputs, interp::exec_cast,
-    [](CudaEmitter& e, const Instruction& i) { e.emit_cast(i); }};
+    [](CudaEmitter& e, const Instruction& i) { e.emit_cast(i); }, cast_print, cast_verify};
 const OpHandler kElementwise = {
     nullptr, same_layout_or_broadcast,
     [](interp::BlockState& st, const StmtNode&, const Instruction& i) { interp::exec_elementwise(st, i); },
-    [](CudaEmitter& e, const Instruction& i) { e.emit_elementwise(i); }};
+    [](CudaEmitter& e, const Instruction& i) { e.emit_elementwise(i); }, binary_print, binary_verify};
 const OpHandler kUnaryElementwise = {
     nullptr, same_layout_as_inputs,
     [](interp::BlockState& st, const StmtNode&, const Instruction& i) { interp::exec_unary(st, i); },
-    [](CudaEmitter& e, const Instruction& i) { e.emit_unary(i); }};
+    [](CudaEmitter& e, const Instruction& i) { e.emit_unary(i); }, unary_print, unary_verify};
 const OpHandler kWhere = {
     nullptr, same_layout_or_broadcast,
     [](interp::BlockState& st, const StmtNode&, const Instruction& i) { interp::exec_where(st, i); },
-    [](CudaEmitter& e, const Instruction& i) { e.emit_where(i); }};
+    [](CudaEmitter& e, const Instruction& i) { e.emit_where(i); }, nullptr, where_verify};
 const OpHandler kAssign = {
     nullptr, same_layout_as_inputs, interp::exec_assign,
-    [](CudaEmitter& e, const Instruction& i) { e.emit_assign(i); }};
+    [](CudaEmitter& e, const Instruction& i) { e.emit_assign(i); }, assign_print, assign_verify};
 
 }  // namespace tilus::ops

@@ -1,15 +1,29 @@
 // Semaphores in global memory: lock (wait until *p == value) and release (*p = value).
 #include "codegen/emitter.h"
 #include "interp/tile_ops.h"
+#include "ir/inst_text.h"
+#include "ir/operand_check.h"
 #include "ops/op_handler.h"
 
 namespace tilus::ops {
 
-const OpHandler kLockSemaphore = {
-    nullptr, nullptr, interp::exec_lock_semaphore,
-    [](CudaEmitter& e, const Instruction& i) { e.emit_semaphore(i); }};
-const OpHandler kReleaseSemaphore = {
-    nullptr, nullptr, interp::exec_release_semaphore,
-    [](CudaEmitter& e, const Instruction& i) { e.emit_semaphore(i); }};
+namespace {
+std::string semaphore_print(const Instruction& i) {
+  return inst_text::call(i, expr_str(i.args[0]) + ", value=" + expr_str(i.args[1]));
+}
+void semaphore_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 0, 2, 2);
+  c.no_output(i);
+  if (i.args[0]->dtype != dtypes::int32.pointer_to() || i.args[1]->dtype != dtypes::int32)
+    c.fail(op_name(i.op), ": needs a ~int32 pointer and an int32 value, got ", i.args[0]->dtype.name(), " and ",
+           i.args[1]->dtype.name());
+}
+void emit_semaphore(CudaEmitter& e, const Instruction& i) { e.emit_semaphore(i); }
+}  // namespace
+
+const OpHandler kLockSemaphore = {nullptr, nullptr, interp::exec_lock_semaphore, emit_semaphore,
+                                  semaphore_print, semaphore_verify};
+const OpHandler kReleaseSemaphore = {nullptr, nullptr, interp::exec_release_semaphore, emit_semaphore,
+                                     semaphore_print, semaphore_verify};
 
 }  // namespace tilus::ops
