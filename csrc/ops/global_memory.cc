@@ -3,11 +3,29 @@
 #include "interp/tile_ops.h"
 #include "ir/inst_text.h"
 #include "ir/operand_check.h"
+#include "ir/operand_rules.h"
 #include "ops/op_handler.h"
 
 namespace tilus::ops {
 
 namespace {
+OutputType load_check(Instruction& i) {
+  expect_inputs(i, 1);
+  check_tile_window(i.inputs[0], i.args, i.shape, i.dims, "load_global");
+  return {i.inputs[0]->dtype, i.shape};
+}
+
+OutputType store_check(Instruction& i) {
+  expect_inputs(i, 2);
+  const Tensor &global = i.inputs[0], &value = i.inputs[1];
+  require_register(value, "store_global", "the value");
+  check_tile_window(global, i.args, value->shape, i.dims, "store_global");
+  TILUS_CHECK(value->dtype == global->dtype, "TypeError", "store_global: cannot store a ", value->dtype.name(),
+              " tile into global tensor ", global->name, " of ", global->dtype.name(),
+              "; cast it first with self.cast(x, dtype=", global->dtype.name(), ")");
+  return {};
+}
+
 using inst_text::call;
 using inst_text::ref;
 
@@ -39,10 +57,10 @@ void store_verify(OperandCheck& c, const Instruction& i) {
 }  // namespace
 
 const OpHandler kLoadGlobal = {
-    nullptr, nullptr, interp::exec_load_global,
+    load_check, nullptr, interp::exec_load_global,
     [](CudaEmitter& e, const Instruction& i) { e.emit_load_global(i); }, load_print, load_verify};
 const OpHandler kStoreGlobal = {
-    nullptr, nullptr, interp::exec_store_global,
+    store_check, nullptr, interp::exec_store_global,
     [](CudaEmitter& e, const Instruction& i) { e.emit_store_global(i); }, store_print, store_verify};
 
 }  // namespace tilus::ops

@@ -3,11 +3,19 @@
 #include "interp/tile_ops.h"
 #include "ir/inst_text.h"
 #include "ir/operand_check.h"
+#include "ir/operand_rules.h"
 #include "ops/op_handler.h"
 
 namespace tilus::ops {
 
 namespace {
+OutputType print_check(Instruction& i) {
+  expect_inputs(i, 1);
+  TILUS_CHECK(i.inputs[0]->scope != Scope::Global, "TypeError",
+              "print_tensor: only register and shared tensors can be printed");
+  return {};
+}
+
 std::string print_print(const Instruction& i) {
   return inst_text::call(i, "\"" + i.text + "\", " + inst_text::ref(i.inputs[0]));
 }
@@ -19,7 +27,7 @@ void print_verify(OperandCheck& c, const Instruction& i) {
 }  // namespace
 
 const OpHandler kPrintTensor = {
-    nullptr, nullptr, interp::exec_print_tensor,
+    print_check, nullptr, interp::exec_print_tensor,
     [](CudaEmitter& e, const Instruction& i) { e.emit_print(i); }, print_print, print_verify};
 
 }  // namespace tilus::ops

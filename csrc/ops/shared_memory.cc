@@ -3,11 +3,49 @@
 #include "interp/tile_ops.h"
 #include "ir/inst_text.h"
 #include "ir/operand_check.h"
+#include "ir/operand_rules.h"
 #include "ops/op_handler.h"
 
 namespace tilus::ops {
 
 namespace {
+std::string shape_str(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// Whether a shared operand is still allocated is the builder's (IRBuilder::tile_op).
+OutputType load_check(Instruction& i) {
+  expect_inputs(i, 1);
+  require_shared(i.inputs[0], "load_shared");
+  return {i.inputs[0]->dtype, i.inputs[0]->shape};
+}
+
+OutputType store_check(Instruction& i) {
+  expect_inputs(i, 2);
+  const Tensor &shared = i.inputs[0], &value = i.inputs[1];
+  require_shared(shared, "store_shared");
+  require_register(value, "store_shared", "the value");
+  TILUS_CHECK(value->shape == shared->shape, "ValueError", "store_shared: the value has shape ",
+              shape_str(value->shape), " but shared tensor ", shared->name, " has shape ", shape_str(shared->shape));
+  TILUS_CHECK(value->dtype == shared->dtype, "TypeError", "store_shared: cannot store a ", value->dtype.name(),
+              " tile into shared tensor ", shared->name, " of ", shared->dtype.name(), "; cast it first");
+  return {};
+}
+
+// Not a view, and marked freed: the builder's (IRBuilder::tile_op, eff::EndsShared).
+OutputType free_check(Instruction& i) {
+  expect_inputs(i, 1);
+  require_shared(i.inputs[0], "free_shared");
+  return {};
+}
+
+OutputType sync_check(Instruction& i) {
+  expect_inputs(i, 0);
+  return {};
+}
+
 void emit_free_shared(CudaEmitter& e, const Instruction& i) {
   auto it = e.smem_offset_.find(i.inputs[0]->id);
   if (it != e.smem_offset_.end()) e.smem_.release(it->second);
@@ -54,14 +92,14 @@ WgmmaHazard sync_hazard(const Instruction&, const LayoutPlan&, int warps) {
 }  // namespace
 
 const OpHandler kLoadShared = {
-    nullptr, nullptr, interp::exec_load_shared,
+    load_check, nullptr, interp::exec_load_shared,
     [](CudaEmitter& e, const Instruction& i) { e.emit_load_shared(i); }, nullptr, load_verify};
 const OpHandler kStoreShared = {
-    nullptr, nullptr, interp::exec_store_shared,
+    store_check, nullptr, interp::exec_store_shared,
     [](CudaEmitter& e, const Instruction& i) { e.emit_store_shared(i); }, nullptr, store_verify, store_hazard};
-const OpHandler kFreeShared = {nullptr, nullptr, interp::exec_free_shared, emit_free_shared,
+const OpHandler kFreeShared = {free_check, nullptr, interp::exec_free_shared, emit_free_shared,
                                nullptr, free_verify};
-const OpHandler kSync = {nullptr, nullptr, interp::exec_sync,
+const OpHandler kSync = {sync_check, nullptr, interp::exec_sync,
                          [](CudaEmitter& e, const Instruction&) { e.line("__syncthreads();"); },
                          nullptr, no_operands_verify, sync_hazard};
 

@@ -13,6 +13,7 @@
 #include "interp/tile_ops.h"
 #include "ir/inst_text.h"
 #include "ir/operand_check.h"
+#include "ir/operand_rules.h"
 #include "ops/op_handler.h"
 #include "transforms/layout_inference.h"
 
@@ -45,6 +46,52 @@ const Tensor& shared_operand(const Instruction& inst) {
   TILUS_CHECK(x->scope == Scope::Shared, "TypeError", op_name(inst.op), ": the tensor must be a shared tensor, got a ",
               scope_name(x->scope), " tensor (", x->type_str(), ")");
   return x;
+}
+
+// ---- the builder's checks of allocations and slices
+OutputType shared_tensor_check(Instruction& inst) {
+  expect_inputs(inst, 0);
+  TILUS_CHECK(!inst.dtype.is_pointer, "TypeError", "shared_tensor: dtype must be a scalar type");
+  refuse_packed(inst.dtype, "shared_tensor");
+  TILUS_CHECK(!inst.shape.empty(), "ValueError", "shared_tensor: shape must have at least one dimension");
+  for (auto s : inst.shape)
+    TILUS_CHECK(s > 0, "ValueError", "shared_tensor: shape ", shape_str(inst.shape), " must be positive");
+  return {inst.dtype, inst.shape, Scope::Shared};
+}
+
+// args: the init value (optional), made the tile's dtype.
+OutputType register_tensor_check(Instruction& inst) {
+  expect_inputs(inst, 0);
+  TILUS_CHECK(!inst.dtype.is_pointer, "TypeError", "register_tensor: dtype must be a scalar type");
+  TILUS_CHECK(!inst.shape.empty(), "ValueError", "register_tensor: shape must have at least one dimension");
+  for (auto s : inst.shape)
+    TILUS_CHECK(s > 0, "ValueError", "register_tensor: shape ", shape_str(inst.shape), " must be positive");
+  TILUS_CHECK(inst.args.size() <= 1, "ValueError", "register_tensor takes one init value");
+  if (!inst.args.empty()) {
+    TILUS_CHECK(!inst.args[0]->dtype.is_pointer, "TypeError", "register_tensor: init must be a scalar");
+    inst.args[0] = make_cast(inst.args[0], inst.dtype);
+  }
+  return {inst.dtype, inst.shape, Scope::Register};
+}
+
+// args: leading indices (made integers), fewer than the rank.
+OutputType slice_shared_check(Instruction& inst) {
+  expect_inputs(inst, 1);
+  const Tensor& shared = inst.inputs[0];
+  require_shared(shared, "indexing a shared tensor");
+  std::vector<Expr>& indices = inst.args;
+  TILUS_CHECK(!indices.empty() && indices.size() < shared->shape.size(), "ValueError", "indexing shared tensor ",
+              shared->name, " of shape ", shape_str(shared->shape), " with ", indices.size(),
+              " indices: give fewer indices than its rank");
+  for (size_t i = 0; i < indices.size(); ++i) {
+    indices[i] = int_operand(indices[i], "a shared tensor index");
+    int64_t c;
+    if (is_const_int(indices[i], &c))
+      TILUS_CHECK(c >= 0 && c < shared->shape[i], "IndexError", "index ", c, " is out of range for dimension ", i,
+                  " of ", shared->name, " (size ", shared->shape[i], ")");
+  }
+  return {shared->dtype, std::vector<int64_t>(shared->shape.begin() + indices.size(), shared->shape.end()),
+          Scope::Shared};
 }
 
 OutputType reshape_shared_check(Instruction& inst) {
@@ -236,15 +283,15 @@ const OpHandler kGlobalTensor = {
     [](CudaEmitter& e, const Instruction& i) { e.emit_global_tensor(i); }, global_tensor_print,
     global_tensor_verify};
 const OpHandler kSharedTensor = {
-    nullptr, shared_tensor_layout, interp::exec_shared_tensor,
+    shared_tensor_check, shared_tensor_layout, interp::exec_shared_tensor,
     [](CudaEmitter& e, const Instruction& i) { e.emit_shared_tensor(i); }, shared_tensor_print,
     shared_tensor_verify};
 const OpHandler kRegisterTensor = {
-    nullptr, nullptr, interp::exec_register_tensor,
+    register_tensor_check, nullptr, interp::exec_register_tensor,
     [](CudaEmitter& e, const Instruction& i) { e.emit_register_tensor(i); }, register_tensor_print,
     register_tensor_verify};
 const OpHandler kSliceShared = {
-    nullptr, slice_shared_layout, interp::exec_slice_shared,
+    slice_shared_check, slice_shared_layout, interp::exec_slice_shared,
     [](CudaEmitter& e, const Instruction& i) { e.emit_slice_shared(i); }, slice_shared_print,
     slice_shared_verify};
 const OpHandler kReshapeShared = {reshape_shared_check, slice_shared_layout, reshape_shared_interpret,
