@@ -26,11 +26,6 @@ Stmt seq_of(std::vector<Stmt> stmts) {
   return s;
 }
 
-std::string shape_str(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 }  // namespace
 
 IRBuilder::IRBuilder(std::string kernel_name, std::string source_file)

@@ -1,5 +1,6 @@
 #include "ir/operand_check.h"
 
+#include "ir/operand_rules.h"
 #include "ir/verifier.h"
 
 namespace tilus {
@@ -12,11 +13,7 @@ void OperandCheck::fail_message(const std::string& message) const { verify_fail(
 
 std::string OperandCheck::str(const Tensor& t) { return t ? t->name + " (" + t->type_str() + ")" : "nothing"; }
 
-std::string OperandCheck::shape_str(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
+std::string OperandCheck::shape_str(const std::vector<int64_t>& shape) { return tilus::shape_str(shape); }
 
 void OperandCheck::arity(const Instruction& i, size_t inputs, size_t args_min, size_t args_max) const {
   if (i.inputs.size() != inputs)

@@ -3,13 +3,11 @@
 
 namespace tilus {
 
-namespace {
 std::string shape_str(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
 }
-}  // namespace
 
 void expect_inputs(const Instruction& inst, size_t n) {
   TILUS_CHECK(inst.inputs.size() == n, "ValueError", op_name(inst.op), " takes ", n, " tensor operands, got ",

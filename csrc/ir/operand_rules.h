@@ -2,12 +2,15 @@
 // and IRBuilder (ir/builder.cc): each throws the ScriptError the script sees, which the
 // builder locates at the script line.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "ir/inst.h"
 
 namespace tilus {
 
+// "[16, 8]": how error messages write a tile's shape.
+std::string shape_str(const std::vector<int64_t>& shape);
 // `op` has exactly n tensor operands.
 void expect_inputs(const Instruction& inst, size_t n);
 // t is a register tensor: "<what>: <operand> must be a register tensor, got ...".

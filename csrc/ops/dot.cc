@@ -11,12 +11,6 @@
 namespace tilus::ops {
 
 namespace {
-std::string shape_str(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 // c + a @ b; the output is new, or out= (inst.output when the builder was given one).
 OutputType dot_check(Instruction& i) {
   expect_inputs(i, 3);

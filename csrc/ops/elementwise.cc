@@ -61,12 +61,6 @@ const OpHandler kExp = {exp_check, same_layout_as_inputs, exp_interpret, exp_emi
 
 // ---- the builder's checks, IR text and the verifier's operand checks
 namespace {
-std::string shape_str(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 OutputType cast_check(Instruction& i) {
   expect_inputs(i, 1);
   require_register(i.inputs[0], "cast", "x");

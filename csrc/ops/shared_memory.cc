@@ -9,12 +9,6 @@
 namespace tilus::ops {
 
 namespace {
-std::string shape_str(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 // Whether a shared operand is still allocated is the builder's (IRBuilder::tile_op).
 OutputType load_check(Instruction& i) {
   expect_inputs(i, 1);

@@ -33,12 +33,6 @@ void slice_shared_layout(LayoutRules& rules, const Instruction& inst, const Sour
     plan.transformed_views.insert(inst.output->id);
 }
 
-std::string shape_str(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t k = 0; k < s.size(); ++k) out += (k ? ", " : "") + std::to_string(s[k]);
-  return out + "]";
-}
-
 const Tensor& shared_operand(const Instruction& inst) {
   TILUS_CHECK(inst.inputs.size() == 1, "ValueError", op_name(inst.op), " takes one tensor, got ",
               inst.inputs.size());
