@@ -2,9 +2,10 @@
 // place per instruction family (csrc/ops/<family>.cc, the Family column of ir/ops.def).
 //
 // A handler holds function pointers for each stage that has something per op to do:
-//   check      builder: validates operands and attributes and gives the output's dtype
-//              and shape (IRBuilder::tile_op). Null for ops whose IRBuilder method
-//              checks them (the ops older than this table).
+//   check      builder: validates (and normalises) operands and attributes and gives
+//              the output's dtype, shape and scope (IRBuilder::tile_op; with out= the
+//              builder sets inst.output first). Null only for global_view and
+//              global_tensor, whose global outputs IRBuilder creates itself.
 //   layout     layout inference: states the op's constraints (LayoutRules below). Null
 //              exactly when the layout-rule column says LayoutRule::None.
 //   interpret  the CPU interpreter's semantics on one block (interp/state.h).
