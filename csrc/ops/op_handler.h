@@ -5,7 +5,8 @@
 //   check      builder: validates (and normalises) operands and attributes and gives
 //              the output's dtype, shape and scope (IRBuilder::tile_op; with out= the
 //              builder sets inst.output first). Null only for global_view and
-//              global_tensor, whose global outputs IRBuilder creates itself.
+//              global_tensor, whose global outputs IRBuilder creates itself, and the
+//              wgmma commit/wait, which the async pass places (their verify checks them).
 //   layout     layout inference: states the op's constraints (LayoutRules below). Null
 //              exactly when the layout-rule column says LayoutRule::None.
 //   interpret  the CPU interpreter's semantics on one block (interp/state.h).
