@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/operand_rules.h"
 #include "ir/shape_rules.h"
 #include "ir/thread_groups.h"
 #include "ir/verifier.h"
@@ -26,11 +27,6 @@ Stmt seq_of(std::vector<Stmt> stmts) {
   return s;
 }
 
-std::string shape_str(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 }  // namespace
 
 IRBuilder::IRBuilder(std::string kernel_name, std::string source_file)
@@ -87,58 +83,14 @@ Tensor IRBuilder::define(Scope scope, DataType dtype, std::vector<int64_t> shape
   return make_tensor(scope, dtype, std::move(shape), unique_name(hint));
 }
 
-Expr IRBuilder::as_int(Expr e, const char* what) {
-  TILUS_CHECK(e, "TypeError", what, " is missing");
-  TILUS_CHECK(e->dtype.is_integer() || e->dtype.is_bool(), "TypeError", what,
-              " must be an integer, got ", e->dtype.name(), " (", expr_str(e), ")");
-  if (e->dtype == dtypes::int64) return e;
-  return make_cast(std::move(e), dtypes::int32);
-}
-
-void IRBuilder::check_register(const Tensor& t, const char* what, const char* operand) {
-  TILUS_CHECK(t, "TypeError", what, ": ", operand, " is missing");
-  TILUS_CHECK(t->scope == Scope::Register, "TypeError", what, ": ", operand,
-              " must be a register tensor, got a ", scope_name(t->scope), " tensor (",
-              t->type_str(), ")");
-}
+Expr IRBuilder::as_int(Expr e, const char* what) { return int_operand(std::move(e), what); }
 
 void IRBuilder::check_shared_live(const Tensor& t, const char* what) {
-  TILUS_CHECK(t && t->scope == Scope::Shared, "TypeError", what,
-              " needs a shared tensor, got ", t ? t->type_str() : std::string("nothing"));
+  require_shared(t, what);
   auto it = shared_root_.find(t->id);
   int root = it == shared_root_.end() ? t->id : it->second;
   TILUS_CHECK(!freed_shared_.count(root), "ValueError", what, ": shared tensor ", t->name,
               " is used after free_shared");
-}
-
-// Checks a tile window of a global tensor: offsets cover every global dim; the tile's
-// dims map to `dims` of the global tensor (default: the last tile-rank dims).
-void IRBuilder::check_tile_window(const Tensor& global, const std::vector<Expr>& offsets,
-                                  const std::vector<int64_t>& tile_shape, std::vector<int>& dims,
-                                  const char* what) {
-  TILUS_CHECK(global && global->scope == Scope::Global, "TypeError", what,
-              " needs a global tensor (from global_view or global_tensor), got ",
-              global ? global->type_str() : std::string("nothing"));
-  int rank = global->rank();
-  int tile_rank = static_cast<int>(tile_shape.size());
-  TILUS_CHECK(static_cast<int>(offsets.size()) == rank, "ValueError", what, ": the global tensor ",
-              global->name, " has rank ", rank, " but ", offsets.size(), " offsets were given");
-  TILUS_CHECK(tile_rank <= rank, "ValueError", what, ": a tile of rank ",
-              tile_rank, " does not fit a global tensor of rank ", rank);
-  if (dims.empty()) {
-    for (int d = rank - tile_rank; d < rank; ++d) dims.push_back(d);
-  }
-  TILUS_CHECK(static_cast<int>(dims.size()) == tile_rank, "ValueError", what, ": dims has ",
-              dims.size(), " entries but the tile has rank ", tile_rank);
-  for (size_t i = 0; i < dims.size(); ++i) {
-    TILUS_CHECK(dims[i] >= 0 && dims[i] < rank, "ValueError", what, ": dims[", i, "] = ",
-                dims[i], " is not a dimension of a rank-", rank, " tensor");
-    TILUS_CHECK(i == 0 || dims[i] > dims[i - 1], "ValueError", what,
-                ": dims must be strictly increasing");
-  }
-  for (auto s : tile_shape)
-    TILUS_CHECK(s > 0, "ValueError", what, ": tile shape ", shape_str(tile_shape),
-                " must be positive");
 }
 
 // ---------------------------------------------------------------- signature
@@ -437,349 +389,111 @@ Tensor IRBuilder::global_tensor(DataType dtype, std::vector<Expr> shape, bool re
 }
 
 Tensor IRBuilder::shared_tensor(DataType dtype, std::vector<int64_t> shape, const std::string& name) {
-  TILUS_CHECK(!dtype.is_pointer, "TypeError", "shared_tensor: dtype must be a scalar type");
-  TILUS_CHECK(!shape.empty(), "ValueError", "shared_tensor: shape must have at least one dimension");
-  for (auto s : shape)
-    TILUS_CHECK(s > 0, "ValueError", "shared_tensor: shape ", shape_str(shape), " must be positive");
-  auto t = define(Scope::Shared, dtype, std::move(shape), name.empty() ? "s" : name);
-  auto inst = new_inst(Op::SharedTensor);
-  inst->output = t;
-  inst->defines_output = true;
-  inst->dtype = dtype;
-  emit_inst(inst);
-  return t;
+  TileOpOperands operands{{}, {}, 0, {}, dtype, std::move(shape)};
+  operands.name = name.empty() ? "s" : name;
+  return tile_op(Op::SharedTensor, std::move(operands));
 }
 
 Tensor IRBuilder::register_tensor(DataType dtype, std::vector<int64_t> shape, Expr init,
                                   std::shared_ptr<const RegisterLayout> layout,
                                   const std::string& name) {
-  TILUS_CHECK(!dtype.is_pointer, "TypeError", "register_tensor: dtype must be a scalar type");
-  TILUS_CHECK(!shape.empty(), "ValueError", "register_tensor: shape must have at least one dimension");
-  for (auto s : shape)
-    TILUS_CHECK(s > 0, "ValueError", "register_tensor: shape ", shape_str(shape), " must be positive");
-  auto t = define(Scope::Register, dtype, std::move(shape), name.empty() ? "r" : name);
-  t->layout = std::move(layout);
-  auto inst = new_inst(Op::RegisterTensor);
-  inst->output = t;
-  inst->defines_output = true;
-  inst->dtype = dtype;
-  if (init) {
-    TILUS_CHECK(!init->dtype.is_pointer, "TypeError", "register_tensor: init must be a scalar");
-    inst->args = {make_cast(init, dtype)};
-  }
-  emit_inst(inst);
-  return t;
+  TileOpOperands operands{{}, {}, 0, {}, dtype, std::move(shape)};
+  if (init) operands.args = {std::move(init)};
+  operands.name = name.empty() ? "r" : name;
+  operands.layout = std::move(layout);
+  return tile_op(Op::RegisterTensor, std::move(operands));
 }
 
 Tensor IRBuilder::slice_shared(const Tensor& shared, std::vector<Expr> indices) {
-  check_shared_live(shared, "indexing a shared tensor");
-  // As many indices as the rank give a rank-0 view of one element (what a full reduction
-  // is stored into, or read with .item()).
-  TILUS_CHECK(!indices.empty() && indices.size() <= shared->shape.size(), "ValueError",
-              "indexing shared tensor ", shared->name, " of shape ", shape_str(shared->shape),
-              " with ", indices.size(), " indices: give at most one index per dimension");
-  for (size_t i = 0; i < indices.size(); ++i) {
-    indices[i] = as_int(indices[i], "a shared tensor index");
-    int64_t c;
-    if (is_const_int(indices[i], &c))
-      TILUS_CHECK(c >= 0 && c < shared->shape[i], "IndexError", "index ", c,
-                  " is out of range for dimension ", i, " of ", shared->name, " (size ",
-                  shared->shape[i], ")");
-  }
-  std::vector<int64_t> shape(shared->shape.begin() + indices.size(), shared->shape.end());
-  auto t = define(Scope::Shared, shared->dtype, shape, shared->name);
-  auto it = shared_root_.find(shared->id);
-  shared_root_[t->id] = it == shared_root_.end() ? shared->id : it->second;
-  auto inst = new_inst(Op::SliceShared);
-  inst->output = t;
-  inst->defines_output = true;
-  inst->inputs = {shared};
-  inst->args = std::move(indices);
-  emit_inst(inst);
-  return t;
+  check_shared_live(shared, "indexing a shared tensor");  // the builder's scope state
+  TileOpOperands operands{{shared}, {}, 0, std::move(indices)};
+  operands.name = shared->name;
+  return tile_op(Op::SliceShared, std::move(operands));
 }
 
 Tensor IRBuilder::load_global(const Tensor& global, std::vector<Expr> offsets,
                               std::vector<int64_t> shape, std::vector<int> dims) {
-  check_tile_window(global, offsets, shape, dims, "load_global");
-  for (auto& o : offsets) o = as_int(o, "load_global: an offset");
-  auto t = define(Scope::Register, global->dtype, shape, "r");
-  auto inst = new_inst(Op::LoadGlobal);
-  inst->output = t;
-  inst->defines_output = true;
-  inst->inputs = {global};
-  inst->args = std::move(offsets);
-  inst->shape = std::move(shape);
-  inst->dims = std::move(dims);
-  emit_inst(inst);
-  return t;
+  return tile_op(Op::LoadGlobal, {{global}, std::move(dims), 0, std::move(offsets), {}, std::move(shape)});
 }
 
 void IRBuilder::store_global(const Tensor& global, const Tensor& value, std::vector<Expr> offsets,
                              std::vector<int> dims) {
-  check_register(value, "store_global", "the value");
-  check_tile_window(global, offsets, value->shape, dims, "store_global");
-  TILUS_CHECK(value->dtype == global->dtype, "TypeError", "store_global: cannot store a ",
-              value->dtype.name(), " tile into global tensor ", global->name, " of ",
-              global->dtype.name(), "; cast it first with self.cast(x, dtype=",
-              global->dtype.name(), ")");
-  for (auto& o : offsets) o = as_int(o, "store_global: an offset");
-  auto inst = new_inst(Op::StoreGlobal);
-  inst->inputs = {global, value};
-  inst->args = std::move(offsets);
-  inst->dims = std::move(dims);
-  emit_inst(inst);
+  tile_op(Op::StoreGlobal, {{global, value}, std::move(dims), 0, std::move(offsets)});
 }
 
-Tensor IRBuilder::load_shared(const Tensor& shared) {
-  check_shared_live(shared, "load_shared");
-  auto t = define(Scope::Register, shared->dtype, shared->shape, "r");
-  auto inst = new_inst(Op::LoadShared);
-  inst->output = t;
-  inst->defines_output = true;
-  inst->inputs = {shared};
-  emit_inst(inst);
-  return t;
-}
+Tensor IRBuilder::load_shared(const Tensor& shared) { return tile_op(Op::LoadShared, {{shared}}); }
 
 void IRBuilder::store_shared(const Tensor& shared, const Tensor& value) {
-  check_shared_live(shared, "store_shared");
-  check_register(value, "store_shared", "the value");
-  TILUS_CHECK(value->shape == shared->shape, "ValueError", "store_shared: the value has shape ",
-              shape_str(value->shape), " but shared tensor ", shared->name, " has shape ",
-              shape_str(shared->shape));
-  TILUS_CHECK(value->dtype == shared->dtype, "TypeError", "store_shared: cannot store a ",
-              value->dtype.name(), " tile into shared tensor ", shared->name, " of ",
-              shared->dtype.name(), "; cast it first");
-  auto inst = new_inst(Op::StoreShared);
-  inst->inputs = {shared, value};
-  emit_inst(inst);
+  tile_op(Op::StoreShared, {{shared, value}});
 }
 
-void IRBuilder::free_shared(const Tensor& shared) {
-  check_shared_live(shared, "free_shared");
-  TILUS_CHECK(!shared_root_.count(shared->id), "ValueError", "free_shared: ", shared->name,
-              " is a slice of another shared tensor; free the tensor itself");
-  freed_shared_[shared->id] = 1;
-  auto inst = new_inst(Op::FreeShared);
-  inst->inputs = {shared};
-  emit_inst(inst);
-}
+void IRBuilder::free_shared(const Tensor& shared) { tile_op(Op::FreeShared, {{shared}}); }
 
-void IRBuilder::sync() { emit_inst(new_inst(Op::Sync)); }
+void IRBuilder::sync() { tile_op(Op::Sync, {}); }
 
 void IRBuilder::copy_async(const Tensor& src, const Tensor& dst, std::vector<Expr> offsets,
                            std::vector<int> dims) {
-  check_shared_live(dst, "copy_async (dst)");
-  check_tile_window(src, offsets, dst->shape, dims, "copy_async");
-  TILUS_CHECK(src->dtype == dst->dtype, "TypeError", "copy_async: src is ", src->dtype.name(),
-              " but dst is ", dst->dtype.name());
-  const int64_t row_bits = dst->shape.back() * dst->dtype.bits();
-  TILUS_CHECK(dst->dtype.bits() <= 128 && row_bits >= 32, "ValueError",
-              "copy_async: the innermost dimension of dst must span at least 4 bytes (32 bits), got ",
-              row_bits, " bits");
-  for (auto& o : offsets) o = as_int(o, "copy_async: an offset");
-  auto inst = new_inst(Op::CopyAsync);
-  inst->inputs = {src, dst};
-  inst->args = std::move(offsets);
-  inst->dims = std::move(dims);
-  emit_inst(inst);
+  check_shared_live(dst, "copy_async (dst)");  // the builder's scope state; the rest is the handler's
+  tile_op(Op::CopyAsync, {{src, dst}, std::move(dims), 0, std::move(offsets)});
 }
 
-void IRBuilder::copy_async_commit_group() { emit_inst(new_inst(Op::CopyAsyncCommitGroup)); }
+void IRBuilder::copy_async_commit_group() { tile_op(Op::CopyAsyncCommitGroup, {}); }
 
-void IRBuilder::copy_async_wait_all() { emit_inst(new_inst(Op::CopyAsyncWaitAll)); }
+void IRBuilder::copy_async_wait_all() { tile_op(Op::CopyAsyncWaitAll, {}); }
 
-void IRBuilder::copy_async_wait_group(int64_t n) {
-  TILUS_CHECK(n >= 0, "ValueError", "copy_async_wait_group: n must be >= 0, got ", n);
-  auto inst = new_inst(Op::CopyAsyncWaitGroup);
-  inst->int_attr = n;
-  emit_inst(inst);
-}
+void IRBuilder::copy_async_wait_group(int64_t n) { tile_op(Op::CopyAsyncWaitGroup, {{}, {}, n}); }
 
 Tensor IRBuilder::dot(const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& out) {
-  check_register(a, "dot", "a");
-  check_register(b, "dot", "b");
-  check_register(c, "dot", "c (the accumulator)");
-  TILUS_CHECK(a->shape.size() == 2 && b->shape.size() == 2 && c->shape.size() == 2, "ValueError",
-              "dot: operands must be 2-D, got a ", shape_str(a->shape), ", b ", shape_str(b->shape),
-              ", c ", shape_str(c->shape));
-  TILUS_CHECK(a->shape[1] == b->shape[0], "ValueError", "dot: a is ", shape_str(a->shape),
-              " and b is ", shape_str(b->shape), ": the inner dimensions differ (", a->shape[1],
-              " vs ", b->shape[0], ")");
-  TILUS_CHECK(c->shape[0] == a->shape[0] && c->shape[1] == b->shape[1], "ValueError",
-              "dot: the accumulator is ", shape_str(c->shape), " but a @ b is [", a->shape[0],
-              ", ", b->shape[1], "]");
-  TILUS_CHECK(a->dtype == b->dtype, "TypeError", "dot: a is ", a->dtype.name(), " but b is ",
-              b->dtype.name(), "; cast one of them");
-  DataType in = a->dtype, acc = c->dtype;
-  bool ok = (in == dtypes::float16 && (acc == dtypes::float32 || acc == dtypes::float16)) ||
-            (in == dtypes::bfloat16 && acc == dtypes::float32) ||
-            (in == dtypes::int8 && acc == dtypes::int32) ||
-            (in == dtypes::float32 && acc == dtypes::float32) ||
-            // tf32 operands: mma.sync m16n8k8 where the tile allows, CUDA cores otherwise
-            (in == dtypes::tfloat32 && acc == dtypes::float32) ||
-            (in == dtypes::float64 && acc == dtypes::float64);
-  TILUS_CHECK(ok, "TypeError", "dot: ", in.name(), " x ", in.name(), " -> ", acc.name(),
-              " is not supported (supported: float16 -> float16/float32, bfloat16 -> float32, "
-              "int8 -> int32, tfloat32 -> float32, float32 -> float32, float64 -> float64)");
-  Tensor d = out;
-  if (out) {
-    check_register(out, "dot", "out");
-    TILUS_CHECK(out->shape == c->shape && out->dtype == acc, "ValueError", "dot: out is ",
-                out->type_str(), " but the result is ", c->type_str());
-  } else {
-    d = define(Scope::Register, acc, c->shape, "r");
-  }
-  auto inst = new_inst(Op::Dot);
-  inst->output = d;
-  inst->defines_output = !out;
-  inst->inputs = {a, b, c};
-  emit_inst(inst);
-  return d;
+  TileOpOperands operands{{a, b, c}};
+  operands.out = out;
+  return tile_op(Op::Dot, std::move(operands));
 }
 
-Tensor IRBuilder::cast(const Tensor& x, DataType dtype) {
-  check_register(x, "cast", "x");
-  TILUS_CHECK(!dtype.is_pointer, "TypeError", "cast: cannot cast to a pointer type");
-  auto t = define(Scope::Register, dtype, x->shape, "r");
-  auto inst = new_inst(Op::Cast);
-  inst->output = t;
-  inst->defines_output = true;
-  inst->inputs = {x};
-  inst->dtype = dtype;
-  emit_inst(inst);
-  return t;
-}
+Tensor IRBuilder::cast(const Tensor& x, DataType dtype) { return tile_op(Op::Cast, {{x}, {}, 0, {}, dtype}); }
 
 Tensor IRBuilder::binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
-  check_register(a, binary_op_symbol(op), "the left operand");
-  check_register(b, binary_op_symbol(op), "the right operand");
-  auto shape = broadcast_shapes(a->shape, b->shape);
-  TILUS_CHECK(!shape.empty(), "ValueError", "operator ", binary_op_symbol(op),
-              ": shapes ", shape_str(a->shape), " and ", shape_str(b->shape),
-              " cannot be broadcast together");
-  DataType t = binary_result_dtype(op, promote(a->dtype, b->dtype));
-  Tensor d = out;
-  if (out) {
-    check_register(out, binary_op_symbol(op), "out");
-    TILUS_CHECK(out->shape == shape, "ValueError", "out has shape ", shape_str(out->shape),
-                " but the result has shape ", shape_str(shape));
-  } else {
-    d = define(Scope::Register, t, shape, "r");
-  }
-  auto inst = new_inst(Op::Elementwise);
-  inst->output = d;
-  inst->defines_output = !out;
-  inst->inputs = {a, b};
-  inst->binary_op = op;
-  emit_inst(inst);
-  return d;
+  TileOpOperands operands{{a, b}};
+  operands.binary_op = op;
+  operands.out = out;
+  return tile_op(Op::Elementwise, std::move(operands));
 }
 
 Tensor IRBuilder::binary_scalar(BinaryOp op, const Tensor& x, Expr scalar, bool scalar_lhs,
                                 const Tensor& out) {
-  check_register(x, binary_op_symbol(op), "the tensor operand");
-  TILUS_CHECK(!scalar->dtype.is_pointer, "TypeError", "operator ", binary_op_symbol(op),
-              ": a pointer cannot be combined with a tensor");
-  // A Python constant takes the tensor's type (a float32 tile + 1.0 stays float32); a
-  // runtime scalar promotes with it. A boolean tile is hidet's integer of one bit: a
-  // number makes it int32 (an int constant) or float32 (a float one), so bool_tile * 3
-  // is 0 or 3, as bool_tile * int32_tile is int32.
-  const bool numeric_const = scalar->is_const() && !scalar->dtype.is_bool();
-  DataType operand_type = scalar->is_const() && !(scalar->dtype.is_float() && x->dtype.is_integer())
-                              ? x->dtype
-                              : promote(x->dtype, scalar->dtype);
-  if (scalar->is_const() && scalar->dtype.is_float() && (x->dtype.is_integer() || x->dtype.is_bool()))
-    operand_type = dtypes::float32;
-  else if (numeric_const && x->dtype.is_bool())
-    operand_type = scalar->dtype.is_integer() ? scalar->dtype : dtypes::int32;
-  Tensor d = out;
-  if (out) {
-    check_register(out, binary_op_symbol(op), "out");
-    TILUS_CHECK(out->shape == x->shape, "ValueError", "out has shape ", shape_str(out->shape),
-                " but the result has shape ", shape_str(x->shape));
-  } else {
-    d = define(Scope::Register, binary_result_dtype(op, operand_type), x->shape, "r");
-  }
-  auto inst = new_inst(Op::Elementwise);
-  inst->output = d;
-  inst->defines_output = !out;
-  inst->inputs = {x};
-  inst->args = {make_cast(scalar, operand_type)};
-  inst->binary_op = op;
-  inst->scalar_lhs = scalar_lhs;
-  emit_inst(inst);
-  return d;
+  TileOpOperands operands{{x}, {}, 0, {std::move(scalar)}};
+  operands.binary_op = op;
+  operands.scalar_lhs = scalar_lhs;
+  operands.out = out;
+  return tile_op(Op::Elementwise, std::move(operands));
 }
 
 Tensor IRBuilder::unary(UnaryOp op, const Tensor& x) {
-  check_register(x, op == UnaryOp::Neg ? "negation" : "not", "the operand");
-  auto t = define(Scope::Register, op == UnaryOp::Not ? dtypes::boolean : x->dtype, x->shape, "r");
-  auto inst = new_inst(Op::UnaryElementwise);
-  inst->output = t;
-  inst->defines_output = true;
-  inst->inputs = {x};
-  inst->unary_op = op;
-  emit_inst(inst);
-  return t;
+  TileOpOperands operands{{x}};
+  operands.unary_op = op;
+  return tile_op(Op::UnaryElementwise, std::move(operands));
 }
 
 Tensor IRBuilder::where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  check_register(cond, "where", "cond");
-  check_register(a, "where", "x");
-  check_register(b, "where", "y");
-  TILUS_CHECK(cond->dtype.is_bool(), "TypeError", "where: cond must be a boolean tensor, got ",
-              cond->dtype.name());
-  auto shape = broadcast_shapes(broadcast_shapes(cond->shape, a->shape), b->shape);
-  TILUS_CHECK(!shape.empty(), "ValueError", "where: shapes ", shape_str(cond->shape), ", ",
-              shape_str(a->shape), " and ", shape_str(b->shape), " cannot be broadcast together");
-  auto t = define(Scope::Register, promote(a->dtype, b->dtype), shape, "r");
-  auto inst = new_inst(Op::Where);
-  inst->output = t;
-  inst->defines_output = true;
-  inst->inputs = {cond, a, b};
-  emit_inst(inst);
-  return t;
+  return tile_op(Op::Where, {{cond, a, b}});
 }
 
 void IRBuilder::assign_tensor(const Tensor& dst, const Tensor& src) {
-  check_register(dst, "assignment", "the target");
-  check_register(src, "assignment", "the value");
-  TILUS_CHECK(dst->shape == src->shape && dst->dtype == src->dtype, "TypeError", "cannot assign a ",
-              src->type_str(), " to '", dst->name, "', a ", dst->type_str(),
-              ": a register tensor keeps its dtype and shape; use a new name");
-  auto inst = new_inst(Op::Assign);
-  inst->output = dst;
-  inst->inputs = {src};
-  emit_inst(inst);
+  TileOpOperands operands{{src}};
+  operands.out = dst;
+  tile_op(Op::Assign, std::move(operands));
 }
 
 void IRBuilder::lock_semaphore(Expr semaphore, Expr value) {
-  TILUS_CHECK(semaphore->dtype == dtypes::int32.pointer_to(), "TypeError",
-              "lock_semaphore: the semaphore must be a ~int32 pointer, got ", semaphore->dtype.name());
-  auto inst = new_inst(Op::LockSemaphore);
-  inst->args = {std::move(semaphore), make_cast(as_int(value, "lock_semaphore: value"), dtypes::int32)};
-  emit_inst(inst);
+  tile_op(Op::LockSemaphore, {{}, {}, 0, {std::move(semaphore), std::move(value)}});
 }
 
 void IRBuilder::release_semaphore(Expr semaphore, Expr value) {
-  TILUS_CHECK(semaphore->dtype == dtypes::int32.pointer_to(), "TypeError",
-              "release_semaphore: the semaphore must be a ~int32 pointer, got ",
-              semaphore->dtype.name());
-  auto inst = new_inst(Op::ReleaseSemaphore);
-  inst->args = {std::move(semaphore),
-                make_cast(as_int(value, "release_semaphore: value"), dtypes::int32)};
-  emit_inst(inst);
+  tile_op(Op::ReleaseSemaphore, {{}, {}, 0, {std::move(semaphore), std::move(value)}});
 }
 
 void IRBuilder::print_tensor(const Tensor& x, const std::string& label) {
-  TILUS_CHECK(x && x->scope != Scope::Global, "TypeError",
-              "print_tensor: only register and shared tensors can be printed");
-  auto inst = new_inst(Op::PrintTensor);
-  inst->inputs = {x};
-  inst->text = label;
-  emit_inst(inst);
+  TILUS_CHECK(x, "TypeError", "print_tensor: only register and shared tensors can be printed");
+  tile_op(Op::PrintTensor, {{x}, {}, 0, {}, {}, {}, label});
 }
 
 Tensor IRBuilder::tile_op(Op op, TileOpOperands operands) {
@@ -798,8 +512,12 @@ Tensor IRBuilder::tile_op(Op op, TileOpOperands operands) {
   inst->dtype = operands.dtype;
   inst->shape = std::move(operands.shape);
   inst->text = std::move(operands.text);
+  inst->unary_op = operands.unary_op;
+  inst->binary_op = operands.binary_op;
+  inst->scalar_lhs = operands.scalar_lhs;
   for (const Tensor& x : inst->inputs)
     if (x->scope == Scope::Shared) check_shared_live(x, op_name(op));
+  if (operands.out) inst->output = operands.out;  // the check validates it
   OutputType type = handler.check(*inst);
   if (handler.threads != ThreadsRule::Any) {
     const auto [begin, threads] = current_thread_group();
@@ -809,13 +527,20 @@ Tensor IRBuilder::tile_op(Op op, TileOpOperands operands) {
                 " (a thread group starting at a multiple of ", unit, " threads with a multiple of ", unit,
                 " threads), but the current thread group is threads [", begin, ", ", begin + threads, ")");
   }
-  Tensor t;
-  if (op_defines_output(op)) {
-    t = define(type.scope, type.dtype, type.shape, "r");
+  if (op_has_effect(op, eff::EndsShared)) {  // free_shared: the allocation, not a view of it
+    const Tensor& freed = inst->inputs.at(0);
+    TILUS_CHECK(!shared_root_.count(freed->id), "ValueError", op_name(op), ": ", freed->name,
+                " is a slice of another shared tensor; free the tensor itself");
+    freed_shared_[freed->id] = 1;
+  }
+  Tensor t = operands.out;
+  if (!t && op_defines_output(op)) {
+    t = define(type.scope, type.dtype, type.shape, operands.name);
+    if (operands.layout) t->layout = std::move(operands.layout);
     inst->output = t;
     inst->defines_output = true;
     if (type.scope == Scope::Shared && !inst->inputs.empty() && inst->inputs[0]->scope == Scope::Shared) {
-      // a view of inputs[0] (reshape_shared, ...): freed with it, never freed itself
+      // a view of inputs[0] (slice_shared, reshape_shared, ...): freed with it, never freed itself
       auto it = shared_root_.find(inst->inputs[0]->id);
       shared_root_[t->id] = it == shared_root_.end() ? inst->inputs[0]->id : it->second;
     }

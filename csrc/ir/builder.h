@@ -1,9 +1,11 @@
 // IRBuilder: how the Python transpiler creates a Program.
 //
 // The transpiler walks a script's AST and calls one method per statement or tile
-// instruction. Each method checks its operands (dtype, rank, shape) and throws a
-// ScriptError that the builder stamps with the current source location (set_loc),
-// so the Python side can name the script line.
+// instruction. A tile instruction's operands (dtype, rank, shape) are checked by its
+// handler's check stage (ops/op_handler.h) through tile_op; the builder keeps what is
+// its own state: names, which shared tensors are freed and which are views. A failed
+// check throws a ScriptError that the builder stamps with the current source location
+// (set_loc), so the Python side can name the script line.
 #pragma once
 #include <memory>
 #include <optional>
@@ -53,10 +55,14 @@ class IRBuilder {
   void emit_continue();
 
   // ---- tile instructions (see ir/inst.h for operands)
+  // global_view and global_tensor check their operands here: their output is a global
+  // tensor whose extents and strides are expressions (not an OutputType), and
+  // global_tensor adds a workspace to the program.
   Tensor global_view(Expr ptr, DataType dtype, std::vector<Expr> shape,
                      std::vector<Expr> strides, const std::string& name);
   Tensor global_tensor(DataType dtype, std::vector<Expr> shape, bool requires_clean,
                        const std::string& name);
+  // The rest are conveniences over tile_op (below): the op's handler checks them.
   Tensor shared_tensor(DataType dtype, std::vector<int64_t> shape, const std::string& name);
   Tensor register_tensor(DataType dtype, std::vector<int64_t> shape, Expr init,
                          std::shared_ptr<const RegisterLayout> layout, const std::string& name);
@@ -87,10 +93,12 @@ class IRBuilder {
   void lock_semaphore(Expr semaphore, Expr value);
   void release_semaphore(Expr semaphore, Expr value);
   void print_tensor(const Tensor& x, const std::string& label);
-  // An instruction whose operands its handler's check validates (ops/op_handler.h):
-  // register inputs, the dims and int_attr attributes; returns its output.
-  // An instruction built through its handler's check (ops/op_handler.h). The operand
-  // fields are those of Instruction (ir/inst.h); which ones an op uses is its own.
+  // An instruction built through its handler's check (ops/op_handler.h), which validates
+  // and normalises the operands and gives the output's type. The operand fields are
+  // those of Instruction (ir/inst.h); which ones an op uses is its own. The builder adds
+  // what is its state: every shared operand must still be allocated; an eff::EndsShared
+  // op (free_shared) frees an allocation, never a view; a shared output of a shared
+  // input is a view of its allocation.
   struct TileOpOperands {
     std::vector<Tensor> inputs;
     std::vector<int> dims;
@@ -99,6 +107,12 @@ class IRBuilder {
     DataType dtype;
     std::vector<int64_t> shape;
     std::string text;
+    UnaryOp unary_op = UnaryOp::Neg;
+    BinaryOp binary_op = BinaryOp::Add;
+    bool scalar_lhs = false;
+    Tensor out;                // write into this existing tensor (out=) instead of defining one
+    std::string name = "r";    // the defined tensor's name hint
+    std::shared_ptr<const RegisterLayout> layout;  // the defined register tensor's, when given
   };
   Tensor tile_op(Op op, TileOpOperands operands);
 
@@ -115,11 +129,7 @@ class IRBuilder {
   std::string unique_name(const std::string& hint);
   Tensor define(Scope scope, DataType dtype, std::vector<int64_t> shape, const std::string& hint);
   Expr as_int(Expr e, const char* what);
-  void check_register(const Tensor& t, const char* what, const char* operand);
   void check_shared_live(const Tensor& t, const char* what);
-  void check_tile_window(const Tensor& global, const std::vector<Expr>& offsets,
-                         const std::vector<int64_t>& tile_shape, std::vector<int>& dims,
-                         const char* what);
 
   std::shared_ptr<Program> program_;
   std::vector<std::unique_ptr<Frame>> frames_;

@@ -100,11 +100,22 @@ enum : uint32_t {
   ReadsGlobal = 1u << 0,   // reads memory through a global tensor or pointer operand
   WritesGlobal = 1u << 1,  // writes every global tensor and pointer operand it has
   ReadsShared = 1u << 2,
-  WritesShared = 1u << 3,  // writes (or ends the lifetime of) a shared operand
+  WritesShared = 1u << 3,  // writes a shared operand (or, no operand, shared memory it sets up)
   Barrier = 1u << 4,       // orders memory between the threads of a block
   Async = 1u << 5,         // starts, groups or completes work that finishes later
   HostOutput = 1u << 6,    // visible outside the kernel's memory (printing)
+  EndsShared = 1u << 7,    // ends the lifetime of its shared operand (free_shared)
+  // The cp.async channel of the verifier's pairing check (ir/verify_async.cc): the op
+  // starts a copy into its shared operand, commits the copies started since the last
+  // commit as a group, or waits (int_attr = groups left in flight). A new channel (TMA
+  // bulk groups, wgmma) adds its three flags and a row there.
+  CpAsyncIssue = 1u << 8,
+  CpAsyncCommit = 1u << 9,
+  CpAsyncWait = 1u << 10,
 };
+// The verifier's async check treats an op that reads or writes a shared operand right
+// where it stands, (ReadsShared | WritesShared) without Async or EndsShared, as an access
+// that must not race with a copy in flight into the same elements.
 }  // namespace eff
 
 // The unroll budget's per-thread estimate of an instruction (codegen/unroll_budget.cc).

@@ -9,7 +9,8 @@
 //     an enclosing one (a tensor defined inside an if/for/while body ends with it); no
 //     tensor is defined twice; the grid and workspace shapes use parameters only;
 //   * operands: arity, scope, dtype and shape of every instruction (ir/inst.h), the
-//     rules the builder enforces when it creates them;
+//     rules its handler's check enforces when the builder creates it: the handler's
+//     verify stage, or its check run again (ops/op_handler.h);
 //   * shared memory: no use of a tensor (or a view of it) after its free_shared;
 //   * asynchronous copies (verify_async.cc): every copy_async committed before a wait and
 //     before the kernel ends, and no read of a copy's destination while the copy is

@@ -28,12 +28,20 @@ namespace tilus {
 
 namespace {
 
-// The asynchronous channels: each has its own issue / commit / wait instructions.
-// wgmma (issue 11, explicit async): add `Wgmma` here and map its fence / commit_group /
-// wait_group instructions and the wgmma dot in classify() below; everything else works
-// per channel unchanged.
+// The asynchronous channels: each has its own issue / commit / wait instructions, named
+// by its effect flags in ir/ops.def (ir/inst.h). wgmma (issue 11, explicit async) or TMA
+// bulk groups: add a Channel, its three eff:: flags and a row of kChannelFlags; everything
+// else works per channel unchanged.
 enum class Channel : uint8_t { CpAsync };
 constexpr size_t kChannels = 1;
+
+struct ChannelFlags {
+  Channel channel;
+  uint32_t issue, commit, wait;
+};
+constexpr ChannelFlags kChannelFlags[kChannels] = {
+    {Channel::CpAsync, eff::CpAsyncIssue, eff::CpAsyncCommit, eff::CpAsyncWait},
+};
 
 enum class Role : uint8_t { None, Issue, Commit, Wait, Access };
 
@@ -42,112 +50,20 @@ struct Event {
   Channel channel = Channel::CpAsync;
 };
 
-// What an instruction does to the async channels. Every op is listed (no default:), so a
-// new asynchronous instruction fails the build here until it is classified.
+// What an instruction does to the async channels, from its effects. An access reads or
+// overwrites its shared operands where it stands; an asynchronous op's own accesses
+// belong to its channel, and freeing a tile copies may still land in is allowed: tilus
+// waits for them right after the free (transforms/copy_waits.cc), as a pipeline's
+// unwaited prologue needs. Scratch memory an op uses internally (a cross-warp
+// reduction's) is its own and no effect.
 Event classify(Op op) {
-  switch (op) {
-    case Op::CopyAsync: return {Role::Issue, Channel::CpAsync};
-    case Op::CopyAsyncCommitGroup: return {Role::Commit, Channel::CpAsync};
-    case Op::CopyAsyncWaitGroup:
-    case Op::CopyAsyncWaitAll: return {Role::Wait, Channel::CpAsync};
-    // Instructions that read or overwrite shared memory a copy may still be writing.
-    case Op::LoadShared:
-    case Op::StoreShared:
-    case Op::PrintTensor: return {Role::Access, Channel::CpAsync};
-    // atomics and scatter stores (ops/atomics.cc): the shared ones touch dst, inputs[0]
-    case Op::AtomicShared:
-    case Op::AtomicSharedScatter:
-    case Op::StoreSharedScatter: return {Role::Access, Channel::CpAsync};
-    case Op::AtomicGlobal:
-    case Op::AtomicGlobalScatter:
-    case Op::StoreGlobalScatter:
-    case Op::Randint:
-    case Op::Rand:
-    case Op::Randn: return {};
-    // Freeing a tile copies may still land in is allowed: tilus waits for them right after
-    // the free (transforms/copy_waits.cc), as a pipeline's unwaited prologue needs.
-    case Op::FreeShared: return {};
-    // kernel utilities: scalars and fresh registers only
-    case Op::Printf:
-    case Op::Assume:
-    case Op::IndexTile:
-    case Op::GlobalView:
-    case Op::GlobalTensor:
-    case Op::SharedTensor:
-    case Op::RegisterTensor:
-    case Op::SliceShared:
-    case Op::LoadGlobal:
-    case Op::StoreGlobal:
-    case Op::Sync:
-    case Op::Dot:
-    case Op::Cast:
-    case Op::Elementwise:
-    case Op::UnaryElementwise:
-    case Op::Where:
-    case Op::Assign:
-    case Op::LockSemaphore:
-    case Op::ReleaseSemaphore:
-    case Op::Exp:
-    // math family (ops/math.cc): registers only
-    case Op::Abs:
-    case Op::Exp2:
-    case Op::Log:
-    case Op::Sin:
-    case Op::Cos:
-    case Op::Round:
-    case Op::Square:
-    case Op::Sqrt:
-    case Op::Rsqrt:
-    case Op::Clip:
-    case Op::TensorItem:
-    // views: register shape changes (ops/reshape.cc)
-    case Op::Reshape:
-    case Op::Permute:
-    case Op::View:
-    case Op::Repeat:
-    case Op::RepeatInterleave:
-    case Op::ReshapeShared:  // views: region_of tracks them
-    case Op::PermuteShared:
-    case Op::Sum:
-    // reductions and scans
-    case Op::Max:
-    case Op::Min:
-    case Op::Any:
-    case Op::All:
-    case Op::Scan: return {};  // their cross-warp scratch is their own shared memory
-    // wgmma: not a channel here yet; the async pass (transforms/async_waits.cc) places
-    // the commit after each async dot and the waits its tests pin in the printed IR.
-    case Op::WgmmaCommitGroup:
-    case Op::WgmmaWaitGroup: return {};
-    // wgmma family (ops/wgmma.cc): an explicit mma reads a (inputs[0]) from shared memory,
-    // which a copy must not still be writing; its own pairing is checked by the
-    // interpreter (an accumulator touched before its wait is an error there).
-    case Op::WgmmaMma: return {Role::Access, Channel::CpAsync};
-    case Op::WgmmaFence:
-    case Op::WgmmaCommit:
-    case Op::WgmmaWait: return {};
-    // hopper family (ops/mbarrier.cc, ops/tma.cc): TMA loads complete on an mbarrier and
-    // TMA stores on their own bulk groups, neither on cp.async's; a wait on a barrier
-    // orders nothing the cp.async channel tracks. Not a channel here yet.
-    case Op::MbarrierAlloc:
-    case Op::MbarrierArrive:
-    case Op::MbarrierArriveExpectTx:
-    case Op::MbarrierWait:
-    case Op::TmaGlobalToShared:
-    case Op::TmaSharedToGlobal:
-    case Op::TmaCommitGroup:
-    case Op::TmaWaitGroup:
-    case Op::FenceProxyAsync:
-    case Op::FenceProxyAsyncRelease: return {};
-    // shared-tensor elements (ops/shared_item.cc): takes an address, reads nothing
-    case Op::SharedItemPtr: return {};
-    // thread groups and clusters (ops/clusters.cc): no cp.async or wgmma channel
-    case Op::SetMaxNReg:
-    case Op::ClusterSync:
-    case Op::ClusterQuery:
-    case Op::ClusterMapSharedAddr:
-    case Op::MbarrierArriveCluster: return {};
+  const uint32_t e = op_effects(op);
+  for (const ChannelFlags& c : kChannelFlags) {
+    if (e & c.issue) return {Role::Issue, c.channel};
+    if (e & c.commit) return {Role::Commit, c.channel};
+    if (e & c.wait) return {Role::Wait, c.channel};
   }
+  if ((e & (eff::ReadsShared | eff::WritesShared)) && !(e & (eff::Async | eff::EndsShared))) return {Role::Access};
   return {};
 }
 
@@ -407,7 +323,11 @@ class AsyncCheck {
       case Role::Issue: {
         Entry e;
         e.issue = &s;
-        e.dst = region_of(i.inputs[1]);
+        for (const Tensor& t : i.inputs)  // the copy's destination
+          if (t->scope == Scope::Shared) {
+            e.dst = region_of(t);
+            break;
+          }
         c.pending.erase(std::remove_if(c.pending.begin(), c.pending.end(),
                                        [&](const Entry& p) { return p.issue == &s; }),
                         c.pending.end());
@@ -437,25 +357,29 @@ class AsyncCheck {
                        c.groups.end());
         return;
       }
-      case Role::Access: {
-        const Tensor& t = i.inputs[0];
-        if (t->scope != Scope::Shared) return;
-        const Region r = region_of(t);
-        for (ChannelState& ch : st.ch) {
-          for (const Entry& e : ch.pending)
-            if (e.must && same_region(e.dst, r))
-              verify_fail(after_, s.loc,
-                          cat(op_name(i.op), " accesses ", t->name, " while the copy_async at ",
-                              e.issue->loc.str(), " into it is neither committed nor waited for"));
-          for (const Entry& e : ch.groups)
-            if (same_region(e.dst, r))
-              verify_fail(after_, s.loc,
-                          cat(op_name(i.op), " accesses ", t->name, " while the copy_async at ",
-                              e.issue->loc.str(), " into it may still be in flight: no "
-                              "copy_async_wait_group covers its group"));
-        }
+      case Role::Access:
+        for (const Tensor& t : i.inputs)
+          if (t->scope == Scope::Shared) access(s, i, t, st);
         return;
-      }
+    }
+  }
+
+  // An access to shared tensor t: no copy into certainly the same elements may be in
+  // flight on every path to it.
+  void access(const StmtNode& s, const Instruction& i, const Tensor& t, const State& st) const {
+    const Region r = region_of(t);
+    for (const ChannelState& ch : st.ch) {
+      for (const Entry& e : ch.pending)
+        if (e.must && same_region(e.dst, r))
+          verify_fail(after_, s.loc,
+                      cat(op_name(i.op), " accesses ", t->name, " while the copy_async at ",
+                          e.issue->loc.str(), " into it is neither committed nor waited for"));
+      for (const Entry& e : ch.groups)
+        if (same_region(e.dst, r))
+          verify_fail(after_, s.loc,
+                      cat(op_name(i.op), " accesses ", t->name, " while the copy_async at ",
+                          e.issue->loc.str(), " into it may still be in flight: no "
+                          "copy_async_wait_group covers its group"));
     }
   }
 

@@ -26,6 +26,8 @@
 #include "codegen/emitter.h"
 #include "interp/buffer.h"
 #include "interp/tile_ops.h"
+#include "ir/inst_text.h"
+#include "ir/operand_check.h"
 #include "ops/op_handler.h"
 #include "support/error.h"
 
@@ -384,13 +386,48 @@ void emit(CudaEmitter& e, const Instruction& i) {
   if (op != Rmw::Store && (sem == 1 || sem == 3)) e.line(fence);  // acquire
 }
 
+// ---- IR text and the verifier's operand checks
+bool is_store(Op op) { return op == Op::StoreSharedScatter || op == Op::StoreGlobalScatter; }
+
+std::string atomics_print(const Instruction& i) {
+  static const char* const scopes[] = {"cta", "cluster", "gpu", "sys"};
+  static const char* const sems[] = {"relaxed", "acquire", "release", "acq_rel"};
+  std::string s;
+  for (size_t k = 0; k < i.inputs.size(); ++k) s += (k ? ", " : "") + inst_text::ref(i.inputs[k]);
+  if (i.op == Op::AtomicGlobal) s += ", offsets=" + inst_text::exprs(i.args);
+  if (!i.dims.empty()) s += ", dim=" + std::to_string(i.dims[0]);
+  if (!is_store(i.op))
+    s += ", op=" + i.text + ", sem=" + sems[(i.int_attr >> 2) & 3] + ", scope=" + scopes[i.int_attr & 3];
+  return inst_text::call(i, s);
+}
+
+void atomics_verify(OperandCheck& c, const Instruction& i) {
+  const bool scatter = is_scatter(i.op);
+  const bool global = on_global(i.op);
+  const size_t n = scatter || i.text != "cas" ? (scatter ? 3 : 2) : 3;
+  const size_t nargs = i.op == Op::AtomicGlobal ? static_cast<size_t>(i.inputs[0]->rank()) : 0;
+  c.arity(i, n, nargs, nargs);
+  c.scope(i, i.inputs[0], global ? Scope::Global : Scope::Shared, "dst");
+  for (size_t k = 1; k < n; ++k) c.scope(i, i.inputs[k], Scope::Register, "an operand");
+  const Tensor& values = i.inputs[scatter ? 2 : 1];
+  if (is_store(i.op)) {
+    c.no_output(i);
+  } else {
+    c.scope(i, i.output, Scope::Register, "the output");
+    c.same_shape(i, values, i.output);
+    c.same_dtype(i, values, i.output);
+  }
+  if (scatter && (i.dims.size() != 1 || i.dims[0] < 0 || i.dims[0] >= static_cast<int>(i.inputs[0]->rank())))
+    c.fail(op_name(i.op), ": dim out of range for ", c.str(i.inputs[0]));
+}
+
 }  // namespace
 
-const OpHandler kAtomicShared = {check, same_layout_as_inputs, interpret, emit};
-const OpHandler kAtomicGlobal = {check, same_layout_as_inputs, interpret, emit};
-const OpHandler kAtomicSharedScatter = {check, same_layout_as_inputs, interpret, emit};
-const OpHandler kAtomicGlobalScatter = {check, same_layout_as_inputs, interpret, emit};
-const OpHandler kStoreSharedScatter = {check, nullptr, interpret, emit};
-const OpHandler kStoreGlobalScatter = {check, nullptr, interpret, emit};
+const OpHandler kAtomicShared = {check, same_layout_as_inputs, interpret, emit, atomics_print, atomics_verify};
+const OpHandler kAtomicGlobal = {check, same_layout_as_inputs, interpret, emit, atomics_print, atomics_verify};
+const OpHandler kAtomicSharedScatter = {check, same_layout_as_inputs, interpret, emit, atomics_print, atomics_verify};
+const OpHandler kAtomicGlobalScatter = {check, same_layout_as_inputs, interpret, emit, atomics_print, atomics_verify};
+const OpHandler kStoreSharedScatter = {check, nullptr, interpret, emit, atomics_print, atomics_verify};
+const OpHandler kStoreGlobalScatter = {check, nullptr, interpret, emit, atomics_print, atomics_verify};
 
 }  // namespace tilus::ops

@@ -12,6 +12,8 @@
 #include "codegen/emitter.h"
 #include "interp/state.h"
 #include "interp/tile_ops.h"
+#include "ir/inst_text.h"
+#include "ir/operand_check.h"
 #include "ops/hopper_state.h"
 #include "ops/op_handler.h"
 #include "support/error.h"
@@ -260,14 +262,37 @@ void arrive_cluster_emit(CudaEmitter& e, const Instruction& i) {
   e.close();
 }
 
+std::string setmaxnreg_print(const Instruction& i) {
+  return inst_text::call(i, std::to_string(i.int_attr) + (i.dims.at(0) ? ", inc" : ", dec"));
+}
+std::string query_print(const Instruction& i) {
+  return expr_str(i.args[0]) + " = cluster_query(" + cluster_what_name(i.int_attr) + ")";
+}
+std::string map_print(const Instruction& i) {
+  return expr_str(i.args[0]) + " = cluster_map_shared_addr(" + expr_str(i.args[1]) + ", rank=" +
+         expr_str(i.args[2]) + ")";
+}
+std::string arrive_cluster_print(const Instruction& i) {
+  return inst_text::call(i, expr_str(i.args[0]) + ", transaction_bytes=" + expr_str(i.args[1]) +
+                                (i.dims.at(0) ? ", multicast_mask=" : ", target_rank=") + expr_str(i.args[2]));
+}
+// Scalars and barriers only: args[0, n) and no tensors.
+template <size_t kArgs>
+void scalar_args_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 0, kArgs, kArgs);
+  c.no_output(i);
+}
+
 }  // namespace
 
-const OpHandler kSetMaxNReg = {setmaxnreg_check, nullptr, nothing_interpret, setmaxnreg_emit, ThreadsRule::Warpgroups};
-const OpHandler kClusterSync = {sync_check, nullptr, sync_interpret, sync_emit};
-const OpHandler kClusterQuery = {query_check, nullptr, query_interpret, query_emit};
-const OpHandler kClusterMapSharedAddr = {map_check, nullptr, map_interpret, map_emit};
-const OpHandler kMbarrierArriveCluster = {arrive_cluster_check, nullptr, arrive_cluster_interpret,
-                                          arrive_cluster_emit};
+const OpHandler kSetMaxNReg = {setmaxnreg_check,         nullptr, nothing_interpret, setmaxnreg_emit, setmaxnreg_print,
+                               scalar_args_verify<0>, nullptr, ThreadsRule::Warpgroups};
+const OpHandler kClusterSync = {sync_check, nullptr, sync_interpret, sync_emit, nullptr, scalar_args_verify<0>};
+const OpHandler kClusterQuery = {query_check, nullptr, query_interpret, query_emit, query_print, scalar_args_verify<1>};
+const OpHandler kClusterMapSharedAddr = {map_check, nullptr, map_interpret, map_emit, map_print, scalar_args_verify<3>};
+const OpHandler kMbarrierArriveCluster = {arrive_cluster_check, nullptr,
+                                          arrive_cluster_interpret, arrive_cluster_emit,
+                                          arrive_cluster_print,  scalar_args_verify<3>};
 
 }  // namespace ops
 }  // namespace tilus

@@ -14,6 +14,8 @@
 #include "codegen/emitter.h"
 #include "interp/buffer.h"
 #include "interp/tile_math.h"
+#include "ir/inst_text.h"
+#include "ir/operand_check.h"
 #include "ops/op_handler.h"
 
 namespace tilus::ops {
@@ -272,18 +274,44 @@ void item_emit(CudaEmitter& e, const Instruction& i) {
   e.smem_.release(offset);
 }
 
+// ---- IR text and the verifier's operand checks
+std::string unary_print(const Instruction& i) {
+  std::string s = inst_text::ref(i.inputs[0]);
+  if (i.op == Op::Clip) s += ", min=" + expr_str(i.args[0]) + ", max=" + expr_str(i.args[1]);
+  if (i.int_attr == 1) s += ", approx=True";
+  return inst_text::call(i, s);
+}
+void unary_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 1, i.op == Op::Clip ? 2 : 0, i.op == Op::Clip ? 2 : 0);
+  c.scope(i, i.inputs[0], Scope::Register, "the operand");
+  c.scope(i, i.output, Scope::Register, "the output");
+  c.same_shape(i, i.inputs[0], i.output);
+  c.same_dtype(i, i.inputs[0], i.output);
+}
+// x.item() sets one variable; x.tolist() one per element.
+std::string item_print(const Instruction& i) {
+  std::string s;
+  for (size_t k = 0; k < i.args.size(); ++k) s += (k ? ", " : "") + expr_str(i.args[k]);
+  return s + " = " + inst_text::ref(i.inputs[0]) + (i.args.size() > 1 ? ".tolist()" : ".item()");
+}
+void item_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 1, 1, static_cast<size_t>(std::max<int64_t>(1, i.inputs.empty() ? 1 : i.inputs[0]->numel())));
+  c.no_output(i);
+  c.scope(i, i.inputs[0], Scope::Register, "the operand");
+}
+
 }  // namespace
 
-const OpHandler kAbs = {unary_check, same_layout_as_inputs, unary_interpret, unary_emit};
-const OpHandler kExp2 = {unary_check, same_layout_as_inputs, unary_interpret, unary_emit};
-const OpHandler kLog = {unary_check, same_layout_as_inputs, unary_interpret, unary_emit};
-const OpHandler kSin = {unary_check, same_layout_as_inputs, unary_interpret, unary_emit};
-const OpHandler kCos = {unary_check, same_layout_as_inputs, unary_interpret, unary_emit};
-const OpHandler kRound = {unary_check, same_layout_as_inputs, unary_interpret, unary_emit};
-const OpHandler kSquare = {unary_check, same_layout_as_inputs, unary_interpret, unary_emit};
-const OpHandler kSqrt = {unary_check, same_layout_as_inputs, unary_interpret, unary_emit};
-const OpHandler kRsqrt = {unary_check, same_layout_as_inputs, unary_interpret, unary_emit};
-const OpHandler kClip = {unary_check, same_layout_as_inputs, unary_interpret, unary_emit};
-const OpHandler kTensorItem = {item_check, nullptr, item_interpret, item_emit};
+const OpHandler kAbs = {unary_check, same_layout_as_inputs, unary_interpret, unary_emit, unary_print, unary_verify};
+const OpHandler kExp2 = {unary_check, same_layout_as_inputs, unary_interpret, unary_emit, unary_print, unary_verify};
+const OpHandler kLog = {unary_check, same_layout_as_inputs, unary_interpret, unary_emit, unary_print, unary_verify};
+const OpHandler kSin = {unary_check, same_layout_as_inputs, unary_interpret, unary_emit, unary_print, unary_verify};
+const OpHandler kCos = {unary_check, same_layout_as_inputs, unary_interpret, unary_emit, unary_print, unary_verify};
+const OpHandler kRound = {unary_check, same_layout_as_inputs, unary_interpret, unary_emit, unary_print, unary_verify};
+const OpHandler kSquare = {unary_check, same_layout_as_inputs, unary_interpret, unary_emit, unary_print, unary_verify};
+const OpHandler kSqrt = {unary_check, same_layout_as_inputs, unary_interpret, unary_emit, unary_print, unary_verify};
+const OpHandler kRsqrt = {unary_check, same_layout_as_inputs, unary_interpret, unary_emit, unary_print, unary_verify};
+const OpHandler kClip = {unary_check, same_layout_as_inputs, unary_interpret, unary_emit, unary_print, unary_verify};
+const OpHandler kTensorItem = {item_check, nullptr, item_interpret, item_emit, item_print, item_verify};
 
 }  // namespace tilus::ops

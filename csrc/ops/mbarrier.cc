@@ -11,6 +11,8 @@
 #include "codegen/emitter.h"
 #include "interp/tile_math.h"
 #include "interp/tile_ops.h"
+#include "ir/inst_text.h"
+#include "ir/operand_check.h"
 #include "ops/hopper_state.h"
 #include "ops/op_handler.h"
 #include "support/error.h"
@@ -270,15 +272,42 @@ void fence_emit(CudaEmitter& e, const Instruction& i) {
 
 void nothing_interpret(interp::BlockState&, const StmtNode&, const Instruction&) {}
 
+// ---- IR text and the verifier's operand checks
+std::string alloc_print(const Instruction& i) {
+  return expr_str(i.args[0]) + " = mbarrier_alloc(counts=" +
+         inst_text::exprs(std::vector<Expr>(i.args.begin() + 1, i.args.end())) + ")";
+}
+void alloc_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 0, 2, i.args.size());
+  c.no_output(i);
+}
+std::string arrive_print(const Instruction& i) {
+  const char* what = i.op == Op::MbarrierWait ? ", phase=" : i.op == Op::MbarrierArrive ? ", count=" : ", transaction_bytes=";
+  return inst_text::call(i, expr_str(i.args[0]) + what + expr_str(i.args[1]));
+}
+void arrive_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 0, 2, 2);
+  c.no_output(i);
+}
+std::string fence_print(const Instruction& i) {
+  return inst_text::call(i, i.op == Op::FenceProxyAsync ? "space=" + i.text : std::string());
+}
+void fence_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 0, 0, 0);
+  c.no_output(i);
+}
+
 }  // namespace
 
-const OpHandler kMbarrierAlloc = {alloc_check, nullptr, alloc_interpret, alloc_emit};
-const OpHandler kMbarrierArrive = {arrive_check, nullptr, arrive_interpret, arrive_emit};
-const OpHandler kMbarrierArriveExpectTx = {arrive_check, nullptr, arrive_interpret, arrive_emit};
-const OpHandler kMbarrierWait = {arrive_check, nullptr, wait_interpret, wait_emit};
+const OpHandler kMbarrierAlloc = {alloc_check, nullptr, alloc_interpret, alloc_emit, alloc_print, alloc_verify};
+const OpHandler kMbarrierArrive = {arrive_check, nullptr, arrive_interpret, arrive_emit, arrive_print, arrive_verify};
+const OpHandler kMbarrierArriveExpectTx = {arrive_check, nullptr, arrive_interpret, arrive_emit, arrive_print,
+                                           arrive_verify};
+const OpHandler kMbarrierWait = {arrive_check, nullptr, wait_interpret, wait_emit, arrive_print, arrive_verify};
 // The interpreter has one proxy: every write is visible to the next instruction.
-const OpHandler kFenceProxyAsync = {fence_check, nullptr, nothing_interpret, fence_emit};
-const OpHandler kFenceProxyAsyncRelease = {fence_check, nullptr, nothing_interpret, fence_emit};
+const OpHandler kFenceProxyAsync = {fence_check, nullptr, nothing_interpret, fence_emit, fence_print, fence_verify};
+const OpHandler kFenceProxyAsyncRelease = {fence_check, nullptr, nothing_interpret, fence_emit, fence_print,
+                                           fence_verify};
 
 }  // namespace ops
 }  // namespace tilus

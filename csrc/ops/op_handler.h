@@ -2,14 +2,34 @@
 // place per instruction family (csrc/ops/<family>.cc, the Family column of ir/ops.def).
 //
 // A handler holds function pointers for each stage that has something per op to do:
-//   check      builder: validates operands and attributes and gives the output's dtype
-//              and shape (IRBuilder::tile_op). Null for ops whose IRBuilder method
-//              checks them (the ops older than this table).
+//   check      builder: validates (and normalises) operands and attributes and gives
+//              the output's dtype, shape and scope (IRBuilder::tile_op; with out= the
+//              builder sets inst.output first). Null only for global_view and
+//              global_tensor, whose global outputs IRBuilder creates itself, and the
+//              wgmma commit/wait, which the async pass places (their verify checks them).
 //   layout     layout inference: states the op's constraints (LayoutRules below). Null
 //              exactly when the layout-rule column says LayoutRule::None.
 //   interpret  the CPU interpreter's semantics on one block (interp/state.h).
 //   emit       CUDA emission (codegen/emitter.h).
-// Effects, cost class and layout-rule kind are columns of ir/ops.def, not code.
+// Optional stages; null takes the generic default, derived from the operand fields and
+// the effects column, that most ops need:
+//   print         the instruction's IR text (ir/printer.cc) without the "# type" comment
+//                 the printer appends to a defined tensor. Default: `[%out = ]name(inputs,
+//                 out=%t)` (ir/inst_text.h has the pieces: inst_text::call, operands, ...).
+//   verify        the verifier's check of a finished instruction's operand count,
+//                 scopes, dtypes and shapes (ir/verifier.cc; the helpers and fail() are
+//                 ir/operand_check.h). Default: the op's `check` run again on a copy,
+//                 whose output type must be the output tensor's. check_op_table() wants
+//                 one of check and verify.
+//   wgmma_hazard  what a wgmma dot that may still be running must finish first
+//                 (transforms/async_waits.cc; WgmmaHazard below). Default: an op with
+//                 eff::EndsShared or eff::WritesShared writes its shared operand's
+//                 allocation; anything else is no hazard.
+// Properties are columns of ir/ops.def, not code: effects (the eff:: flags of ir/inst.h,
+// which also say which async channel an op issues, commits or waits on for the
+// verifier's pairing check, ir/verify_async.cc), cost class and layout-rule kind. No
+// pass switches over Op to learn what an op is: a new instruction is an ops.def line, its
+// family file and the Python method (docs/architecture.md, "Adding an instruction").
 //
 // Every op of ir/ops.def has a handler object `ops::k<Enum>` (declared below from the
 // table): an op without one fails to link, and check_op_table() (run by the table's
@@ -26,6 +46,7 @@
 namespace tilus {
 
 class CudaEmitter;
+class OperandCheck;  // ir/operand_check.h
 struct LayoutPlan;
 namespace interp {
 struct BlockState;
@@ -75,12 +96,39 @@ enum class ThreadsRule : uint8_t {
   Warps,       // whole warps: the group starts at a multiple of 32 and has a multiple of 32 threads
   Warpgroups,  // whole warpgroups: the same with 128 (setmaxnreg, wgmma)
 };
+// What a wgmma dot that may still be running (transforms/async_waits.cc) must have
+// finished before an instruction. The pass itself makes any instruction that uses a
+// running dot's accumulator wait; this is about the shared tiles the dot reads and about
+// the other warpgroups.
+struct WgmmaHazard {
+  enum Kind : uint8_t {
+    None,
+    // Writes the elements of the shared view inputs[operand] (whole or in part): waits
+    // when it may be a tile the dot reads; views of the same allocation whose leading
+    // indices differ at run time, or are ring-counter stages apart, leave the dot running.
+    WritesTile,
+    // Writes (or frees) somewhere in inputs[operand]'s allocation: waits for every dot
+    // when one may read that allocation.
+    WritesShared,
+    // Waits for every dot unconditionally (the warpgroups meet at a barrier).
+    Waits,
+  } kind = None;
+  int operand = -1;
+  const char* why = nullptr;  // the wait's comment in the IR and the CUDA
+};
+// The default: eff::EndsShared or eff::WritesShared with a shared operand is WritesShared
+// on the first one; anything else None.
+WgmmaHazard default_wgmma_hazard(const Instruction& inst);
 
 struct OpHandler {
   OutputType (*check)(Instruction& inst) = nullptr;
   void (*layout)(LayoutRules& rules, const Instruction& inst, const SourceLoc& loc) = nullptr;
   void (*interpret)(interp::BlockState& st, const StmtNode& stmt, const Instruction& inst) = nullptr;
   void (*emit)(CudaEmitter& e, const Instruction& inst) = nullptr;
+  // Optional (null: the generic default, see the top of this file).
+  std::string (*print)(const Instruction& inst) = nullptr;
+  void (*verify)(OperandCheck& c, const Instruction& inst) = nullptr;
+  WgmmaHazard (*wgmma_hazard)(const Instruction& inst, const LayoutPlan& plan, int warps) = nullptr;
   ThreadsRule threads = ThreadsRule::Any;
 };
 

@@ -12,6 +12,8 @@
 #include "codegen/emitter.h"
 #include "interp/buffer.h"
 #include "interp/tile_ops.h"
+#include "ir/inst_text.h"
+#include "ir/operand_check.h"
 #include "ops/op_handler.h"
 #include "support/error.h"
 
@@ -107,10 +109,23 @@ void emit(CudaEmitter& e, const Instruction& i) {
   e.close();
 }
 
+// ---- IR text and the verifier's operand checks
+std::string random_print(const Instruction& i) {
+  return inst_text::call(i, expr_str(i.args[0]) + ", " + inst_text::ref(i.inputs[0]) + ", n_rounds=" +
+                                std::to_string(i.int_attr) +
+                                (i.op == Op::Randint ? ", word=" + std::to_string(i.dims.at(0)) : std::string()));
+}
+void random_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 1, 1, 1);
+  c.scope(i, i.inputs[0], Scope::Register, "the offsets");
+  c.scope(i, i.output, Scope::Register, "the output");
+  c.same_shape(i, i.inputs[0], i.output);
+}
+
 }  // namespace
 
-const OpHandler kRandint = {check, same_layout_as_inputs, interpret, emit};
-const OpHandler kRand = {check, same_layout_as_inputs, interpret, emit};
-const OpHandler kRandn = {check, same_layout_as_inputs, interpret, emit};
+const OpHandler kRandint = {check, same_layout_as_inputs, interpret, emit, random_print, random_verify};
+const OpHandler kRand = {check, same_layout_as_inputs, interpret, emit, random_print, random_verify};
+const OpHandler kRandn = {check, same_layout_as_inputs, interpret, emit, random_print, random_verify};
 
 }  // namespace tilus::ops

@@ -17,6 +17,8 @@
 #include "codegen/emitter.h"
 #include "interp/buffer.h"
 #include "interp/tile_ops.h"
+#include "ir/inst_text.h"
+#include "ir/operand_check.h"
 #include "ops/op_handler.h"
 #include "ops/reduction.h"
 
@@ -358,12 +360,41 @@ void reduce_emit(CudaEmitter& e, const Instruction& inst) {
   if (have != want) e.write_back(y, values, have);
 }
 
+// ---- IR text, the verifier's operand checks, and a running wgmma dot
+std::string reduce_print(const Instruction& i) {
+  return inst_text::call(i, inst_text::ref(i.inputs[0]) + ", dim=" + std::to_string(i.dims.at(0)) +
+                                ", keepdim=" + (i.int_attr ? "True" : "False"));
+}
+void reduce_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 1, 0, 0);
+  c.scope(i, i.inputs[0], Scope::Register, "the operand");
+  c.scope(i, i.output, Scope::Register, "the output");
+  const auto &in = i.inputs[0]->shape, &out = i.output->shape;
+  if (out.size() != in.size() && out.size() + 1 != in.size())
+    c.fail(op_name(i.op), ": ", c.str(i.output), " is not a reduction of ", c.str(i.inputs[0]));
+}
 }  // namespace
 
-const OpHandler kSum = {reduce_check, reduce_layout, reduce_interpret, reduce_emit};
-const OpHandler kMax = {reduce_check, reduce_layout, reduce_interpret, reduce_emit};
-const OpHandler kMin = {reduce_check, reduce_layout, reduce_interpret, reduce_emit};
-const OpHandler kAny = {reduce_check, reduce_layout, reduce_interpret, reduce_emit};
-const OpHandler kAll = {reduce_check, reduce_layout, reduce_interpret, reduce_emit};
+// A reduction across warps meets the other warpgroups at a barrier (its scratch is
+// fresh shared memory, never a dot's tile): as for sync, to be safe.
+WgmmaHazard reduction_wgmma_hazard(const Instruction&, const LayoutPlan&, int warps) {
+  if (warps > 4) return {WgmmaHazard::Waits, -1, "a reduction may synchronise the warpgroups"};
+  return {};
+}
+
+namespace {
+
+}  // namespace
+
+const OpHandler kSum = {reduce_check, reduce_layout, reduce_interpret, reduce_emit, reduce_print,
+                        reduce_verify, reduction_wgmma_hazard};
+const OpHandler kMax = {reduce_check, reduce_layout, reduce_interpret, reduce_emit, reduce_print,
+                        reduce_verify, reduction_wgmma_hazard};
+const OpHandler kMin = {reduce_check, reduce_layout, reduce_interpret, reduce_emit, reduce_print,
+                        reduce_verify, reduction_wgmma_hazard};
+const OpHandler kAny = {reduce_check, reduce_layout, reduce_interpret, reduce_emit, reduce_print,
+                        reduce_verify, reduction_wgmma_hazard};
+const OpHandler kAll = {reduce_check, reduce_layout, reduce_interpret, reduce_emit, reduce_print,
+                        reduce_verify, reduction_wgmma_hazard};
 
 }  // namespace tilus::ops

@@ -7,6 +7,8 @@
 #include "ir/dtype.h"
 #include "layout/register_layout.h"
 
+#include "ops/op_handler.h"
+
 namespace tilus {
 class CudaEmitter;
 }
@@ -43,5 +45,10 @@ RegisterLayout reduced_layout(const RegisterLayout& in, int d, bool keepdim);
 // thread then holds the operand elements its output elements read.
 RegisterLayout broadcast_layout(const RegisterLayout& out, const std::vector<int64_t>& out_shape,
                                 const std::vector<int64_t>& shape);
+
+// Reductions and scans: with more than one warpgroup, their cross-warp exchange meets
+// the other warpgroups at a barrier, so a running wgmma dot is waited for first
+// (OpHandler::wgmma_hazard).
+WgmmaHazard reduction_wgmma_hazard(const Instruction& inst, const LayoutPlan& plan, int warps);
 
 }  // namespace tilus::ops

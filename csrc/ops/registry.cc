@@ -26,6 +26,7 @@ std::string check_op_table() {
     };
     if (!h.interpret) missing("interpret");
     if (!h.emit) missing("emit");
+    if (!h.check && !h.verify) missing("check or verify (the verifier needs one)");
     if ((h.layout == nullptr) != (op_layout_rule(op) == LayoutRule::None))
       missing(h.layout ? "LayoutRule in ops.def for its layout rule" : "layout rule");
   }
@@ -40,6 +41,16 @@ const OpHandler& op_handler(Op op) {
   }();
   (void)checked;
   return *kTable[static_cast<int>(op)];
+}
+
+WgmmaHazard default_wgmma_hazard(const Instruction& inst) {
+  const uint32_t e = op_effects(inst.op);
+  if (!(e & (eff::EndsShared | eff::WritesShared))) return {};
+  for (size_t k = 0; k < inst.inputs.size(); ++k)
+    if (inst.inputs[k]->scope == Scope::Shared)
+      return {WgmmaHazard::WritesShared, static_cast<int>(k),
+              e & eff::EndsShared ? "freeing a tile the dot may read" : "writing a tile a running dot may read"};
+  return {};
 }
 
 void same_layout_as_inputs(LayoutRules& rules, const Instruction& inst, const SourceLoc& loc) {

@@ -21,8 +21,11 @@
 #include "codegen/emitter.h"
 #include "interp/buffer.h"
 #include "interp/tile_ops.h"
+#include "ir/inst_text.h"
+#include "ir/operand_check.h"
 #include "layout/register_views.h"
 #include "ops/op_handler.h"
+#include "transforms/layout_inference.h"
 
 namespace tilus::ops {
 
@@ -414,12 +417,70 @@ void view_emit(CudaEmitter& e, const Instruction& inst) {
   e.line("memcpy(" + dst + ", " + src + ", sizeof(" + dst + "));  // view: the same bits");
 }
 
+// ---- IR text, the verifier's operand checks, and a running wgmma dot
+using inst_text::call;
+using inst_text::ref;
+
+std::string reshape_print(const Instruction& i) { return call(i, ref(i.inputs[0]) + ", shape=" + inst_text::ints(i.shape)); }
+std::string permute_print(const Instruction& i) { return call(i, ref(i.inputs[0]) + ", dims=" + inst_text::ints(i.dims)); }
+std::string view_print(const Instruction& i) {
+  return call(i, ref(i.inputs[0]) + ", dtype=" + i.dtype.name() +
+                     (i.int_attr ? ", layout=" + (i.output->layout ? i.output->layout->str() : std::string("?"))
+                                 : std::string()));
+}
+std::string repeat_print(const Instruction& i) { return call(i, ref(i.inputs[0]) + ", repeats=" + inst_text::ints(i.shape)); }
+
+void shape_change_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 1, 0, 0);
+  c.scope(i, i.inputs[0], Scope::Register, "the operand");
+  c.scope(i, i.output, Scope::Register, "the output");
+  if (i.op != Op::View) c.same_dtype(i, i.inputs[0], i.output);
+  int64_t n = 1;
+  for (int64_t s : i.output->shape) n *= s;
+  int64_t m = i.inputs[0]->numel();
+  if (i.op == Op::Repeat || i.op == Op::RepeatInterleave)
+    for (int64_t r : i.shape) m *= r;
+  if (i.op != Op::View && n != m) c.fail(op_name(i.op), ": ", c.str(i.inputs[0]), " does not give ", c.str(i.output));
+}
+
+// One whose registers cannot stay (or are converted to a layout fixed elsewhere)
+// exchanges through shared memory and meets the other warpgroups at a barrier. The
+// layout its lowering gives the result from the input's, against the planned one.
+template <bool (*moves)(const RegisterLayout& in, const Instruction& i, const RegisterLayout& out)>
+WgmmaHazard shape_change_hazard(const Instruction& i, const LayoutPlan& plan, int warps) {
+  if (warps > 4 && moves(plan.layout_of(i.inputs[0]), i, plan.layout_of(i.output)))
+    return {WgmmaHazard::Waits, -1, "a register shape change synchronises the warpgroups"};
+  return {};
+}
+bool reshape_moves(const RegisterLayout& in, const Instruction& i, const RegisterLayout& out) {
+  return moves_data(reshape_layout(in, i.output->shape), out);
+}
+bool permute_moves(const RegisterLayout& in, const Instruction& i, const RegisterLayout& out) {
+  return moves_data(permute_layout(in, i.dims), out);
+}
+bool repeat_moves(const RegisterLayout& in, const Instruction& i, const RegisterLayout& out) {
+  return moves_data(repeat_layout(in, i.shape), out);
+}
+bool repeat_interleave_moves(const RegisterLayout& in, const Instruction& i, const RegisterLayout& out) {
+  return moves_data(repeat_interleave_layout(in, i.shape), out);
+}
+// a bit cast converted to another layout
+bool view_moves(const RegisterLayout& in, const Instruction& i, const RegisterLayout& out) {
+  return i.int_attr == 0 && in != out;
+}
+
 }  // namespace
 
-const OpHandler kReshape = {reshape_check, reshape_layout_rule, reshape_interpret, reshape_emit};
-const OpHandler kPermute = {permute_check, permute_layout_rule, permute_interpret, permute_emit};
-const OpHandler kView = {view_check, view_layout_rule, view_interpret, view_emit};
-const OpHandler kRepeat = {repeat_check, repeat_layout_rule, repeat_interpret, repeat_emit};
-const OpHandler kRepeatInterleave = {repeat_check, repeat_layout_rule, repeat_interpret, repeat_emit};
+const OpHandler kReshape = {reshape_check, reshape_layout_rule, reshape_interpret, reshape_emit,
+                            reshape_print, shape_change_verify, shape_change_hazard<reshape_moves>};
+const OpHandler kPermute = {permute_check, permute_layout_rule, permute_interpret, permute_emit,
+                            permute_print, shape_change_verify, shape_change_hazard<permute_moves>};
+const OpHandler kView = {view_check, view_layout_rule, view_interpret, view_emit,
+                         view_print, shape_change_verify, shape_change_hazard<view_moves>};
+const OpHandler kRepeat = {repeat_check, repeat_layout_rule, repeat_interpret, repeat_emit,
+                           repeat_print, shape_change_verify, shape_change_hazard<repeat_moves>};
+const OpHandler kRepeatInterleave = {repeat_check, repeat_layout_rule, repeat_interpret, repeat_emit,
+                                     repeat_print, shape_change_verify,
+                                     shape_change_hazard<repeat_interleave_moves>};
 
 }  // namespace tilus::ops

@@ -21,6 +21,8 @@
 #include "codegen/emitter.h"
 #include "interp/buffer.h"
 #include "interp/tile_ops.h"
+#include "ir/inst_text.h"
+#include "ir/operand_check.h"
 #include "ops/op_handler.h"
 #include "ops/reduction.h"
 
@@ -277,8 +279,22 @@ void scan_emit(CudaEmitter& e, const Instruction& inst) {
   e.close();
 }
 
+// ---- IR text and the verifier's operand checks
+std::string scan_print(const Instruction& i) {
+  return inst_text::call(i, inst_text::ref(i.inputs[0]) + ", dim=" + std::to_string(i.dims.at(0)) + ", op='" + i.text +
+                                "', exclusive=" + (i.int_attr ? "True" : "False"));
+}
+void scan_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 1, 0, 0);
+  c.scope(i, i.inputs[0], Scope::Register, "the operand");
+  c.scope(i, i.output, Scope::Register, "the output");
+  c.same_shape(i, i.inputs[0], i.output);
+}
+
 }  // namespace
 
-const OpHandler kScan = {scan_check, same_layout_as_inputs, scan_interpret, scan_emit};
+// Across warps a scan exchanges through shared memory at a barrier, as a reduction does.
+const OpHandler kScan = {scan_check, same_layout_as_inputs, scan_interpret, scan_emit,
+                         scan_print, scan_verify, reduction_wgmma_hazard};
 
 }  // namespace tilus::ops

@@ -8,6 +8,8 @@
 #include "codegen/emitter.h"
 #include "interp/buffer.h"
 #include "interp/tile_ops.h"
+#include "ir/inst_text.h"
+#include "ir/operand_check.h"
 #include "ops/op_handler.h"
 
 namespace tilus::ops {
@@ -46,6 +48,18 @@ void item_ptr_emit(CudaEmitter& e, const Instruction& inst) {
 
 }  // namespace
 
-const OpHandler kSharedItemPtr = {item_ptr_check, nullptr, item_ptr_interpret, item_ptr_emit};
+namespace {
+std::string item_ptr_print(const Instruction& i) {
+  return expr_str(i.args[0]) + " = " + inst_text::ref(i.inputs[0]) + ".item_ptr()";
+}
+void item_ptr_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 1, 1, 1);
+  c.no_output(i);
+  c.scope(i, i.inputs[0], Scope::Shared, "the operand");
+}
+}  // namespace
+
+const OpHandler kSharedItemPtr = {item_ptr_check, nullptr,        item_ptr_interpret,
+                                  item_ptr_emit,  item_ptr_print, item_ptr_verify};
 
 }  // namespace tilus::ops

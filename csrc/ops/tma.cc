@@ -32,6 +32,8 @@
 #include "interp/debug_checks.h"
 #include "interp/tile_math.h"
 #include "interp/tile_ops.h"
+#include "ir/inst_text.h"
+#include "ir/operand_check.h"
 #include "ops/hopper_state.h"
 #include "ops/op_handler.h"
 #include "ops/tma_layout.h"
@@ -350,6 +352,37 @@ void group_emit(CudaEmitter& e, const Instruction& i) {
   }
 }
 
+// ---- IR text, the verifier's operand checks, and a running wgmma dot
+std::string copy_print(const Instruction& i) {
+  std::string s = inst_text::ref(i.inputs[0]) + ", " + inst_text::ref(i.inputs[1]) + ", offsets=";
+  if (i.op == Op::TmaGlobalToShared)
+    return inst_text::call(i, s + inst_text::exprs(std::vector<Expr>(i.args.begin() + 1, i.args.end())) +
+                                  ", dims=" + inst_text::ints(i.dims) + ", mbarrier=" + expr_str(i.args[0]));
+  return inst_text::call(i, s + inst_text::exprs(i.args) + ", dims=" + inst_text::ints(i.dims));
+}
+void copy_verify(OperandCheck& c, const Instruction& i) {
+  const bool load = i.op == Op::TmaGlobalToShared;
+  const Tensor& g = i.inputs.size() == 2 ? i.inputs[load ? 0 : 1] : nullptr;
+  const size_t n = (load ? 1 : 0) + (g ? static_cast<size_t>(g->rank()) : 0);
+  c.arity(i, 2, n, n);
+  c.scope(i, i.inputs[load ? 0 : 1], Scope::Global, load ? "src" : "dst");
+  c.scope(i, i.inputs[load ? 1 : 0], Scope::Shared, load ? "dst" : "src");
+  c.no_output(i);
+}
+// A TMA load overwrites its shared dst asynchronously, so a dot still reading that tile
+// must finish first.
+WgmmaHazard load_hazard(const Instruction&, const LayoutPlan&, int) {
+  return {WgmmaHazard::WritesShared, 1, "a TMA load overwrites a tile a running dot may read"};
+}
+std::string group_print(const Instruction& i) {
+  if (i.op == Op::TmaCommitGroup) return inst_text::call(i, "");
+  return inst_text::call(i, std::to_string(i.int_attr) + (i.dims.size() == 1 && i.dims[0] ? ", read=True" : ""));
+}
+void group_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 0, 0, 0);
+  c.no_output(i);
+}
+
 }  // namespace
 
 SharedLayout tma_shared_layout(const std::vector<int64_t>& shape, int64_t dtype_bits) {
@@ -425,10 +458,12 @@ TmaTiling tma_tiling(const SharedLayout& l, const std::vector<int64_t>& view_sha
   return t;
 }
 
-const OpHandler kTmaGlobalToShared = {copy_check, copy_layout, g2s_interpret, copy_emit, ThreadsRule::Warps};
-const OpHandler kTmaSharedToGlobal = {copy_check, copy_layout, s2g_interpret, copy_emit, ThreadsRule::Warps};
-const OpHandler kTmaCommitGroup = {group_check, nullptr, commit_interpret, group_emit};
-const OpHandler kTmaWaitGroup = {group_check, nullptr, wait_group_interpret, group_emit};
+const OpHandler kTmaGlobalToShared = {copy_check, copy_layout, g2s_interpret, copy_emit,
+                                      copy_print, copy_verify, load_hazard, ThreadsRule::Warps};
+const OpHandler kTmaSharedToGlobal = {copy_check, copy_layout, s2g_interpret, copy_emit,
+                                      copy_print, copy_verify, nullptr, ThreadsRule::Warps};
+const OpHandler kTmaCommitGroup = {group_check, nullptr, commit_interpret, group_emit, group_print, group_verify};
+const OpHandler kTmaWaitGroup = {group_check, nullptr, wait_group_interpret, group_emit, group_print, group_verify};
 
 }  // namespace ops
 }  // namespace tilus

@@ -6,6 +6,8 @@
 #include "interp/buffer.h"
 #include "interp/state.h"
 #include "interp/tile_ops.h"
+#include "ir/inst_text.h"
+#include "ir/operand_check.h"
 #include "ops/op_handler.h"
 
 namespace tilus::ops {
@@ -170,10 +172,36 @@ void index_tile_emit(CudaEmitter& e, const Instruction& i) {
   });
 }
 
+// ---- IR text and the verifier's operand checks
+std::string printf_print(const Instruction& i) {
+  std::string s = "\"" + i.text + "\"";
+  for (const Expr& a : i.args) s += ", " + expr_str(a);
+  return inst_text::call(i, s);
+}
+void printf_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 0, 0, i.args.size());
+  c.no_output(i);
+}
+std::string assume_print(const Instruction& i) { return inst_text::call(i, expr_str(i.args[0])); }
+void assume_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 0, 1, 1);
+  c.no_output(i);
+  if (i.args[0]->dtype != dtypes::boolean) c.fail(op_name(i.op), ": the condition is not a bool");
+}
+std::string index_tile_print(const Instruction& i) { return inst_text::call(i, "dim=" + std::to_string(i.dims.at(0))); }
+void index_tile_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 0, 0, 0);
+  c.scope(i, i.output, Scope::Register, "the output");
+  c.positive_shape(i, i.output);
+  if (i.dims.size() != 1 || i.dims[0] < 0 || i.dims[0] >= i.output->rank())
+    c.fail(op_name(i.op), ": dims must name one dimension of ", c.str(i.output));
+}
+
 }  // namespace
 
-const OpHandler kPrintf = {printf_check, nullptr, printf_interpret, printf_emit};
-const OpHandler kAssume = {assume_check, nullptr, assume_interpret, assume_emit};
-const OpHandler kIndexTile = {index_tile_check, nullptr, index_tile_interpret, index_tile_emit};
+const OpHandler kPrintf = {printf_check, nullptr, printf_interpret, printf_emit, printf_print, printf_verify};
+const OpHandler kAssume = {assume_check, nullptr, assume_interpret, assume_emit, assume_print, assume_verify};
+const OpHandler kIndexTile = {index_tile_check, nullptr, index_tile_interpret, index_tile_emit,
+                               index_tile_print, index_tile_verify};
 
 }  // namespace tilus::ops

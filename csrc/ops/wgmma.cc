@@ -46,6 +46,8 @@
 #include "interp/tile_math.h"
 #include "ir/functor.h"
 #include "layout/block_layouts.h"
+#include "ir/inst_text.h"
+#include "ir/operand_check.h"
 #include "ops/op_handler.h"
 #include "transforms/layout_inference.h"
 
@@ -574,6 +576,30 @@ void wgmma_guard(BlockState& st, const StmtNode&, const Instruction& inst) {
 
 }  // namespace interp
 
+namespace {
+std::string wait_print(const Instruction& i) { return inst_text::call(i, std::to_string(i.int_attr)); }
+std::string mma_print(const Instruction& i) {
+  return inst_text::call(i, inst_text::ref(i.inputs[0]) + ", " + inst_text::ref(i.inputs[1]) + ", " +
+                                inst_text::ref(i.inputs[2]));
+}
+void no_operands_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 0, 0, 0);
+  c.no_output(i);
+}
+// d += a @ b written in place: the output is d and defines nothing.
+void mma_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 3, 0, 0);
+  if (i.inputs[0]->scope != Scope::Register) c.scope(i, i.inputs[0], Scope::Shared, "a");
+  c.scope(i, i.inputs[1], Scope::Shared, "b");
+  c.scope(i, i.inputs[2], Scope::Register, "d");
+  const Tensor &a = i.inputs[0], &b = i.inputs[1], &d = i.inputs[2];
+  if (a->shape.size() != 2 || b->shape.size() != 2 || d->shape.size() != 2 || a->shape[1] != b->shape[0] ||
+      d->shape[0] != a->shape[0] || d->shape[1] != b->shape[1])
+    c.fail(op_name(i.op), ": ", c.str(a), " @ ", c.str(b), " does not give ", c.str(d));
+  if (i.output != d || i.defines_output) c.fail(op_name(i.op), ": must write d in place");
+}
+}  // namespace
+
 namespace ops {
 
 const OpHandler kWgmmaFence = {
@@ -582,22 +608,25 @@ const OpHandler kWgmmaFence = {
     [](CudaEmitter& e, const Instruction&) {
       need_sm90(e, "wgmma.fence");
       e.line("tilus::wgmma_fence();");
-    }};
+    },
+    nullptr, no_operands_verify};
 
-const OpHandler kWgmmaMma = {mma_check, mma_layout, interp::mma_interpret, mma_emit};
+const OpHandler kWgmmaMma = {mma_check, mma_layout, interp::mma_interpret, mma_emit, mma_print, mma_verify};
 
 const OpHandler kWgmmaCommit = {
     no_operands_check, nullptr, interp::commit_interpret, [](CudaEmitter& e, const Instruction&) {
       need_sm90(e, "wgmma.commit_group");
       e.line("tilus::wgmma_commit_group();");
-    }};
+    },
+    nullptr, no_operands_verify};
 
 const OpHandler kWgmmaWait = {
     wait_check, nullptr, interp::wait_interpret, [](CudaEmitter& e, const Instruction& i) {
       need_sm90(e, "wgmma.wait_group");
       e.line(cat("tilus::wgmma_wait_group<", i.int_attr, ">();"));
       pin_accumulators(e);
-    }};
+    },
+    wait_print, no_operands_verify};
 
 }  // namespace ops
 }  // namespace tilus

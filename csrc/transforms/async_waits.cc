@@ -1,4 +1,6 @@
-// Where the program waits for a wgmma dot.
+// Where the program waits for a wgmma dot. What each instruction does that a running dot
+// must finish first is its handler's wgmma_hazard stage (ops/op_handler.h; by default its
+// shared-memory effects); this pass only places the waits.
 //
 // A wgmma dot returns before the tensor cores are done. A dot that accumulates in place
 // (into its own accumulator, or into a new output in the accumulator's layout) is
@@ -31,7 +33,7 @@
 #include <algorithm>
 
 #include "ir/functor.h"
-#include "layout/register_views.h"
+#include "ops/op_handler.h"
 #include "transforms/layout_inference.h"
 #include "transforms/ring_counters.h"
 
@@ -263,18 +265,6 @@ class AsyncWaits : public StmtMutator {
     return make_inst_stmt(w, loc);
   }
 
-  // The layout the lowering of a register shape change gives its result from its input's
-  // (ops/reshape.cc), compared with the result's planned layout.
-  bool register_view_moves_data(const Instruction& i) const {
-    const RegisterLayout& in = plan_.layout_of(i.inputs[0]);
-    const RegisterLayout& out = plan_.layout_of(i.output);
-    if (i.op == Op::Reshape) return moves_data(reshape_layout(in, i.output->shape), out);
-    if (i.op == Op::Permute) return moves_data(permute_layout(in, i.dims), out);
-    if (i.op == Op::Repeat) return moves_data(repeat_layout(in, i.shape), out);
-    if (i.op == Op::RepeatInterleave) return moves_data(repeat_interleave_layout(in, i.shape), out);
-    return i.int_attr == 0 && in != out;  // view: a bit cast converted to another layout
-  }
-
   void wait_all(std::vector<Stmt>& out, const std::string& why, const SourceLoc& loc) {
     if (!st_.active) return;
     out.push_back(wait(0, why, st_.arrays, loc));
@@ -296,155 +286,50 @@ class AsyncWaits : public StmtMutator {
         if (r.first == root) return true;
       return false;
     };
-    switch (i.op) {
-      case Op::CopyAsync:
-      case Op::StoreShared: {
-        const Tensor& target = i.op == Op::CopyAsync ? i.inputs[1] : i.inputs[0];
-        const int root = plan_.root_of(target);
-        if (!reads_root(root)) return;
-        const std::vector<Lead>& lead = leads_.at(target->id);
-        const bool comparable = st_.known && !lead.empty() && !plan_.transformed_views.count(target->id) &&
-                                std::find(scopes_.begin(), scopes_.end(), st_.scope) != scopes_.end();
-        if (!comparable) return wait_all(out, "writing a tile a running dot may read", loc);
-        std::vector<Tensor> hits;  // views the write hits when their indices equal its own
-        for (auto& [read_root, view] : st_.reads) {
-          if (read_root != root) continue;
-          const std::vector<Lead>& read = leads_.at(view->id);
-          if (read.size() != lead.size()) return wait_all(out, "writing a tile the dot may read", loc);
-          bool compared = false, never = false;
-          for (size_t d = 0; d < read.size(); ++d) {
-            if (read[d].constant && lead[d].constant) {
-              never = never || read[d].constant->int_value != lead[d].constant->int_value;
-              continue;
-            }
-            if (differ(read[d], lead[d])) {
-              never = true;
-              continue;
-            }
-            compared = true;
-          }
-          if (never) continue;
-          if (!compared) return wait_all(out, "writing the tile the dot reads", loc);
-          hits.push_back(view);
-        }
-        if (hits.empty()) return;
-        // A write to another stage leaves the dot running. No accumulator fence here: the
-        // accumulator is not read in this branch (a later read waits again), and ptxas
-        // serialises every wgmma when a conditional path touches the accumulators.
-        hits.insert(hits.begin(), target);
-        out.push_back(wait(0, "this write hits the tile the dot reads", std::move(hits), loc));
+    const OpHandler& h = op_handler(i.op);
+    const WgmmaHazard hazard = h.wgmma_hazard ? h.wgmma_hazard(i, plan_, program_.warps) : default_wgmma_hazard(i);
+    switch (hazard.kind) {
+      case WgmmaHazard::None: return;
+      case WgmmaHazard::Waits: return wait_all(out, hazard.why, loc);
+      case WgmmaHazard::WritesShared:
+        if (reads_root(plan_.root_of(i.inputs[hazard.operand]))) wait_all(out, hazard.why, loc);
         return;
-      }
-      case Op::FreeShared:
-        if (reads_root(plan_.root_of(i.inputs[0]))) wait_all(out, "freeing a tile the dot may read", loc);
-        return;
-      case Op::Sync:
-        if (program_.warps > 4) wait_all(out, "other warpgroups may write its tiles after the barrier", loc);
-        return;
-      // A reduction across warps meets the other warpgroups at a barrier (its scratch is
-      // fresh shared memory, never a dot's tile): as for sync, to be safe.
-      case Op::Sum:
-      // reductions and scans
-      case Op::Max:
-      case Op::Min:
-      case Op::Any:
-      case Op::All:
-      case Op::Scan:
-        if (program_.warps > 4) wait_all(out, "a reduction may synchronise the warpgroups", loc);
-        return;
-      case Op::Exp: return;
-      // math family (ops/math.cc): registers only
-      case Op::Abs:
-      case Op::Exp2:
-      case Op::Log:
-      case Op::Sin:
-      case Op::Cos:
-      case Op::Round:
-      case Op::Square:
-      case Op::Sqrt:
-      case Op::Rsqrt:
-      case Op::Clip:
-      case Op::TensorItem: return;
-      // atomics and scatter stores (ops/atomics.cc): a shared one writes dst (inputs[0]).
-      case Op::AtomicShared:
-      case Op::AtomicSharedScatter:
-      case Op::StoreSharedScatter:
-        if (reads_root(plan_.root_of(i.inputs[0]))) wait_all(out, "writing a tile a running dot may read", loc);
-        return;
-      case Op::AtomicGlobal:
-      case Op::AtomicGlobalScatter:
-      case Op::StoreGlobalScatter:
-      case Op::Randint:
-      case Op::Rand:
-      case Op::Randn: return;
-      // views: register shape changes (ops/reshape.cc). One whose registers cannot stay
-      // (or are converted to a layout fixed elsewhere) exchanges through shared memory
-      // and meets the other warpgroups at a barrier: as for sum.
-      case Op::Reshape:
-      case Op::Permute:
-      case Op::View:
-      case Op::Repeat:
-      case Op::RepeatInterleave:
-        if (program_.warps > 4 && register_view_moves_data(i))
-          wait_all(out, "a register shape change synchronises the warpgroups", loc);
-        return;
-      case Op::GlobalView:
-      case Op::GlobalTensor:
-      case Op::SharedTensor:
-      case Op::RegisterTensor:
-      case Op::ReshapeShared:
-      case Op::PermuteShared:
-      case Op::SliceShared:
-      case Op::LoadGlobal:
-      case Op::StoreGlobal:
-      case Op::LoadShared:
-      case Op::CopyAsyncCommitGroup:
-      case Op::CopyAsyncWaitGroup:
-      case Op::CopyAsyncWaitAll:
-      case Op::Dot:
-      case Op::WgmmaCommitGroup:
-      case Op::WgmmaWaitGroup:
-      case Op::Cast:
-      case Op::Elementwise:
-      case Op::UnaryElementwise:
-      case Op::Where:
-      case Op::Assign:
-      case Op::LockSemaphore:
-      case Op::ReleaseSemaphore:
-      case Op::PrintTensor: return;
-      // kernel utilities: scalars and fresh registers only
-      case Op::Printf:
-      case Op::Assume:
-      case Op::IndexTile: return;
-      // hopper family (ops/mbarrier.cc, ops/tma.cc): a TMA load overwrites its shared dst
-      // (inputs[1]) asynchronously, so a dot still reading that tile must finish first.
-      case Op::TmaGlobalToShared:
-        if (reads_root(plan_.root_of(i.inputs[1]))) wait_all(out, "a TMA load overwrites a tile a running dot may read", loc);
-        return;
-      case Op::MbarrierAlloc:
-      case Op::MbarrierArrive:
-      case Op::MbarrierArriveExpectTx:
-      case Op::MbarrierWait:
-      case Op::TmaSharedToGlobal:
-      case Op::TmaCommitGroup:
-      case Op::TmaWaitGroup:
-      case Op::FenceProxyAsync:
-      case Op::FenceProxyAsyncRelease: return;
-      // wgmma family (ops/wgmma.cc): the script places its own fence / commit / wait; this
-      // pass adds and removes none for them (an explicit mma is no dot it tracks).
-      case Op::WgmmaFence:
-      case Op::WgmmaMma:
-      case Op::WgmmaCommit:
-      case Op::WgmmaWait: return;
-      // shared-tensor elements (ops/shared_item.cc): takes an address, reads nothing
-      case Op::SharedItemPtr: return;
-      // thread groups and clusters (ops/clusters.cc): scalars and barriers only
-      case Op::SetMaxNReg:
-      case Op::ClusterSync:
-      case Op::ClusterQuery:
-      case Op::ClusterMapSharedAddr:
-      case Op::MbarrierArriveCluster: return;
+      case WgmmaHazard::WritesTile: break;
     }
+    const Tensor& target = i.inputs[hazard.operand];
+    const int root = plan_.root_of(target);
+    if (!reads_root(root)) return;
+    const std::vector<Lead>& lead = leads_.at(target->id);
+    const bool comparable = st_.known && !lead.empty() && !plan_.transformed_views.count(target->id) &&
+                            std::find(scopes_.begin(), scopes_.end(), st_.scope) != scopes_.end();
+    if (!comparable) return wait_all(out, "writing a tile a running dot may read", loc);
+    std::vector<Tensor> hits;  // views the write hits when their indices equal its own
+    for (auto& [read_root, view] : st_.reads) {
+      if (read_root != root) continue;
+      const std::vector<Lead>& read = leads_.at(view->id);
+      if (read.size() != lead.size()) return wait_all(out, "writing a tile the dot may read", loc);
+      bool compared = false, never = false;
+      for (size_t d = 0; d < read.size(); ++d) {
+        if (read[d].constant && lead[d].constant) {
+          never = never || read[d].constant->int_value != lead[d].constant->int_value;
+          continue;
+        }
+        if (differ(read[d], lead[d])) {
+          never = true;
+          continue;
+        }
+        compared = true;
+      }
+      if (never) continue;
+      if (!compared) return wait_all(out, "writing the tile the dot reads", loc);
+      hits.push_back(view);
+    }
+    if (hits.empty()) return;
+    // A write to another stage leaves the dot running. No accumulator fence here: the
+    // accumulator is not read in this branch (a later read waits again), and ptxas
+    // serialises every wgmma when a conditional path touches the accumulators.
+    hits.insert(hits.begin(), target);
+    out.push_back(wait(0, "this write hits the tile the dot reads", std::move(hits), loc));
   }
 
   const Program& program_;

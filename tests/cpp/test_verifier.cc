@@ -241,6 +241,23 @@ static void test_operands() {
     EXPECT_FAILURE(verify_p(corrupt(q, Op::Dot, [&](Instruction& i) { i.inputs[1] = bad; })), 6,
                    "does not give c");
   }
+  // An op without a verify stage (exp) is checked by its builder check run again: its
+  // errors, and an output whose type the operands do not give.
+  {
+    Kernel k;
+    Tensor g = k.at(2).view(k.x, 64);
+    Tensor a = k.at(3).b.load_global(g, {make_int(0)}, {64}, {});
+    Tensor i32 = k.at(4).b.cast(a, dtypes::int32);
+    k.at(5).b.tile_op(Op::Exp, {{a}});
+    auto q = k.finish();
+    EXPECT_PASS(verify_p(q));
+    EXPECT_FAILURE(verify_p(corrupt(q, Op::Exp, [&](Instruction& i) { i.inputs = {i32}; })), 5,
+                   "exp: exp: x must be a float tensor, got int32");
+    EXPECT_FAILURE(verify_p(corrupt(q, Op::Exp, [&](Instruction& i) {
+                     i.output = make_tensor(Scope::Register, dtypes::float16, {64}, "half");
+                   })),
+                   5, "exp: its operands give a register float32[64] tensor, not");
+  }
 }
 
 // ---- shared memory and async copies ------------------------------------------------------
