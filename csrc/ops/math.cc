@@ -252,7 +252,7 @@ void item_emit(CudaEmitter& e, const Instruction& i) {
   e.open("{  // tolist: every thread reads " + x->name + "'s elements through shared memory");
   const std::string buf = e.fresh("tl_list");
   e.line(ctype + "* " + buf + " = reinterpret_cast<" + ctype + "*>(tl_smem + " + std::to_string(offset) + ");");
-  e.line("__syncthreads();");
+  e.line(e.block_sync());
   const std::string leader = e.replica_leader(layout);
   if (!leader.empty()) e.open("if (" + leader + ")");
   e.for_each_local(layout, 1, [&](const CudaEmitter::Element& el) {
@@ -267,9 +267,9 @@ void item_emit(CudaEmitter& e, const Instruction& i) {
            e.expr(el.local) + "];");
   });
   if (!leader.empty()) e.close();
-  e.line("__syncthreads();");
+  e.line(e.block_sync());
   for (size_t k = 0; k < i.args.size(); ++k) e.line(e.expr(i.args[k]) + " = " + buf + "[" + std::to_string(k) + "];");
-  e.line("__syncthreads();");
+  e.line(e.block_sync());
   e.close();
   e.smem_.release(offset);
 }

@@ -23,6 +23,7 @@
 // allocation a TMA copies a row-major layout with the TMA swizzle of its row size
 // (tma_shared_layout); the emitter checks the planned layout (which wgmma may have
 // chosen) against the hardware's swizzle modes and refuses what it cannot express.
+#include <algorithm>
 #include <string>
 
 #include "ir/functor.h"
@@ -140,6 +141,20 @@ OutputType group_check(Instruction& i) {
   return {dtypes::uint32, {}};
 }
 
+// The TMA unit starts a box only at a 16-byte multiple along the innermost dimension: on
+// sm_90 any other start is an illegal instruction that kills the CUDA context. Code
+// generation must prove the offset aligned (copy_emit); the interpreter refuses a
+// misaligned value when it runs, so CPU runs meet the same rule.
+const char* copy_name(const Instruction& i);
+int64_t inner_alignment(const Tensor& g) { return std::max<int64_t>(1, 128 / g->dtype.bits()); }
+
+void check_inner_offset(const Instruction& i, const Tensor& g, int64_t offset) {
+  const int64_t align = inner_alignment(g);
+  TILUS_CHECK(offset % align == 0, "ValueError", copy_name(i), ": the offset ", offset, " along the last dimension of ",
+              g->name, " is not a multiple of ", align, " ", g->dtype.name(),
+              " elements (16 bytes); TMA boxes start only at 16-byte multiples along the contiguous dimension");
+}
+
 void g2s_interpret(interp::BlockState& st, const StmtNode& stmt, const Instruction& i) {
   const interp::TensorValue& g = interp::input(st, i.inputs[0], i);
   const interp::TensorValue& dst = interp::input(st, i.inputs[1], i);
@@ -154,6 +169,7 @@ void g2s_interpret(interp::BlockState& st, const StmtNode& stmt, const Instructi
   load.copy.shadow = dst.shadow;  // the debug checks mark the landed elements written
   load.copy.dst_offsets = dst.elem_offsets;
   for (size_t k = 1; k < i.args.size(); ++k) load.copy.offsets.push_back(interp::eval_int(st, i.args[k]));
+  check_inner_offset(i, i.inputs[0], load.copy.offsets.back());
   load.copy.dims = i.dims;
   load.copy.stmt = &stmt;
   load.bytes = storage_bytes(dst.numel * dst.dtype.bits());
@@ -170,6 +186,7 @@ void s2g_interpret(interp::BlockState& st, const StmtNode& stmt, const Instructi
   s.src_dtype = src.dtype;
   s.src_shape = *src.shape;
   for (const Expr& a : i.args) s.offsets.push_back(interp::eval_int(st, a));
+  check_inner_offset(i, i.inputs[1], s.offsets.back());
   s.dims = i.dims;
   s.stmt = &stmt;
   interp::hopper_state(st).open_stores.push_back(std::move(s));
@@ -295,6 +312,12 @@ void copy_emit(CudaEmitter& e, const Instruction& i) {
   TILUS_CHECK(i.dims.back() == grank - 1, "ValueError", what, ": the tile's last dimension is dimension ",
               i.dims.back(), " of the rank-", grank, " global tensor; TMA boxes run along its last "
               "(contiguous) dimension, so the tile's last dimension must be that one");
+  const Expr& inner = i.args[first + grank - 1];
+  TILUS_CHECK(e.div_.is_multiple(inner, inner_alignment(g)), "ValueError", what, ": the offset ", expr_str(inner),
+              " along the last dimension of ", g->name, " must be a multiple of ", inner_alignment(g), " ",
+              g->dtype.name(), " elements (16 bytes), and tilus cannot prove it is: TMA boxes start only at "
+              "16-byte multiples along the contiguous dimension (any other start faults on the GPU). Build the "
+              "offset from multiples of ", inner_alignment(g), " (e.g. blockIdx * a tile width)");
   const CudaEmitter::SharedInfo& si = e.shared_.at(s->id);
   TILUS_CHECK(si.steps.empty() && !e.plan_.transformed_views.count(s->id), "ValueError", what, ": ", s->name,
               " is a reshaped or permuted view of a shared tile; TMA copies whole tiles of an allocation "
@@ -321,7 +344,7 @@ void copy_emit(CudaEmitter& e, const Instruction& i) {
     // Every thread's writes to the tile are done and visible to the async proxy before
     // thread 0 hands it to the TMA unit.
     e.line("asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");");
-    e.line("__syncthreads();");
+    e.line(e.block_sync());
     e.tma_stores_ = true;
   }
   const std::string bar = load ? "(unsigned)(" + e.expr(i.args[0]) + ")" : "";
@@ -348,7 +371,7 @@ void group_emit(CudaEmitter& e, const Instruction& i) {
     e.line(std::string("asm volatile(\"cp.async.bulk.wait_group") + (i.dims.size() == 1 && i.dims[0] ? ".read" : "") +
            " " + std::to_string(i.int_attr) + ";\" ::: \"memory\");");
     // Only thread 0 issued stores: the others learn they are done here.
-    e.line("__syncthreads();");
+    e.line(e.block_sync());
   }
 }
 

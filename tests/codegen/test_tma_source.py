@@ -297,3 +297,10 @@ def test_every_tma_helper_compiles_for_sm90a():
               + "\n".join(calls) + "\n  }\n}\n")
     report = rt.compile_report(source, "k", "sm_90a", [], None)
     assert report["cubin"][:4] == ELF_MAGIC, report["log"]
+
+
+def test_an_offset_not_provably_16_byte_aligned_is_refused_at_build():
+    # n0 + 5 starts boxes 10 bytes into a row: an illegal instruction on sm_90, so the
+    # build refuses it with the offset and the alignment the TMA unit needs.
+    with pytest.raises(Exception, match=r"must be a multiple of 8 float16 elements \(16 bytes\)"):
+        _generate(TmaRoundTrip(16, 16, 0, col_shift=5), _round_trip_args(), "sm_90a", True)

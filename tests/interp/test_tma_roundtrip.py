@@ -10,9 +10,9 @@ from tests.interp.tma_scripts import TmaBatchedCopy, TmaPipelineMatmulStages, Tm
 
 
 def shifted_plus_one(x, m, n, shift):
-    """y[i, j] = x[i - shift, j + shift] + 1 inside x, 0 + 1 outside."""
+    """y[i, j] = x[i - shift, j + 8 * shift] + 1 inside x, 0 + 1 outside."""
     i = torch.arange(m).view(m, 1) - shift
-    j = torch.arange(n).view(1, n) + shift
+    j = torch.arange(n).view(1, n) + 8 * shift
     inside = (i >= 0) & (i < m) & (j >= 0) & (j < n)
     src = x[:m, :n].float()[i.clamp(0, m - 1), j.clamp(0, n - 1)]
     return torch.where(inside, src, torch.zeros(())).add(1).half()
@@ -57,3 +57,13 @@ def test_example_matmul_tma_pipeline(example):
     module.MatmulTmaPipeline(num_warps=4, block_m=64, block_n=128, block_k=64, stages=3)(m, n, k, a, b, c)
     torch.testing.assert_close(c.float(), a.float() @ b.float(), atol=5e-2, rtol=2e-2)
     module.main("cpu")  # the autotuned script as the example runs it
+
+
+def test_a_box_starting_off_a_16_byte_multiple_is_refused():
+    # The TMA unit faults (illegal instruction) on such a box on sm_90; the interpreter
+    # refuses the same programs, naming the copy and the offset.
+    m, n, ld = 37, 72, 80
+    x = torch.randn(m, ld, dtype=torch.float16)
+    y = torch.full((m, ld), float("nan"), dtype=torch.float16)
+    with pytest.raises(Exception, match=r"tma.global_to_shared: the offset 5 along the last dimension .* multiple of 8 float16"):
+        TmaRoundTrip(16, 16, 0, col_shift=5)(m, n, ld, x, y)

@@ -9,15 +9,17 @@ from tilus.utils import cdiv
 
 class TmaRoundTrip(tilus.Script):
     """y = x + 1, one [block_m, block_n] tile per block: a TMA load into shared memory
-    (the box starts `shift` rows above and `shift` columns right of the block's tile, so
+    (the box starts `shift` rows above and 8 * `shift` columns right of the block's tile, so
     boxes reach outside x and read zeros there), registers, a TMA store (boxes reaching
     past y are clipped). ``ld`` is the row stride of x and y in elements."""
 
-    def __init__(self, block_m=16, block_n=32, shift=0):
+    def __init__(self, block_m=16, block_n=32, shift=0, col_shift=None):
         super().__init__()
         self.block_m = block_m
         self.block_n = block_n
         self.shift = shift
+        # columns move by 8 * shift by default: TMA boxes start at 16-byte multiples along a row
+        self.col_shift = 8 * shift if col_shift is None else col_shift
 
     def __call__(self, m: int32, n: int32, ld: int32, x_ptr: ~float16, y_ptr: ~float16):
         self.attrs.blocks = [cdiv(m, self.block_m), cdiv(n, self.block_n)]
@@ -30,7 +32,7 @@ class TmaRoundTrip(tilus.Script):
         s = self.shared_tensor(dtype=float16, shape=[bm, bn])
         bar = self.mbarrier.alloc()
         self.mbarrier.arrive_and_expect_tx(bar, bm * bn * 2 // 128)
-        self.tma.global_to_shared(src=gx, dst=s, offsets=[m0 - self.shift, n0 + self.shift], mbarrier=bar)
+        self.tma.global_to_shared(src=gx, dst=s, offsets=[m0 - self.shift, n0 + self.col_shift], mbarrier=bar)
         self.mbarrier.wait(bar, phase=0)
         t = self.load_shared(s)
         self.sync()
