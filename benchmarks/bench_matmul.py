@@ -56,8 +56,8 @@ def wgmma_kernel():
 
 
 def run_workload(m, n, k, tilus_fn_factory, triton_fn):
-    a = ((torch.rand(m, k, device="cuda") - 0.5) / math.sqrt(k)).half()
-    b = ((torch.rand(k, n, device="cuda") - 0.5) / math.sqrt(k)).half()
+    a = ((torch.rand(m, k, device="cuda") - 0.5) * math.sqrt(12.0)).half()
+    b = ((torch.rand(k, n, device="cuda") - 0.5) * math.sqrt(12.0 / k)).half()
     expected = (a.float() @ b.float()).half()
     flops = 2.0 * m * n * k
     nbytes = 2.0 * (m * k + k * n + m * n)

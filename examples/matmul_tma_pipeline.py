@@ -94,8 +94,8 @@ class MatmulTmaPipeline(tilus.Script):
 def main(device: str = "cpu"):
     kernel = MatmulTmaPipeline()
     m, n, k = (4096, 4096, 4096) if device == "cuda" else (37, 72, 136)
-    a = ((torch.rand(m, k, device=device) - 0.5) / math.sqrt(k)).half()
-    b = ((torch.rand(k, n, device=device) - 0.5) / math.sqrt(k)).half()
+    a = ((torch.rand(m, k, device=device) - 0.5) * math.sqrt(12.0)).half()
+    b = ((torch.rand(k, n, device=device) - 0.5) * math.sqrt(12.0 / k)).half()
     c = torch.full((m, n), float("nan"), dtype=torch.float16, device=device)
     kernel(m, n, k, a, b, c)
     torch.testing.assert_close(c, (a.float() @ b.float()).half(), rtol=1e-2, atol=1e-2)

@@ -73,8 +73,8 @@ class MatmulV3(tilus.Script):
 def main(device: str = "cpu"):
     kernel = MatmulV3()
     m, n, k = (4096, 4096, 4096) if device == "cuda" else (37, 100, 72)
-    a = (torch.rand(m, k, dtype=torch.float16, device=device) - 0.5) / math.sqrt(k)
-    b = (torch.rand(k, n, dtype=torch.float16, device=device) - 0.5) / math.sqrt(k)
+    a = (torch.rand(m, k, dtype=torch.float16, device=device) - 0.5) * math.sqrt(12.0)
+    b = (torch.rand(k, n, dtype=torch.float16, device=device) - 0.5) * math.sqrt(12.0 / k)
     c = torch.full((m, n), float("nan"), dtype=torch.float16, device=device)
     kernel(m, n, k, a, b, c)
     torch.testing.assert_close(c, (a.float() @ b.float()).half(), rtol=1e-2, atol=1e-2)

@@ -119,8 +119,8 @@ def main(device: str = "cpu"):
     workloads = [(4096, 4096, 4096), (4096, 4096, 14336)] if device == "cuda" else [(37, 100, 72)]
     for m, n, k in workloads:
         matmul = MatmulV5()
-        a = (torch.rand(m, k, dtype=torch.float16, device=device) - 0.5) / math.sqrt(k)
-        b = (torch.rand(k, n, dtype=torch.float16, device=device) - 0.5) / math.sqrt(k)
+        a = (torch.rand(m, k, dtype=torch.float16, device=device) - 0.5) * math.sqrt(12.0)
+        b = (torch.rand(k, n, dtype=torch.float16, device=device) - 0.5) * math.sqrt(12.0 / k)
         c = torch.full((m, n), float("nan"), dtype=torch.float16, device=device)
         matmul(m, n, k, a, b, c)
         torch.testing.assert_close(c, (a.float() @ b.float()).half(), rtol=1e-2, atol=1e-2)

@@ -89,8 +89,8 @@ def main(device: str = "cpu"):
     else:  # one configuration, small odd sizes: the interpreter is slow
         kernel = MatmulWgmma(num_warps=4, block_m=64, block_n=64, block_k=32, num_stages=3)
         m, n, k = 70, 100, 72
-    a = (torch.rand(m, k, dtype=torch.float16, device=device) - 0.5) / math.sqrt(k)
-    b = (torch.rand(k, n, dtype=torch.float16, device=device) - 0.5) / math.sqrt(k)
+    a = (torch.rand(m, k, dtype=torch.float16, device=device) - 0.5) * math.sqrt(12.0)
+    b = (torch.rand(k, n, dtype=torch.float16, device=device) - 0.5) * math.sqrt(12.0 / k)
     c = torch.full((m, n), float("nan"), dtype=torch.float16, device=device)
     kernel(m, n, k, a, b, c)
     torch.testing.assert_close(c, (a.float() @ b.float()).half(), rtol=1e-2, atol=1e-2)

@@ -314,29 +314,48 @@ Expr CudaEmitter::element_offset(const SharedInfo& s, const RegisterLayout& layo
   auto it = linear_walks_.find(key);
   if (it == linear_walks_.end()) {
     std::optional<std::vector<int64_t>> deltas;
+    // The view is a slice at runtime leading indices (a pipeline stage, say), and a swizzle
+    // can mix them into the offset: the walk must be linear at every leading position.
+    constexpr int64_t kMaxLeadPositions = 64;  // beyond it, the general address (always right)
+    int64_t lead_positions = 1;
+    for (int r = 0; r < lead; ++r) lead_positions *= sl.shape[r];
+    bool linear = lead_positions <= kMaxLeadPositions;
+    std::vector<std::vector<int64_t>> leads{{}};
+    for (int r = 0; r < lead && linear; ++r) {
+      std::vector<std::vector<int64_t>> next;
+      for (auto& prefix : leads)
+        for (int64_t v = 0; v < sl.shape[r]; ++v) {
+          next.push_back(prefix);
+          next.back().push_back(v);
+        }
+      leads = std::move(next);
+    }
+    const std::vector<int64_t>* lead_at = &leads.front();
     auto at = [&](std::vector<int64_t> c) {
-      c.insert(c.begin(), lead, 0);
+      c.insert(c.begin(), lead_at->begin(), lead_at->end());
       return sl.offset(c);
     };
     std::vector<int64_t> origin(view_rank, 0), d;
-    bool linear = true;
     for (auto& loop : el.loops) d.push_back(at(loop.step) - at(origin));
     const int64_t threads = layout.num_threads();
-    for (int64_t t = 0; t < threads && linear; ++t) {
-      std::vector<int64_t> base = layout.coords(t, 0);
-      const int64_t base_offset = at(base);
-      std::vector<int64_t> digit(el.loops.size(), 0);
-      while (linear) {  // every combination of loop positions
-        std::vector<int64_t> c = base;
-        int64_t expect = base_offset;
-        for (size_t j = 0; j < el.loops.size(); ++j) {
-          for (int r = 0; r < view_rank; ++r) c[r] += digit[j] * el.loops[j].step[r];
-          expect += digit[j] * d[j];
+    for (size_t li = 0; li < leads.size() && linear; ++li) {
+      lead_at = &leads[li];
+      for (int64_t t = 0; t < threads && linear; ++t) {
+        std::vector<int64_t> base = layout.coords(t, 0);
+        const int64_t base_offset = at(base);
+        std::vector<int64_t> digit(el.loops.size(), 0);
+        while (linear) {  // every combination of loop positions
+          std::vector<int64_t> c = base;
+          int64_t expect = base_offset;
+          for (size_t j = 0; j < el.loops.size(); ++j) {
+            for (int r = 0; r < view_rank; ++r) c[r] += digit[j] * el.loops[j].step[r];
+            expect += digit[j] * d[j];
+          }
+          linear = at(c) == expect;
+          size_t j = 0;
+          while (j < digit.size() && ++digit[j] == el.loops[j].trips) digit[j++] = 0;
+          if (j == digit.size()) break;
         }
-        linear = at(c) == expect;
-        size_t j = 0;
-        while (j < digit.size() && ++digit[j] == el.loops[j].trips) digit[j++] = 0;
-        if (j == digit.size()) break;
       }
     }
     if (linear) deltas = d;

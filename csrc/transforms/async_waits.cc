@@ -18,6 +18,11 @@
 //   * free_shared of such an allocation waits;
 //   * with more than one warpgroup, a barrier waits first: after it, other warpgroups may
 //     write what this one's dot reads, and their waits do not cover it.
+// A wait retires only the waiting warp's share of a dot: each warp of the warpgroup
+// reads the shared tiles for its own rows, and the others may still be reading when it
+// returns. So a shared-memory write into a dot's tiles after a wait (the next stage's
+// copy into the stage the previous dot read, typically) first takes a barrier, unless
+// one already ran since the last wait.
 // Block-level instructions (copies, stores, barriers) already need block-uniform control
 // flow, so a warpgroup-collective wait placed before them is reached by whole warpgroups.
 // Where the pass cannot tell (the dot ran in an earlier loop iteration or another
@@ -122,14 +127,18 @@ class AsyncWaits : public StmtMutator {
   // issues one (then: some dot, unknown which).
   Stmt mutate_if(const Stmt& s) override {
     const InFlight before = st_;
+    const bool unsynced_before = peers_unsynced_;
     const bool branch_dots = contains_wgmma(s->then_body) || contains_wgmma(s->else_body);
     Stmt then_body = block(s->then_body);
     const InFlight after_then = st_;
+    const bool unsynced_then = peers_unsynced_;
     Stmt else_body = s->else_body;
+    peers_unsynced_ = unsynced_before;
     if (s->else_body) {
       st_ = before;
       else_body = block(s->else_body);
     }
+    peers_unsynced_ = peers_unsynced_ || unsynced_then;
     if (!branch_dots) {
       st_ = before;
     } else {
@@ -152,23 +161,48 @@ class AsyncWaits : public StmtMutator {
   }
 
   // A loop body runs after itself: a dot it issues may be running when the next
-  // iteration starts and after the loop, with its tile indices no longer in scope.
+  // iteration starts and after the loop, with its tile indices no longer in scope. The
+  // body is lowered for its first iteration, and again when an iteration can end with a
+  // dot running or a wait not followed by a barrier: later iterations start there.
   Stmt loop(const Stmt& s) {
-    const bool body_dots = contains_wgmma(s->body);
     const InFlight before = st_;
-    if (body_dots) st_.active = true, st_.known = false;
-    Stmt body = block(s->body);
-    if (body_dots) {
+    const bool unsynced_before = peers_unsynced_;
+    auto lower_body = [&](const InFlight& entry, bool unsynced_at_entry) {
+      st_ = entry;
+      peers_unsynced_ = unsynced_at_entry;
+      return block(s->body);
+    };
+    Stmt body = lower_body(before, unsynced_before);
+    // a break or continue leaves from the middle: assume the worst at the next start
+    const bool exits = has_loop_exit(s->body);
+    if (exits && contains_wgmma(s->body)) st_.active = true, st_.known = false, peers_unsynced_ = true;
+    if (st_.active || (peers_unsynced_ && !unsynced_before)) {
+      InFlight entry = before;
+      if (st_.active) entry.absorb(st_);
+      body = lower_body(entry, unsynced_before || peers_unsynced_);
+      if (exits && contains_wgmma(s->body)) st_.active = true, st_.known = false, peers_unsynced_ = true;
+    }
+    // after the loop: what the last iteration left, or (no iteration) what ran before
+    if (st_.active) {
       InFlight after = before;
       after.absorb(st_);
       st_ = after;
     } else {
-      st_ = before;  // the body may have waited; `before` is the safe superset
+      st_ = before;
     }
+    peers_unsynced_ = peers_unsynced_ || unsynced_before;
     if (body == s->body) return s;
     auto copy = std::make_shared<StmtNode>(*s);
     copy->body = body;
     return copy;
+  }
+
+  static bool has_loop_exit(const Stmt& s) {
+    if (!s) return false;
+    if (s->kind == StmtKind::Break || s->kind == StmtKind::Continue) return true;
+    for (const Stmt& c : s->seq)
+      if (has_loop_exit(c)) return true;
+    return has_loop_exit(s->then_body) || has_loop_exit(s->else_body) || has_loop_exit(s->body);
   }
 
   bool is_wgmma(const Instruction* i) const {
@@ -186,6 +220,7 @@ class AsyncWaits : public StmtMutator {
     const Instruction& i = *s->inst;
     std::vector<Stmt> out;
     guard(i, out, s->loc);
+    if (i.op == Op::Sync || i.op == Op::ClusterSync) peers_unsynced_ = false;
     if (i.op == Op::SharedTensor) leads_[i.output->id] = {};
     if (i.op == Op::SliceShared) freeze_view(i);
     // A reshaped or permuted view's indices are not the allocation's: no leading indices,
@@ -217,6 +252,7 @@ class AsyncWaits : public StmtMutator {
     for (auto& t : st_.arrays)
       if (t != i.output && t != i.inputs[2]) retired.push_back(t);
     out.push_back(wait(1, "the dots before this one are done", std::move(retired), s->loc));
+    peers_unsynced_ = peers_unsynced_ || st_.active;  // it retired the dot before, if any ran
     InFlight now;
     now.active = true;
     now.known = true;
@@ -268,10 +304,31 @@ class AsyncWaits : public StmtMutator {
   void wait_all(std::vector<Stmt>& out, const std::string& why, const SourceLoc& loc) {
     if (!st_.active) return;
     out.push_back(wait(0, why, st_.arrays, loc));
+    peers_unsynced_ = true;
     st_ = InFlight{};
   }
 
+  // Before a write into `root`: when this warp has waited for a dot reading it since the
+  // last barrier, the other warps of the warpgroup may still be reading (see the top).
+  void sync_peers(int root, std::vector<Stmt>& out, const SourceLoc& loc) {
+    if (!peers_unsynced_ || !plan_.wgmma_roots.count(root)) return;
+    auto sync = std::make_shared<Instruction>();
+    sync->op = Op::Sync;
+    sync->text = "the other warps' dots are done with the tile";
+    out.push_back(make_inst_stmt(sync, loc));
+    peers_unsynced_ = false;
+  }
+
   void guard(const Instruction& i, std::vector<Stmt>& out, const SourceLoc& loc) {
+    const OpHandler& h = op_handler(i.op);
+    const WgmmaHazard hazard = h.wgmma_hazard ? h.wgmma_hazard(i, plan_, program_.warps) : default_wgmma_hazard(i);
+    guard_running_dot(i, hazard, out, loc);
+    if (hazard.kind == WgmmaHazard::WritesShared || hazard.kind == WgmmaHazard::WritesTile)
+      sync_peers(plan_.root_of(i.inputs[hazard.operand]), out, loc);
+  }
+
+  void guard_running_dot(const Instruction& i, const WgmmaHazard& hazard, std::vector<Stmt>& out,
+                         const SourceLoc& loc) {
     if (!st_.active) return;
     const bool chains = i.op == Op::Dot && is_wgmma(&i) && i.output == i.inputs[2];
     if (!chains) {
@@ -286,8 +343,6 @@ class AsyncWaits : public StmtMutator {
         if (r.first == root) return true;
       return false;
     };
-    const OpHandler& h = op_handler(i.op);
-    const WgmmaHazard hazard = h.wgmma_hazard ? h.wgmma_hazard(i, plan_, program_.warps) : default_wgmma_hazard(i);
     switch (hazard.kind) {
       case WgmmaHazard::None: return;
       case WgmmaHazard::Waits: return wait_all(out, hazard.why, loc);
@@ -330,6 +385,7 @@ class AsyncWaits : public StmtMutator {
     // serialises every wgmma when a conditional path touches the accumulators.
     hits.insert(hits.begin(), target);
     out.push_back(wait(0, "this write hits the tile the dot reads", std::move(hits), loc));
+    peers_unsynced_ = true;
   }
 
   const Program& program_;
@@ -342,6 +398,7 @@ class AsyncWaits : public StmtMutator {
   std::vector<int> scopes_ = {0};  // ids of the enclosing blocks
   int next_scope_ = 1;
   InFlight st_;
+  bool peers_unsynced_ = false;  // this warp waited for a dot since the last block barrier
 };
 
 }  // namespace

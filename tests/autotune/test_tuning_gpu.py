@@ -1,7 +1,6 @@
 """Autotuning on a real GPU: parallel builds, timing on scratch copies, the disk store
 across processes. Run on the device machine with `pytest -m gpu tests/autotune`."""
 
-import math
 import warnings
 
 import pytest
@@ -10,6 +9,8 @@ import tilus
 from tilus import NoValidConfigError, _C
 from tilus.arguments import prepare_runtime_args
 from tilus.tuning import build as tuning_build
+
+from tests.operands import matmul_operands
 
 from . import fakes
 from .kernels import Copy, MatmulAccumulate, Scale
@@ -26,8 +27,7 @@ def _arange(n, factor=1.0):
 
 def test_in_place_kernel_is_right_after_its_first_tuned_call(cache_dir):
     m, n, k = 200, 136, 96
-    a = ((torch.rand(m, k, device="cuda") - 0.5) / math.sqrt(k)).half()
-    b = ((torch.rand(k, n, device="cuda") - 0.5) / math.sqrt(k)).half()
+    a, b = matmul_operands(m, n, k)
     c = torch.rand(m, n, device="cuda")
     a0, b0, c0 = a.clone(), b.clone(), c.clone()
     kernel = MatmulAccumulate()
@@ -161,8 +161,7 @@ def test_benchmark_func():
 def test_seed_v5_tunes_192_configs_and_is_correct(cache_dir, example):
     v5 = example("matmul_v5_splitk").MatmulV5()
     m, n, k = 256, 256, 1024
-    a = ((torch.rand(m, k, device="cuda") - 0.5) / math.sqrt(k)).half()
-    b = ((torch.rand(k, n, device="cuda") - 0.5) / math.sqrt(k)).half()
+    a, b = matmul_operands(m, n, k)
     c = torch.full((m, n), float("nan"), dtype=torch.float16, device="cuda")
     v5(m, n, k, a, b, c)
     torch.testing.assert_close(c, (a.double() @ b.double()).half(), rtol=1e-2, atol=1e-2)

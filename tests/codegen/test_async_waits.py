@@ -53,9 +53,13 @@ def test_pipelined_loop_waits_for_the_previous_dot_only(example):
     assert loop[5:8] == ["dot(%a, %b, %acc, out=%acc, wgmma=async)", "wgmma_commit_group()",
                          "wgmma_wait_group(n=1)   # the dots before this one are done"]
     assert sum("wgmma_wait_group" in ln for ln in loop) == 2  # the one above, and the one after the loop
-    assert loop[-1] == "wgmma_wait_group(n=0, fence=[%acc])   # freeing a tile the dot may read"
+    assert loop[-2:] == ["wgmma_wait_group(n=0, fence=[%acc])   # freeing a tile the dot may read", "sync()"]
     copies = [k for k, ln in enumerate(loop) if ln.startswith("copy_async(")]
     assert copies and all("wgmma" not in loop[k - 2] and "wgmma" not in loop[k - 1] for k in copies)
+    # A wait retires only this warp's share of the previous dot: the first copy into its
+    # stage comes after a barrier over the warpgroup, and only the first.
+    assert loop[copies[0] - 1] == "sync()" and loop[copies[1] - 1] != "sync()"
+    assert loop.index("wgmma_wait_group(n=1)   # the dots before this one are done") < copies[0] - 1
     assert ir.count("wgmma_wait_group") == 2 and ir.count("wgmma_commit_group") == 1
 
 
@@ -77,7 +81,7 @@ def test_a_copy_into_the_tile_the_running_dot_reads_waits_when_it_hits():
     for wait, copy in zip(waits, [ln for ln in loop if ln.startswith("copy_async(")]):
         written = re.search(r"if_writing=(%\w+)", wait).group(1)
         assert f"dst={written}," in copy and "hits=[%s" in wait
-        assert loop.index(wait) + 1 == loop.index(copy)
+        assert loop.index(wait) + 2 == loop.index(copy) and loop[loop.index(wait) + 1] == "sync()"
     # the accumulator is read after the loop: a full wait that fences it
     assert "wgmma_wait_group(n=0, fence=[%acc])   # the accumulator is used next" in ir
 
@@ -98,8 +102,9 @@ def test_two_accumulators_the_second_dots_wait_retires_and_fences_the_first():
     ir = _lowered(TwoAccumulatorMatmul(), 100, 130, 96)
     loop = _lines(ir, "for ok", "}")
     # the previous iteration's dots may run when the loop comes round: the copy waits
-    assert loop[1] == "wgmma_wait_group(n=0)   # writing a tile a running dot may read"
-    assert loop[2].startswith("copy_async(")
+    assert loop[1] == "wgmma_wait_group(n=0, fence=[%acc2])   # writing a tile a running dot may read"
+    assert loop[2] == "sync()"  # the other warps' shares of those dots are done too
+    assert loop[3].startswith("copy_async(")
     second = loop.index("dot(%r_2, %r_3, %acc2, out=%acc2, wgmma=async)")
     assert loop[second + 1:second + 3] == [
         "wgmma_commit_group()", "wgmma_wait_group(n=1, fence=[%acc1])   # the dots before this one are done"]

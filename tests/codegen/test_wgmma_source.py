@@ -18,8 +18,8 @@ def _v5(example, warps=4, stages=3):
 
 def _main_loop(source):
     start = source.index("for (int offset_k")
-    # up to the wait that ends the loop's last dot before free_shared(sa)
-    return source[start:source.index("tilus::wgmma_wait_group<0>();  // freeing a tile")]
+    # up to free_shared(sa) (a wait for the loop's last dot stands before it, if one may run)
+    return source[start:source.index("// free_shared(sa)")]
 
 
 def test_seed_tile_uses_wgmma_on_sm90a_and_mma_sync_elsewhere(example, monkeypatch):
@@ -38,8 +38,10 @@ def test_pipelined_dot_keeps_running_past_the_next_stage_copies(example):
     cannot hit the running dot's tiles, so the loop waits only for the previous dot."""
     loop = _main_loop(_v5(example).source(4096, 4096, 4096, *_mats(), arch="sm_90a"))
     assert loop.count("tilus::wgmma_wait_group<1>();") == 1
-    assert "wgmma_wait_group<0>" not in loop
-    assert loop.index("wgmma_wait_group<1>") < loop.index("cp_async_16")
+    assert loop.count("wgmma_wait_group<0>") == 1  # after the loop, before free_shared(sa)
+    assert loop.index("wgmma_wait_group<0>") > loop.rindex("cp_async_16")
+    # the wait retires this warp's share of the previous dot; a barrier, the others'
+    assert loop.index("wgmma_wait_group<1>") < loop.index("__syncthreads();") < loop.index("cp_async_16")
 
 
 def test_two_warpgroups_wait_before_the_barrier(example):

@@ -2,10 +2,11 @@
 factors 1/4/12/16; fresh random inputs each run, outputs poisoned first. The GPU result
 must also agree with the CPU interpreter on the same program and inputs."""
 
-import math
 
 import pytest
 import torch
+
+from tests.operands import matmul_operands
 
 from tilus import bfloat16, float16, float32, int8, int32
 
@@ -14,12 +15,6 @@ from .kernels import make_matmul
 pytestmark = pytest.mark.gpu
 
 SHAPES = [(1, 100, 72), (37, 100, 72), (64, 64, 64), (130, 257, 200), (256, 520, 1000)]
-
-
-def _rand(shape, dtype):
-    if dtype == torch.int8:
-        return torch.randint(-8, 8, shape, dtype=torch.int8, device="cuda")
-    return ((torch.rand(shape, device="cuda") - 0.5) / math.sqrt(shape[-1])).to(dtype)
 
 
 def _poison(shape, dtype):
@@ -49,7 +44,7 @@ def test_types_and_odd_shapes(types, m, n, k):
     dt, acc, out, tin, tout, tol = types
     Matmul = make_matmul(dt, acc, out)
     kernel = Matmul(block_m=64, block_n=64, block_k=32 if dt != int8 else 64, stages=3, warps=4)
-    a, b = _rand((m, k), tin), _rand((k, n), tin)
+    a, b = matmul_operands(m, n, k, tin)
     c = _poison((m, n), tout)
     kernel(m, n, k, a, b, c)
     torch.cuda.synchronize()
@@ -66,7 +61,7 @@ def test_split_k(split_k, m, n, k):
     Matmul = make_matmul(float16, float32, float16)
     kernel = Matmul(block_m=64, block_n=128, block_k=32, stages=4, warps=4, split_k=split_k)
     for _ in range(2):  # the second run reuses the semaphores: they must be clean again
-        a, b = _rand((m, k), torch.float16), _rand((k, n), torch.float16)
+        a, b = matmul_operands(m, n, k, torch.float16)
         c = _poison((m, n), torch.float16)
         kernel(m, n, k, a, b, c)
         torch.testing.assert_close(c, _ref(a, b, torch.float16), rtol=1e-2, atol=1e-2)
@@ -76,7 +71,7 @@ def test_gpu_and_interpreter_agree():
     Matmul = make_matmul(float16, float32, float16)
     kernel = Matmul(block_m=64, block_n=64, block_k=32, stages=3, warps=4, split_k=4)
     m, n, k = 37, 100, 300
-    a, b = _rand((m, k), torch.float16), _rand((k, n), torch.float16)
+    a, b = matmul_operands(m, n, k, torch.float16)
     c_gpu = _poison((m, n), torch.float16)
     kernel(m, n, k, a, b, c_gpu)
     a_cpu, b_cpu = a.cpu(), b.cpu()
@@ -94,7 +89,7 @@ def test_gpu_and_interpreter_agree():
 @pytest.mark.parametrize("m,n,k", [(1, 128, 64), (37, 100, 72), (300, 520, 264)])
 def test_examples(example, name, cls, kwargs, m, n, k):
     kernel = getattr(example(name), cls)(**kwargs)
-    a, b = _rand((m, k), torch.float16), _rand((k, n), torch.float16)
+    a, b = matmul_operands(m, n, k, torch.float16)
     c = _poison((m, n), torch.float16)
     kernel(m, n, k, a, b, c)
     torch.testing.assert_close(c, _ref(a, b, torch.float16), rtol=1e-2, atol=1e-2)
@@ -107,7 +102,7 @@ def test_seed_matmul_v5(example, split_k, block):
     kernel = example("matmul_v5_splitk").MatmulV5(num_warps=4, block_m=bm, block_n=bn, block_k=bk,
                                                   num_stages=stages, split_k_factor=split_k)
     m, n, k = 37, 100, 720
-    a, b = _rand((m, k), torch.float16), _rand((k, n), torch.float16)
+    a, b = matmul_operands(m, n, k, torch.float16)
     c = _poison((m, n), torch.float16)
     kernel(m, n, k, a, b, c)
     torch.testing.assert_close(c, _ref(a, b, torch.float16), rtol=1e-2, atol=1e-2)
@@ -124,7 +119,7 @@ def test_seed_matmul_v5_tiles_hopper_lowers_to_wgmma(example, warps, bm, bn, bk,
 
     kernel = example("matmul_v5_splitk").MatmulV5(num_warps=warps, block_m=bm, block_n=bn, block_k=bk,
                                                   num_stages=stages, split_k_factor=1)
-    a, b = _rand((m, k), torch.float16), _rand((k, n), torch.float16)
+    a, b = matmul_operands(m, n, k, torch.float16)
     c = _poison((m, n), torch.float16)
     source = kernel.source(m, n, k, a, b, c)
     assert ("wgmma.mma_async" in source) == (_C.runtime.arch_string() == "sm_90a")
@@ -138,7 +133,7 @@ def test_a_copy_into_the_tile_a_running_dot_reads_waits_for_it(m, n, k):
     the dot is an asynchronous wgmma the code generator must wait for first)."""
     from .kernels import SingleStageMatmul
 
-    a, b = _rand((m, k), torch.float16), _rand((k, n), torch.float16)
+    a, b = matmul_operands(m, n, k, torch.float16)
     c = _poison((m, n), torch.float16)
     SingleStageMatmul()(m, n, k, a, b, c)
     torch.testing.assert_close(c, _ref(a, b, torch.float16), rtol=1e-2, atol=1e-2)
@@ -148,7 +143,7 @@ def test_a_copy_into_the_tile_a_running_dot_reads_waits_for_it(m, n, k):
 def test_two_accumulators_and_a_copy_at_the_top_of_the_loop(m, n, k):
     from .kernels import TwoAccumulatorMatmul
 
-    a, b = _rand((m, k), torch.float16), _rand((k, n), torch.float16)
+    a, b = matmul_operands(m, n, k, torch.float16)
     c = _poison((m, n), torch.float16)
     TwoAccumulatorMatmul()(m, n, k, a, b, c)
     torch.testing.assert_close(c, _ref(a, b, torch.float16), rtol=1e-2, atol=1e-2)
@@ -158,7 +153,7 @@ def test_a_dot_in_one_branch_is_finished_before_its_result_is_stored():
     from .kernels import BranchDotMatmul
 
     m, n, k = 100, 130, 32
-    a, b = _rand((m, k), torch.float16), _rand((k, n), torch.float16)
+    a, b = matmul_operands(m, n, k, torch.float16)
     c = _poison((m, n), torch.float16)
     BranchDotMatmul()(m, n, k, a, b, c)
     torch.testing.assert_close(c, _ref(a, b, torch.float16), rtol=1e-2, atol=1e-2)
@@ -180,7 +175,7 @@ def test_decode_split_k(example, split_k, m, n, k):
     kernel = example("matmul_decode_splitk").MatmulDecode(num_warps=4, block_n=128, block_k=64,
                                                           split_k=split_k, num_stages=4)
     for _ in range(2):
-        a, b = _rand((m, k), torch.float16), _rand((k, n), torch.float16)
+        a, b = matmul_operands(m, n, k, torch.float16)
         c = _poison((m, n), torch.float16)
         kernel(m, n, k, a, b, c)
         torch.testing.assert_close(c, _ref(a, b, torch.float16), rtol=1e-2, atol=1e-2)

@@ -5,10 +5,11 @@ column blocks), a rank-3 view, the multi-stage TMA + mbarrier matmul (mma.sync a
 wgmma), tensor maps re-encoded when the tensors change, and the host's refusal of a
 stride TMA cannot take. Outputs are poisoned with NaN before each run."""
 
-import math
 
 import pytest
 import torch
+
+from tests.operands import matmul_operands
 
 from tests.interp.test_mbarrier_tma import TmaPipelineMatmul, TmaStoreCopyTx
 from tests.interp.test_tma_roundtrip import shifted_plus_one
@@ -90,8 +91,7 @@ def test_interp_test_store_script():
 
 
 def _operands(m, n, k):
-    a = ((torch.rand(m, k, device="cuda") - 0.5) / math.sqrt(k)).half()
-    b = ((torch.rand(k, n, device="cuda") - 0.5) / math.sqrt(k)).half()
+    a, b = matmul_operands(m, n, k)
     return a, b, torch.full((m, n), float("nan"), dtype=torch.float16, device="cuda")
 
 

@@ -4,13 +4,14 @@ a buggy script, naming both lines, the element and the threads, and passes its f
 twin; the examples and the seed programs run with every check on without a report."""
 
 import importlib.util
-import math
 import pathlib
 import re
 import time
 
 import pytest
 import torch
+
+from tests.operands import matmul_operands
 
 import tilus
 from tilus import float16, float32, int32
@@ -45,8 +46,7 @@ def checks_on():
 
 
 def _inputs(m, n, k):
-    a = ((torch.rand(m, k) - 0.5) / math.sqrt(k)).half()
-    b = ((torch.rand(k, n) - 0.5) / math.sqrt(k)).half()
+    a, b = matmul_operands(m, n, k, device="cpu")
     c = torch.full((m, n), float("nan"), dtype=torch.float16)
     return a, b, c
 

@@ -1,16 +1,16 @@
 """The seed programs compute the right answer on CPU tensors (the interpreter) at odd
 shapes, compared with torch. Fresh random inputs every run; outputs poisoned first."""
 
-import math
 import time
 
 import pytest
 import torch
 
+from tests.operands import matmul_operands
+
 
 def _inputs(m, n, k, dtype=torch.float16):
-    a = ((torch.rand(m, k) - 0.5) / math.sqrt(k)).to(dtype)
-    b = ((torch.rand(k, n) - 0.5) / math.sqrt(k)).to(dtype)
+    a, b = matmul_operands(m, n, k, dtype, device="cpu")
     c = torch.full((m, n), float("nan"), dtype=dtype)
     return a, b, c
 

@@ -4,10 +4,11 @@ method, with a tilus.Class tracking a k-stage counter and an annotated accumulat
 layout), run in the interpreter at small odd sizes against torch. Written for these
 tests; they use only what Tilus 0.2 scripts write."""
 
-import math
 
 import pytest
 import torch
+
+from tests.operands import matmul_operands
 
 import tilus
 from tilus import float16, float32, int32
@@ -112,8 +113,7 @@ class AnnotatedMatmul(SwizzledMatmul):
 
 
 def run_matmul(kernel, m, n, k, device="cpu"):
-    a = ((torch.rand(m, k, device=device) - 0.5) / math.sqrt(k)).half()
-    b = ((torch.rand(k, n, device=device) - 0.5) / math.sqrt(k)).half()
+    a, b = matmul_operands(m, n, k, device=device)
     c = torch.full((m, n), float("nan"), device=device)
     blocks = cdiv(m, kernel.block_m) * cdiv(n, kernel.block_n)
     laps = torch.full((blocks,), -1, dtype=torch.int32, device=device)

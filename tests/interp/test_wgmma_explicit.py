@@ -166,13 +166,15 @@ class WrongWarps(tilus.Script):
         self.wgmma.wait_group(0)
 
 
-def _rand(*shape, dtype=torch.float16):
-    return ((torch.rand(*shape) - 0.5) / math.sqrt(shape[-1])).to(dtype)
+def _rand(*shape, k, dtype=torch.float16):
+    """Uniform entries of variance 1/sqrt(k): a k-long product of two has unit variance
+    (small enough entries would pass any tolerance)."""
+    return ((torch.rand(*shape) - 0.5) * math.sqrt(12.0) / k ** 0.25).to(dtype)
 
 
 @pytest.mark.parametrize("m, n, k, bk", [(70, 100, 40, 16), (64, 64, 64, 32), (130, 37, 64, 64), (65, 70, 100, 48)])
 def test_tilus02_spelling_against_torch(m, n, k, bk):
-    a, b = _rand(m, k), _rand(n, k)
+    a, b = _rand(m, k, k=k), _rand(n, k, k=k)
     c = torch.full((m, n), float("nan"))
     WgmmaBT(block_k=bk)(m, n, k, a, b, c)
     torch.testing.assert_close(c, a.float() @ b.float().T, rtol=1e-3, atol=1e-3)
@@ -180,7 +182,7 @@ def test_tilus02_spelling_against_torch(m, n, k, bk):
 
 def test_bfloat16_two_warpgroups():
     m, n, k = 150, 70, 48
-    a, b = _rand(m, k, dtype=torch.bfloat16), _rand(n, k, dtype=torch.bfloat16)
+    a, b = _rand(m, k, k=k, dtype=torch.bfloat16), _rand(n, k, k=k, dtype=torch.bfloat16)
     c = torch.full((m, n), float("nan"))
     WgmmaBT(block_m=128, block_n=64, block_k=16, warps=8, dtype=bfloat16)(m, n, k, a, b, c)
     torch.testing.assert_close(c, a.float() @ b.float().T, rtol=1e-3, atol=1e-3)
@@ -188,7 +190,7 @@ def test_bfloat16_two_warpgroups():
 
 def test_float8_k32():
     m, n, k = 64, 40, 64
-    a, b = _rand(m, k).to(torch.float8_e4m3fn), _rand(n, k).to(torch.float8_e4m3fn)
+    a, b = _rand(m, k, k=k).to(torch.float8_e4m3fn), _rand(n, k, k=k).to(torch.float8_e4m3fn)
     c = torch.full((m, n), float("nan"))
     WgmmaBT(block_m=64, block_n=40, block_k=32, dtype=tilus.float8_e4m3)(m, n, k, a, b, c)
     torch.testing.assert_close(c, a.float() @ b.float().T, rtol=1e-3, atol=1e-3)
@@ -197,7 +199,7 @@ def test_float8_k32():
 @pytest.mark.parametrize("bn", [64, 40])
 def test_m_major_a(bn):
     m, n, k = 70, 90, 64
-    a, b = _rand(m, k), _rand(k, n)
+    a, b = _rand(m, k, k=k), _rand(k, n, k=k)
     c = torch.full((m, n), float("nan"))
     WgmmaAMajor(bn)(m, n, k, a.T.contiguous(), b, c)
     torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-3)
@@ -207,7 +209,7 @@ def test_m_major_a(bn):
 def test_pipelined_example(example, config):
     kernel = example("matmul_wgmma").MatmulWgmma(*config)
     m, n, k = 150, 70, 200
-    a, b = _rand(m, k), _rand(k, n)
+    a, b = _rand(m, k, k=k), _rand(k, n, k=k)
     c = torch.full((m, n), float("nan"), dtype=torch.float16)
     kernel(m, n, k, a, b, c)
     torch.testing.assert_close(c, (a.float() @ b.float()).half(), rtol=1e-2, atol=1e-2)
@@ -217,14 +219,14 @@ def test_pipelined_example(example, config):
 def test_register_a(warps, bm, dtype):
     m, n, k = 150, 70, 96
     tdtype = torch.float16 if dtype is float16 else torch.bfloat16
-    a, b = _rand(m, k, dtype=tdtype), _rand(n, k, dtype=tdtype)
+    a, b = _rand(m, k, k=k, dtype=tdtype), _rand(n, k, k=k, dtype=tdtype)
     c = torch.full((m, n), float("nan"))
     WgmmaRS(block_m=bm, warps=warps, dtype=dtype)(m, n, k, a, b, c)
     torch.testing.assert_close(c, a.float() @ b.float().T, rtol=1e-3, atol=1e-3)
 
 
 def test_results_land_at_the_wait_of_their_group():
-    a, b = _rand(64, 16), _rand(16, 64)
+    a, b = _rand(64, 16, k=16), _rand(16, 64, k=16)
     c1, c2 = torch.full((64, 64), float("nan")), torch.full((64, 64), float("nan"))
     TwoGroups()(a, b, c1, c2)
     expected = a.float() @ b.float()
@@ -233,7 +235,7 @@ def test_results_land_at_the_wait_of_their_group():
 
 
 def test_reading_an_accumulator_before_its_wait_is_an_error():
-    a, b = _rand(64, 16), _rand(16, 64)
+    a, b = _rand(64, 16, k=16), _rand(16, 64, k=16)
     c1, c2 = torch.zeros(64, 64), torch.zeros(64, 64)
     with pytest.raises(RuntimeError, match=r"acc2 while the wgmma.mma writing it \(line \d+\) is still in flight") as info:
         TwoGroups(read_second=True)(a, b, c1, c2)
