@@ -162,6 +162,7 @@ class CudaEmitter {
   // ---- statements and instructions
   void find_written_globals();
   void stmt(const Stmt& s);
+  bool wgmma_loop_of_known_trips(const StmtNode& loop) const;
   void block(const Stmt& body);      // a nested C++ block (scopes_)
   void inst(const Instruction& i);
   void emit_global_view(const Instruction& i);

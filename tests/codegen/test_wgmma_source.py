@@ -97,3 +97,16 @@ def test_copy_addresses_are_the_threads_offset_plus_a_constant_per_step(example)
 def test_the_hopper_main_loop_unrolls_twice(example):
     source = _v5(example, stages=4).source(4096, 4096, 4096, *_mats(), arch="sm_90a")
     assert "#pragma unroll 2\n  for (int offset_k" in source
+
+
+def test_a_wgmma_loop_of_known_trip_count_is_not_unrolled(example):
+    """Unrolled, a loop with compile-time bounds whose wgmma runs across iterations lost
+    a k-step of some elements on the H100 (MatmulV3, k fixed at 4096); with runtime bounds
+    (the seed's split-K loop) two copies were right and faster."""
+    fixed = example("matmul_v3_pipeline").MatmulV3().source(4096, 4096, 4096, *_mats(), arch="sm_90a")
+    assert fixed[:fixed.index("for (int offset_k")].split("\n")[-2].strip() == "#pragma unroll 1"
+    assert "not applied: wgmma in flight across iterations" in fixed
+    runtime = _v5(example).source(4096, 4096, 4096, *_mats(), arch="sm_90a")
+    assert runtime[:runtime.index("for (int offset_k")].split("\n")[-2].strip() == "#pragma unroll 2"
+    ampere = example("matmul_v3_pipeline").MatmulV3().source(4096, 4096, 4096, *_mats(), arch="sm_80")
+    assert "not applied" not in ampere

@@ -158,7 +158,7 @@ def test_the_native_launch_path_steps_aside_while_the_option_is_on():
     kernel(rows, cols, x, flat.view(rows, cols))  # unchecked again, natively: no error
 
 
-@pytest.mark.parametrize("m,n,k", [(37, 100, 72), (300, 520, 264), (1, 128, 64)])
+@pytest.mark.parametrize("m,n,k", [(37, 100, 72), (300, 520, 264), (1, 128, 64), (4096, 4096, 4096)])
 def test_correct_matmuls_report_nothing(checked, example, m, n, k):
     for name, cls in (("matmul_v3_pipeline", "MatmulV3"), ("matmul_v1_shared", "MatmulV1")):
         kernel = getattr(example(name), cls)()

@@ -86,7 +86,7 @@ def test_gpu_and_interpreter_agree():
     ("matmul_v1_shared", "MatmulV1", {}),
     ("matmul_v3_pipeline", "MatmulV3", {}),
 ])
-@pytest.mark.parametrize("m,n,k", [(1, 128, 64), (37, 100, 72), (300, 520, 264)])
+@pytest.mark.parametrize("m,n,k", [(1, 128, 64), (37, 100, 72), (300, 520, 264), (4096, 4096, 4096)])
 def test_examples(example, name, cls, kwargs, m, n, k):
     kernel = getattr(example(name), cls)(**kwargs)
     a, b = matmul_operands(m, n, k, torch.float16)
@@ -111,7 +111,7 @@ def test_seed_matmul_v5(example, split_k, block):
 @pytest.mark.parametrize("warps,bm,bn,bk,stages", [
     (4, 128, 128, 32, 4), (8, 128, 128, 32, 3), (8, 64, 128, 32, 4), (4, 128, 64, 32, 3),
     (4, 64, 256, 64, 3), (8, 128, 256, 64, 3)])
-@pytest.mark.parametrize("m,n,k", [(300, 520, 1000), (256, 384, 512), (1, 4096, 4096)])
+@pytest.mark.parametrize("m,n,k", [(300, 520, 1000), (256, 384, 512), (1, 4096, 4096), (4096, 4096, 4096)])
 def test_seed_matmul_v5_tiles_hopper_lowers_to_wgmma(example, warps, bm, bn, bk, stages, m, n, k):
     """The autotuner's Hopper tiles: on sm_90a the dot reads A and B from shared memory
     with wgmma (64-byte and 128-byte swizzles, column-blocked B, 1-2 warpgroups)."""
