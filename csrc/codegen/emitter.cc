@@ -341,11 +341,11 @@ void CudaEmitter::emit_thread_group(const Stmt& s) {
 }
 
 // A loop whose wgmma dots (automatic or explicit) may still run when the next iteration
-// starts, with compile-time bounds: unrolled, the compiler restructures the known trip
-// count and moves accumulator registers the tensor cores are still writing, losing one
-// k-step of some elements (MatmulV3 at 4096^3 on an H100: ~0.5% of C wrong, the same
-// elements every run; runtime bounds or no unrolling were right). CUTLASS does not unroll
-// these loops either.
+// starts, with compile-time bounds: unrolled, ptxas schedules reads of the accumulators
+// after the loop above the final wgmma.wait_group (SASS: F2FP of the first accumulator
+// registers before WARPGROUP.DEPBAR.LE gsb0, 0x0), so some elements miss the last k-step
+// (MatmulV3 at 4096^3 on an H100: ~0.5% of C wrong; rolled, it was right). CUTLASS does
+// not unroll these loops either.
 bool CudaEmitter::wgmma_loop_of_known_trips(const StmtNode& loop) const {
   if (!loop.start->is_const() || !loop.end->is_const() || !loop.step->is_const()) return false;
   bool found = false;

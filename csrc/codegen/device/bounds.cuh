@@ -33,10 +33,9 @@ __device__ __forceinline__ bool bounds_ok(long long x, long long limit) {
   return limit >= 0 && (unsigned long long)x <= (unsigned long long)limit;
 }
 
-// The cold path: the first thread of the launch that fails claims the record. Inlined:
-// a real call while a wgmma runs makes ptxas spill and reload the accumulator registers
-// the tensor cores are still writing (the checked 4096^3 wgmma matmul lost ~1% of its
-// results that way on an H100).
+// The cold path: the first thread of the launch that fails claims the record. Inlined,
+// so that a checked wgmma loop holds no call (an ABI call saves live registers, and
+// accumulators the tensor cores are still writing must not be touched).
 __device__ __forceinline__ void bounds_report(BoundsRecord* r, int site, int bx, int by, long long x,
                                            int rank, long long i0, long long i1, long long i2,
                                            long long i3) {
