@@ -68,6 +68,7 @@ def main():
     v5 = load(seed_path if seed_path.exists() else examples / "matmul_v5_splitk.py", "bench_v5")
     v3 = load(examples / "matmul_v3_pipeline.py", "bench_v3")
     simt = load(examples / "matmul_relu_fp32_simt.py", "bench_simt")
+    jit = load(examples / "matmul_v0_jit.py", "bench_v0")
     source = "seed" if seed_path.exists() else "examples/"
 
     a, b, c = matmul_inputs(256, 256, 256)
@@ -79,6 +80,7 @@ def main():
                              split_k_factor=4)(256, 256, 256, a, b, c)),
         ("MatmulV3 pipeline 64x64x16 256^3",
          lambda: v3.MatmulV3(block_m=64, block_n=64, block_k=16, num_stages=3)(256, 256, 256, a, b, c)),
+        ("Matmul (V0, jit tiles) 256^3", lambda: jit.Matmul()(256, 256, 256, a, b, c)),
         ("MatmulReluSimt fp32 128^3", lambda: simt.MatmulReluSimt()(128, 128, 128, af, bf, cf)),
     ]
     header = f"{'workload':52} {'checks':7} {'ms/call':>9} {'instructions':>13} {'instr/s':>12}"

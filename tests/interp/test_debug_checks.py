@@ -6,7 +6,6 @@ twin; the examples and the seed programs run with every check on without a repor
 import importlib.util
 import pathlib
 import re
-import time
 
 import pytest
 import torch
@@ -405,17 +404,15 @@ def test_the_seed_split_k_matmul_runs_clean_at_256_cubed():
         _close(c, a, b)
 
 
-def test_the_seed_matmul_v5_at_256_cubed_takes_under_2_s_with_every_check(example):
+def test_the_seed_matmul_v5_at_256_cubed_runs_clean_with_every_check(example):
+    # (its speed, the "under 2 s", is measured by benchmarks/interp_throughput.py)
     path = SEEDS / "matmul_v5_splitk.py"
     module = _load_seed("matmul_v5_splitk") if path.exists() else example("matmul_v5_splitk")
     matmul = module.MatmulV5()
     a, b, c = _inputs(256, 256, 256)
-    matmul(256, 256, 256, a, b, c)  # transpile and infer layouts outside the timing
-    start = time.perf_counter()
+    c.fill_(float("nan"))
     matmul(256, 256, 256, a, b, c)
-    elapsed = time.perf_counter() - start
     _close(c, a, b)
-    assert elapsed < 2.0, f"the interpreter took {elapsed:.2f} s with every check on"
 
 
 def test_the_seed_autotuned_matmul_runs_clean():
