@@ -149,6 +149,28 @@ void CudaEmitter::emit_load_global(const Instruction& i) {
   });
 }
 
+// A store of a tile lying wholly inside its tensor needs no per-element test: one test of
+// the tile's first and last corners (the index is the offset plus the element's
+// coordinate, so both corners in bounds means every element is) picks a branch-free copy.
+// Besides the compares it saves, this keeps ptxas from serialising a wgmma k-loop whose
+// accumulators are stored straight after it: with only per-element tests after the loop,
+// ptxas serialised MatmulV3's wgmmas and, unrolled, scheduled accumulator reads above the
+// final wgmma wait. Empty when there is nothing to split: a padded tile (its mask stays),
+// bounds-checked builds (every access keeps its check), or no runtime bound at all.
+std::string CudaEmitter::whole_tile_in_bounds(const Instruction& i, const RegisterLayout& layout,
+                                              const std::vector<int64_t>& extent, const GlobalInfo& g) {
+  if (options_.bounds_check || i.args.empty()) return "";
+  for (int d = 0; d < layout.rank(); ++d)
+    if (layout.shape[d] > extent[d]) return "";
+  std::vector<Expr> first, last;
+  for (int64_t e : extent) {
+    first.push_back(make_int(0));
+    last.push_back(make_int(e - 1));
+  }
+  return "(" + in_bounds(*this, global_index(i.args, i.dims, first), g) + ") && (" +
+         in_bounds(*this, global_index(i.args, i.dims, last), g) + ")";
+}
+
 void CudaEmitter::emit_store_global(const Instruction& i) {
   if (is_packed(i.inputs[0]->dtype)) return emit_store_global_packed(i);
   const Tensor& x = i.inputs[1];
@@ -158,24 +180,42 @@ void CudaEmitter::emit_store_global(const Instruction& i) {
   int64_t vec = global_vector(g, i.args, i.dims, x->shape.empty() ? 1 : x->shape.back(), x->dtype.bits(), true);
   vec = pow2_divisor(innermost_run(layout), vec);
   int64_t bytes = whole_bytes(x->dtype, vec, "store_global: one access");
+  auto store_each = [&](bool tested) {
+    for_each_local(layout, vec, [&](const Element& el) {
+      auto gi = global_index(i.args, i.dims, el.coords);
+      std::string cond;
+      if (tested) {
+        cond = in_bounds(*this, gi, g);
+        const std::string mask = tile_mask(layout, x->shape, el);
+        if (!mask.empty()) cond = mask + " && " + cond;
+        const std::string ok = bounds_guard("store_global", i.inputs[0], g, cond, global_offset(gi, g),
+                                            std::to_string(bytes), gi);
+        if (!ok.empty()) cond = cond + " && " + ok;
+      }
+      const std::string guard = tested ? "if (" + cond + ") " : "";
+      std::string dst = g.ptr + " + " + expr(global_offset(gi, g));
+      if (vec == 1) {
+        line(guard + "*(" + dst + ") = " + r + "[" + expr(el.local) + "];");
+      } else {
+        line(guard + "tilus::store_global_vec<" + std::to_string(bytes) + ">(" + dst + ", &" + r + "[" +
+             expr(el.local) + "]);");
+      }
+    });
+  };
   std::string leader = replica_leader(layout);
   if (!leader.empty()) open("if (" + leader + ")");
-  for_each_local(layout, vec, [&](const Element& el) {
-    auto gi = global_index(i.args, i.dims, el.coords);
-    std::string cond = in_bounds(*this, gi, g);
-    const std::string mask = tile_mask(layout, x->shape, el);
-    if (!mask.empty()) cond = mask + " && " + cond;
-    const std::string ok = bounds_guard("store_global", i.inputs[0], g, cond, global_offset(gi, g),
-                                        std::to_string(bytes), gi);
-    if (!ok.empty()) cond = cond + " && " + ok;
-    std::string dst = g.ptr + " + " + expr(global_offset(gi, g));
-    if (vec == 1) {
-      line("if (" + cond + ") *(" + dst + ") = " + r + "[" + expr(el.local) + "];");
-    } else {
-      line("if (" + cond + ") tilus::store_global_vec<" + std::to_string(bytes) + ">(" + dst + ", &" +
-           r + "[" + expr(el.local) + "]);");
-    }
-  });
+  const std::string whole = whole_tile_in_bounds(i, layout, x->shape, g);
+  if (whole.empty()) {
+    store_each(true);
+  } else {
+    line("// the whole tile inside its tensor: no per-element test");
+    open("if (" + whole + ")");
+    store_each(false);
+    close("} else {");
+    ++indent_;
+    store_each(true);
+    close();
+  }
   if (!leader.empty()) close();
 }
 

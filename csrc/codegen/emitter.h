@@ -108,6 +108,9 @@ class CudaEmitter {
     int bounds_param = -1;
     std::string bounds_base;
   };
+  // The test that a global store's whole tile is in bounds ("" where none applies).
+  std::string whole_tile_in_bounds(const Instruction& i, const RegisterLayout& layout,
+                                   const std::vector<int64_t>& extent, const GlobalInfo& g);
   // One step from a view's coordinates back to its parent's, for views that are not
   // trailing parts of their allocation (reshape_shared, permute_shared; ops/views.cc).
   struct ViewStep {
