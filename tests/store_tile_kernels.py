@@ -1,7 +1,10 @@
 """Scripts that store register tiles at runtime offsets, for the interior-tile path of
 store_global (csrc/codegen/emit_memory.cc: a tile wholly inside its tensor is stored
 without per-element tests, one at an edge keeps them): the codegen test reads the source,
-the GPU test runs both paths against torch, the outputs poisoned first."""
+the interpreter and GPU tests run both paths against torch (run_add_one, run_rows), the
+outputs poisoned first."""
+
+import torch
 
 import tilus
 from tilus import float16, float32, int32, void_p
@@ -42,3 +45,17 @@ class RowOfTiles(tilus.Script):
                              shape=[self.block_n], dims=[1])
         self.store_global(gy, x * 2.0, offsets=[self.blockIdx.x, self.blockIdx.y * self.block_n],
                           dims=[1])
+
+
+def run_add_one(device, rows, cols, dtype):
+    x = torch.randn(rows, cols, device=device).to(torch.float32 if dtype == float32 else torch.float16)
+    y = torch.full_like(x, float("nan"))
+    AddOneTiles(dtype)(rows, cols, x, y)
+    torch.testing.assert_close(y, x + 1, rtol=0, atol=0)
+
+
+def run_rows(device, rows, cols):
+    x = torch.randn(rows, cols, device=device, dtype=torch.float16)
+    y = torch.full_like(x, float("nan"))
+    RowOfTiles()(rows, cols, x, y)
+    torch.testing.assert_close(y, x * 2, rtol=0, atol=0)

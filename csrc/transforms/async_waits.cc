@@ -172,15 +172,19 @@ class AsyncWaits : public StmtMutator {
       peers_unsynced_ = unsynced_at_entry;
       return block(s->body);
     };
+    // a break or continue with dots in the body leaves from the middle: assume the worst
+    // at the next start
+    const bool leaves_mid_dot = has_loop_exit(s->body) && contains_wgmma(s->body);
+    auto assume_worst_on_exit = [&] {
+      if (leaves_mid_dot) st_.active = true, st_.known = false, peers_unsynced_ = true;
+    };
     Stmt body = lower_body(before, unsynced_before);
-    // a break or continue leaves from the middle: assume the worst at the next start
-    const bool exits = has_loop_exit(s->body);
-    if (exits && contains_wgmma(s->body)) st_.active = true, st_.known = false, peers_unsynced_ = true;
+    assume_worst_on_exit();
     if (st_.active || (peers_unsynced_ && !unsynced_before)) {
       InFlight entry = before;
       if (st_.active) entry.absorb(st_);
       body = lower_body(entry, unsynced_before || peers_unsynced_);
-      if (exits && contains_wgmma(s->body)) st_.active = true, st_.known = false, peers_unsynced_ = true;
+      assume_worst_on_exit();
     }
     // after the loop: what the last iteration left, or (no iteration) what ran before
     if (st_.active) {
@@ -197,12 +201,16 @@ class AsyncWaits : public StmtMutator {
     return copy;
   }
 
+  // Whether a break or continue lies anywhere below `s` (one of a nested loop counts too:
+  // conservative, never wrong).
   static bool has_loop_exit(const Stmt& s) {
-    if (!s) return false;
-    if (s->kind == StmtKind::Break || s->kind == StmtKind::Continue) return true;
-    for (const Stmt& c : s->seq)
-      if (has_loop_exit(c)) return true;
-    return has_loop_exit(s->then_body) || has_loop_exit(s->else_body) || has_loop_exit(s->body);
+    struct Exits : StmtVisitor {
+      bool found = false;
+      void visit_break(const Stmt&) override { found = true; }
+      void visit_continue(const Stmt&) override { found = true; }
+    } exits;
+    exits.visit_stmt(s);
+    return exits.found;
   }
 
   bool is_wgmma(const Instruction* i) const {
