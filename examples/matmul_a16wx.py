@@ -4,16 +4,21 @@
 
 with g = k // group_size (groups of 32/64/128 along k), w of any Tilus 0.2 weight type
 (uint4b, int4b, uint8, int8, float8_e4m3, int3b, float6_e3m2, ...), s the scales and z the
-optional zero points (both in the activation type). The weights stay packed in memory as
-Tilus 0.2 packs them (`pack_weights`: element i of the row-major [k, n] matrix at bits
-[i*b, (i+1)*b) of a byte stream), so a 4-bit weight matrix is a quarter of the fp16 one.
+optional zero points (both in the activation type).
 
-Each thread block computes a block_m x block_n tile of C over one of `split_k` chunks of
-k. The packed weight tile moves global -> shared with cp.async in 16-byte chunks (32
-uint4 weights each), is read into registers in whole bytes, unpacked, cast to the
-activation type, shifted by the zero points and scaled there, and fed to the tensor
-cores with `self.dot`. The same script serves decode (m = 1 or 16: the cost is streaming
-the weight bytes, so many blocks via split-K and wide loads) and prefill (m in the
+The weights are pre-packed once (`prepack`) in the order the tensor cores read them: the
+[k, n] matrix is cut into units of 16 x 64 (one mma.sync k16 step of eight n8 atoms), and
+each unit is stored as 32 lanes x 32 codes, lane t's codes being exactly the B-fragment
+registers lane t of a warp holds for that unit, bit-packed (4 * bits bytes per lane: 16
+bytes for 4-bit weights). A warp then moves a unit global -> shared with cp.async and
+shared -> registers with one conflict-free 16-byte read per lane, `view`s the bytes as
+the weight type in the mma layout, dequantises in registers and feeds `self.dot`: no
+shared-memory layout conversion anywhere. The packed matrix is still bits * k * n / 8
+bytes (a quarter of the fp16 one for 4-bit weights).
+
+Each thread block computes a block_m x block_n tile of C over one of `split_k` chunks
+of k. The same script serves decode (m = 1 or 16: the cost is streaming the weight
+bytes, so many blocks via split-K and deep cp.async pipelines) and prefill (m in the
 thousands: large tiles); @tilus.autotune picks per shape.
 
     python examples/matmul_a16wx.py [--cuda]
@@ -25,26 +30,35 @@ import sys
 import torch
 
 import tilus
-from tilus import bfloat16, float16, float32, int32, void_p
-from tilus.layout import auto_global_layout
+from tilus import bfloat16, float16, float32, int32, uint8, void_p
+from tilus.layout import local, mma_atom, mma_block_layouts, replicate, spatial
 from tilus.utils import benchmark_func, cdiv
 
-# (block_m, block_n, block_k, split_k): decode tiles first (m <= 16), then prefill ones.
+UNIT_K, UNIT_N = 16, 64  # the packing unit: one k16 step of eight n8 mma atoms
+
+# (block_m, block_n, block_k, split_k, num_warps): decode tiles first (m <= 16), then
+# prefill ones. Every warp's tile is a whole number of 64-column units (checked below).
 TILES = [
-    (16, 64, 128, 1), (16, 128, 128, 4), (16, 64, 128, 8), (16, 128, 64, 16), (16, 256, 64, 8),
-    (64, 128, 64, 1), (128, 128, 64, 1), (128, 256, 32, 1),
+    (16, 256, 128, 4, 4), (16, 256, 128, 8, 4), (16, 256, 64, 16, 4), (16, 128, 128, 8, 2),
+    (16, 128, 128, 16, 2), (16, 256, 128, 16, 4),
+    (64, 128, 64, 1, 4), (128, 128, 32, 1, 4), (128, 256, 32, 1, 8),
 ]
 
 
-@tilus.autotune("num_warps", [4, 8])
-@tilus.autotune("block_m, block_n, block_k, split_k", TILES)
+def unit_bytes(w_dtype) -> int:
+    """Bytes of one lane's codes in a packing unit (32 codes)."""
+    return 4 * w_dtype.bits
+
+
+@tilus.autotune("block_m, block_n, block_k, split_k, num_warps", TILES)
 @tilus.autotune("num_stages", [3, 4])
 class MatmulA16Wx(tilus.Script):
-    """c = a @ dequant(w): a [m, k] (a_dtype), w packed [k, n] (w_dtype), scales (and
-    zeros when has_zero) [cdiv(k, group_size), n] (a_dtype), c [m, n] (a_dtype)."""
+    """c = a @ dequant(w): a [m, k] (a_dtype), w pre-packed by `prepack` (uint8
+    [cdiv(k, 16), cdiv(n, 64), 32, 4 * bits]), scales (and zeros when has_zero)
+    [cdiv(k, group_size), n] (a_dtype), c [m, n] (a_dtype)."""
 
-    def __init__(self, a_dtype, w_dtype, group_size, has_zero, num_warps, block_m, block_n, block_k,
-                 split_k, num_stages):
+    def __init__(self, a_dtype, w_dtype, group_size, has_zero, block_m, block_n, block_k, split_k,
+                 num_warps, num_stages):
         super().__init__()
         assert a_dtype in (float16, bfloat16), "activations are float16 or bfloat16"
         assert w_dtype.bits <= 8, "weights of 1 to 8 bits"
@@ -52,16 +66,28 @@ class MatmulA16Wx(tilus.Script):
         self.num_warps, self.block_m, self.block_n = num_warps, block_m, block_n
         # one scale row per k step: a block never spans two groups
         self.block_k = min(block_k, group_size)
-        assert group_size % self.block_k == 0
+        assert group_size % self.block_k == 0 and self.block_k % UNIT_K == 0
         self.split_k, self.num_stages = split_k, num_stages
-        # The packed weight tile in registers: each thread a run of whole bytes along n
-        # (16 bytes where the tile allows), so shared memory is read in wide words.
-        self.w_layout = auto_global_layout([self.block_k, block_n], 32 * num_warps, max(1, 128 // w_dtype.bits))
+        # The dot's B fragments over the block (warps_m x warps_n warps, each warp a
+        # whole number of 16 x 64 units along n), and the layout that reads the packed
+        # units so that every thread gets exactly its fragments' bytes, in their order:
+        # tile [k units, n units, lane, byte], the k unit outermost in each thread's
+        # registers as the k16 step is in the fragment's.
+        plan = mma_block_layouts("m16n8k16", block_m, block_n, self.block_k, num_warps)
+        wm, wn = plan["warps_m"], plan["warps_n"]
+        assert block_n % (wn * UNIT_N) == 0, f"each warp's n tile must be a multiple of {UNIT_N}"
+        self.b_layout = plan["b"]
+        self.units_k, self.units_n = self.block_k // UNIT_K, block_n // UNIT_N
+        self.unit_bytes = unit_bytes(w_dtype)
+        load = (spatial(1, wn, 1, 1) * local(self.units_k, self.units_n // wn, 1, 1) * spatial(1, 1, 32, 1)
+                * local(1, 1, 1, self.unit_bytes))
+        self.w_load_layout = replicate(wm, 4) * load if wm > 1 else load
 
     def __call__(self, m_size: int32, n_size: int, k_size: int, a_ptr: void_p, w_ptr: void_p,
                  scale_ptr: void_p, zero_ptr: void_p, c_ptr: void_p):
         bm, bn, bk = self.block_m, self.block_n, self.block_k
         stages, splits, group = self.num_stages, self.split_k, self.group_size
+        uk, un = self.units_k, self.units_n
         self.attrs.blocks = [cdiv(m_size, bm), cdiv(n_size, bn), splits]
         self.attrs.warps = self.num_warps
 
@@ -72,11 +98,12 @@ class MatmulA16Wx(tilus.Script):
         offset_n: int32 = self.blockIdx.y * bn
 
         ga = self.global_view(a_ptr, dtype=self.a_dtype, shape=[m_size, k_size])
-        gw = self.global_view(w_ptr, dtype=self.w_dtype, shape=[k_size, n_size])
+        gw = self.global_view(w_ptr, dtype=uint8,
+                              shape=[cdiv(k_size, UNIT_K), cdiv(n_size, UNIT_N), 32, self.unit_bytes])
         gs = self.global_view(scale_ptr, dtype=self.a_dtype, shape=[cdiv(k_size, group), n_size])
         gz = self.global_view(zero_ptr, dtype=self.a_dtype, shape=[cdiv(k_size, group), n_size])
         sa = self.shared_tensor(dtype=self.a_dtype, shape=[stages, bm, bk])
-        sw = self.shared_tensor(dtype=self.w_dtype, shape=[stages, bk, bn])
+        sw = self.shared_tensor(dtype=uint8, shape=[stages, uk, un, 32, self.unit_bytes])
         # the scale (and zero-point) row of each stage rides in the same cp.async groups
         ss = self.shared_tensor(dtype=self.a_dtype, shape=[stages, 1, bn])
         sz = self.shared_tensor(dtype=self.a_dtype, shape=[stages, 1, bn])
@@ -84,7 +111,7 @@ class MatmulA16Wx(tilus.Script):
 
         for s in range(stages - 1):
             self.copy_async(src=ga, dst=sa[s], offsets=[offset_m, k_begin + s * bk])
-            self.copy_async(src=gw, dst=sw[s], offsets=[k_begin + s * bk, offset_n])
+            self.copy_async(src=gw, dst=sw[s], offsets=[(k_begin + s * bk) // UNIT_K, offset_n // UNIT_N, 0, 0])
             self.copy_async(src=gs, dst=ss[s], offsets=[(k_begin + s * bk) // group, offset_n])
             if self.has_zero:
                 self.copy_async(src=gz, dst=sz[s], offsets=[(k_begin + s * bk) // group, offset_n])
@@ -96,7 +123,8 @@ class MatmulA16Wx(tilus.Script):
         preload: int32 = stages - 1
         for offset_k in self.range(k_begin, k_end, bk):
             a = self.load_shared(sa[stage])
-            w = self.load_shared(sw[stage], layout=self.w_layout)
+            packed = self.load_shared(sw[stage], layout=self.w_load_layout)
+            w = self.view(packed, dtype=self.w_dtype, layout=self.b_layout)
             scale = self.load_shared(ss[stage])
             b = self.cast(w, dtype=self.a_dtype)
             if self.has_zero:
@@ -107,7 +135,7 @@ class MatmulA16Wx(tilus.Script):
             preload_k = offset_k + (stages - 1) * bk
             if preload_k < k_end:
                 self.copy_async(src=ga, dst=sa[preload], offsets=[offset_m, preload_k])
-                self.copy_async(src=gw, dst=sw[preload], offsets=[preload_k, offset_n])
+                self.copy_async(src=gw, dst=sw[preload], offsets=[preload_k // UNIT_K, offset_n // UNIT_N, 0, 0])
                 self.copy_async(src=gs, dst=ss[preload], offsets=[preload_k // group, offset_n])
                 if self.has_zero:
                     self.copy_async(src=gz, dst=sz[preload], offsets=[preload_k // group, offset_n])
@@ -167,6 +195,33 @@ def pack_weights(codes: torch.Tensor, w_dtype) -> torch.Tensor:
         p = pos + j
         out.index_add_(0, p // 8, ((flat >> j) & 1) << (p % 8))
     return out.to(torch.uint8)
+
+
+def _unit_order() -> torch.Tensor:
+    """[32, 32]: the row-major index (k * 64 + n) in a 16 x 64 packing unit of code l of
+    lane t: the B-fragment registers of eight m16n8k16 atoms side by side along n."""
+    unit = local(1, UNIT_N // 8) * mma_atom("m16n8k16")["b"]
+    order = torch.empty(32, 32, dtype=torch.int64)
+    for t in range(32):
+        for l in range(32):
+            k, n = unit.coords(t, l)
+            order[t, l] = k * UNIT_N + n
+    return order
+
+
+def prepack(codes: torch.Tensor, w_dtype) -> torch.Tensor:
+    """The [k, n] weight codes laid out for MatmulA16Wx: uint8 [cdiv(k, 16), cdiv(n, 64),
+    32, 4 * bits], unit (i, j) covering rows 16i.. and columns 64j.., lane t's 32 codes in
+    its fragment order, bit-packed as `pack_weights` packs. Rows and columns past the
+    matrix hold code 0 (a finite value in every type; the kernel multiplies it by zero
+    activations or drops its outputs)."""
+    k, n = codes.shape
+    ku, nu = cdiv(k, UNIT_K), cdiv(n, UNIT_N)
+    padded = torch.zeros(ku * UNIT_K, nu * UNIT_N, dtype=torch.int64, device=codes.device)
+    padded[:k, :n] = codes.to(torch.int64)
+    units = padded.view(ku, UNIT_K, nu, UNIT_N).permute(0, 2, 1, 3).reshape(ku, nu, UNIT_K * UNIT_N)
+    ordered = units[:, :, _unit_order().to(codes.device).flatten()]
+    return pack_weights(ordered, w_dtype).view(ku, nu, 32, unit_bytes(w_dtype))
 
 
 class _CodeValues(tilus.Script):
@@ -230,7 +285,7 @@ class QuantizedLinear:
     def __init__(self, codes, w_dtype, scales, zeros=None, group_size=128, a_dtype=float16):
         self.k, self.n = codes.shape
         self.w_dtype, self.group_size, self.a_dtype = w_dtype, group_size, a_dtype
-        self.packed = pack_weights(codes, w_dtype)
+        self.packed = prepack(codes, w_dtype)
         self.scales = scales.contiguous()
         self.zeros = zeros.contiguous() if zeros is not None else self.scales  # unread then
         self.kernel = MatmulA16Wx(a_dtype, w_dtype, group_size, zeros is not None)

@@ -135,6 +135,17 @@ void CudaEmitter::emit_cast(const Instruction& i) {
   const RegisterLayout& layout = plan_.layout_of(y);
   std::string src = reg_operand(x, layout);
   std::string dst = declare_reg(y, layout);
+  const PackedWords* words = packed_words_of(x);
+  if (words && layout.local_size() % 8 == 0 && plan_.layout_of(x) == layout && y->dtype == dtypes::float16 &&
+      is_low_precision(x->dtype) && x->dtype.bits() == 4 && dtype_info(x->dtype.kind).family == TypeFamily::Int) {
+    // 4-bit integers a view just unpacked: convert from the packed words, eight per word
+    // (the one-byte copies the view made go unused and vanish).
+    const bool is_signed = dtype_info(x->dtype.kind).is_signed;
+    flat_loop(*this, layout.local_size() / 8,
+              "tilus::int4x8_to_half<" + std::string(is_signed ? "true" : "false") + ">(" + dst + " + 8 * i, " +
+                  words->name + "[i]);  // eight at a time, from the packed word");
+    return;
+  }
   if (layout.local_size() % 4 == 0 && vector_cast4_supported(y->dtype, x->dtype)) {
     flat_loop(*this, layout.local_size() / 4,
               "tilus::cast4(" + dst + " + 4 * i, " + src + " + 4 * i);  // four at a time");
@@ -142,6 +153,18 @@ void CudaEmitter::emit_cast(const Instruction& i) {
   }
   flat_loop(*this, layout.local_size(), dst + "[i] = " + cast_to(y->dtype, x->dtype, src + "[i]") + ";");
 }
+
+namespace {
+// +, - and * of two half (or two bfloat16) operands into a tile of the same type: the
+// emitter pairs elements into one f16x2 / bf16x2 instruction (tilus::add2 etc.).
+bool pairs_16bit_float(const Instruction& i, DataType operand_type) {
+  const DataType t = i.output->dtype;
+  if (t != dtypes::float16 && t != dtypes::bfloat16) return false;
+  if (i.binary_op != BinaryOp::Add && i.binary_op != BinaryOp::Sub && i.binary_op != BinaryOp::Mul) return false;
+  if (operand_type != t || i.inputs[0]->dtype != t) return false;
+  return i.inputs.size() == 1 ? i.args[0]->dtype == t : i.inputs[1]->dtype == t;
+}
+}  // namespace
 
 void CudaEmitter::emit_elementwise(const Instruction& i) {
   const Tensor& out = i.output;
@@ -160,8 +183,22 @@ void CudaEmitter::emit_elementwise(const Instruction& i) {
   }
   DataType result = is_comparison(i.binary_op) || is_logical(i.binary_op) ? dtypes::boolean : operand_type;
   std::string dst = i.defines_output ? declare_reg(out, layout) : reg_name(out);
+  const int64_t n = layout.local_size();
+  if (pairs_16bit_float(i, operand_type) && n % 2 == 0) {
+    // Two elements per f16x2 / bf16x2 instruction: the operands of elements p and p + 1
+    // are read with i bound to each (a and b are expressions of i), then one paired op.
+    const std::string t = ctype(out->dtype);
+    line("#pragma unroll");
+    open("for (int tl_p = 0; tl_p < " + std::to_string(n) + "; tl_p += 2)");
+    line(t + " x0, x1, y0, y1;");
+    line("{ const int i = tl_p; x0 = " + a + "; y0 = " + b + "; }");
+    line("{ const int i = tl_p + 1; x1 = " + a + "; y1 = " + b + "; }");
+    line("tilus::" + std::string(binary_helper(i.binary_op)) + "2(" + dst + " + tl_p, x0, x1, y0, y1);");
+    close();
+    return;
+  }
   std::string value = "tilus::" + std::string(binary_helper(i.binary_op)) + "(" + a + ", " + b + ")";
-  flat_loop(*this, layout.local_size(), dst + "[i] = " + cast_to(out->dtype, result, value) + ";");
+  flat_loop(*this, n, dst + "[i] = " + cast_to(out->dtype, result, value) + ";");
 }
 
 void CudaEmitter::emit_unary(const Instruction& i) {

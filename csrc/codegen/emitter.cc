@@ -423,7 +423,15 @@ void CudaEmitter::stmt(const Stmt& s) {
 
 // What each op emits is its family's handler (csrc/ops/<family>.cc).
 void CudaEmitter::inst(const Instruction& i) {
+  if (i.output) packed_words_.erase(i.output->id);  // written again: the words are stale
   op_handler(i.op).emit(*this, i);
+}
+
+const CudaEmitter::PackedWords* CudaEmitter::packed_words_of(const Tensor& t) const {
+  auto it = packed_words_.find(t->id);
+  if (it == packed_words_.end() || std::find(scopes_.begin(), scopes_.end(), it->second.scope) == scopes_.end())
+    return nullptr;
+  return &it->second;
 }
 
 // ------------------------------------------------------------------ kernel

@@ -247,6 +247,14 @@ class CudaEmitter {
   std::unordered_map<int, std::string> reg_names_;
   // register tensor id -> (dot, operand 0/1) for tensors an mma dot reads via ldmatrix
   std::unordered_map<int, std::pair<const DotPlan*, int>> mma_operands_;
+  // Sub-byte register tile id -> the packed 32-bit words a view unpacked it from, and the
+  // C++ block they are declared in: a cast can convert straight from the words.
+  struct PackedWords {
+    std::string name;
+    int scope;
+  };
+  std::unordered_map<int, PackedWords> packed_words_;
+  const PackedWords* packed_words_of(const Tensor& t) const;
   std::unordered_set<std::string> used_names_;
   std::unordered_set<int> internal_vars_;
   // global tensors whose memory (same pointer parameter) the kernel also stores to

@@ -407,10 +407,11 @@ void view_emit(CudaEmitter& e, const Instruction& inst) {
              ">(" + w + ", " + src + ");");
     else
       e.line("memcpy(" + w + ", " + src + ", sizeof(" + src + "));");
-    if (is_packed(y->dtype))
+    if (is_packed(y->dtype)) {
       e.line("tilus::unpack_bits<" + std::to_string(y->dtype.bits()) + ", " + std::to_string(ly.local_size()) +
              ">(" + dst + ", " + w + ");");
-    else
+      e.packed_words_[y->id] = {w, e.scopes_.back()};  // a cast may read the words instead
+    } else
       e.line("memcpy(" + dst + ", " + w + ", sizeof(" + dst + "));");
     return;
   }

@@ -82,3 +82,30 @@ def test_casts_the_tricks_do_not_cover_stay_scalar():
     # uint8 -> bfloat16 (128 + 255 does not fit the mantissa) and e5m1 (past fp16's range)
     assert "tilus::cast4(" not in _compile(I32Chain(tilus.uint8, bfloat16), _I, "sm_80")
     assert "tilus::cast4(" not in _compile(F32Chain(tilus.float7_e5m1, float16), _F, "sm_80")
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("name", ["uint4b", "int4b"])
+def test_viewed_4bit_codes_cast_to_half_from_the_words(name, arch):
+    """A cast of 4-bit codes a view just unpacked reads the packed words (eight codes per
+    call); to bfloat16 it goes through the one-byte codes (cast4)."""
+    from tests.lang.lowp_kernels import PackedViewCast
+
+    args = (torch.zeros(128, 16, dtype=torch.uint8), torch.zeros(128, 32))
+    t = getattr(tilus, name)
+    src = _compile(PackedViewCast(t, float16), args, arch)
+    assert f"tilus::int4x8_to_half<{'true' if name == 'int4b' else 'false'}>(" in src
+    src = _compile(PackedViewCast(t, bfloat16), args, arch)
+    assert "int4x8_to_half" not in src and "tilus::cast4(" in src
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("dtype", [float16, bfloat16])
+def test_16bit_float_arithmetic_is_paired(dtype, arch):
+    from tests.lang.lowp_kernels import Arith16
+
+    t = torch.float16 if dtype == float16 else torch.bfloat16
+    z = torch.zeros(64, 64, dtype=t)
+    for op, fn in [("add", "add2"), ("sub", "sub2"), ("mul", "mul2")]:
+        src = _compile(Arith16(dtype, op), (z, z, z[:1], torch.zeros(2, 64, 64, dtype=t)), arch)
+        assert f"tilus::{fn}(" in src, op

@@ -1,6 +1,7 @@
 """examples/matmul_a16wx.py compiles through NVRTC for sm_80 and sm_90a for every
 weight type family (packed 4/3/6-bit, 8-bit int and FP8), decode and prefill tiles: the
-packed weights move by cp.async in whole chunks and reach mma.sync after dequantisation."""
+pre-packed weights move by cp.async in 16-byte chunks (4-bit and 8-bit), reach registers
+in the mma fragment order and mma.sync after dequantisation, with no layout conversion."""
 
 import pytest
 import torch
@@ -15,26 +16,29 @@ require_nvrtc()
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 @pytest.mark.parametrize("w_name,a_dtype,has_zero,tile", [
-    ("uint4b", float16, True, (16, 128, 128, 4)),
-    ("int4b", bfloat16, False, (128, 128, 64, 1)),
-    ("int3b", float16, False, (16, 64, 128, 8)),
-    ("float6_e3m2", float16, False, (64, 128, 64, 1)),
-    ("int8", float16, False, (16, 256, 64, 8)),
-    ("float8_e4m3", bfloat16, False, (128, 256, 32, 1)),
+    ("uint4b", float16, True, (16, 256, 128, 4, 4)),
+    ("int4b", bfloat16, False, (128, 128, 64, 1, 4)),
+    ("int3b", float16, False, (16, 128, 128, 8, 2)),
+    ("float6_e3m2", float16, False, (64, 128, 64, 1, 4)),
+    ("int8", float16, False, (16, 256, 64, 8, 4)),
+    ("float8_e4m3", bfloat16, False, (128, 256, 32, 1, 8)),
 ])
 def test_a16wx_compiles(w_name, a_dtype, has_zero, tile, arch):
     ex = load_example("matmul_a16wx")
     w_dtype = getattr(tilus, w_name)
-    bm, bn, bk, split = tile
-    kernel = ex.MatmulA16Wx(a_dtype, w_dtype, 128, has_zero, num_warps=4, block_m=bm, block_n=bn, block_k=bk,
+    bm, bn, bk, split, warps = tile
+    kernel = ex.MatmulA16Wx(a_dtype, w_dtype, 128, has_zero, num_warps=warps, block_m=bm, block_n=bn, block_k=bk,
                             split_k=split, num_stages=3)
     m, n, k = 16, 4096, 4096
     t = torch.float16 if a_dtype == float16 else torch.bfloat16
     x = torch.zeros(m, k, dtype=t)
-    w = torch.zeros(k * n * w_dtype.bits // 8, dtype=torch.uint8)
+    w = ex.prepack(torch.zeros(k, n, dtype=torch.int64), w_dtype)
     s = torch.zeros(k // 128, n, dtype=t)
     src = kernel_source(kernel, (m, n, k, x, w, s, s, torch.zeros(m, n, dtype=t)), arch)
     assert "mma_m16n8k16" in src
+    assert "layout conversion through shared memory" not in src
+    if w_dtype.bits in (4, 8):  # 16 or 32 bytes per lane and unit
+        assert "copy_async with cp.async of 16 bytes" in src
+        assert "load_shared_vec<16>" in src
     if w_dtype.bits < 8:
-        assert f"copy_async of packed {w_name} with cp.async of" in src
         assert "tilus::unpack_bits<" in src

@@ -15,9 +15,10 @@ TYPES = [("uint4b", 128, True), ("int4b", 64, False), ("uint8", 128, True), ("in
          ("float8_e4m3", 128, False), ("int3b", 64, False), ("float6_e3m2", 32, False),
          ("float4_e2m1", 128, False), ("uint2b", 64, True)]
 # (tile, shape): decode tiles with split-K at decode shapes, prefill tiles at odd shapes
-RUNS = [((16, 64, 128, 1), (1, 4096, 4096)), ((16, 128, 64, 16), (16, 1000, 4104)),
-        ((16, 256, 64, 8), (37, 130, 500)), ((64, 128, 64, 1), (300, 520, 1000)),
-        ((128, 128, 32, 1), (37, 130, 500))]
+# (block_m, block_n, block_k, split_k, num_warps)
+RUNS = [((16, 256, 128, 1, 4), (1, 4096, 4096)), ((16, 128, 64, 16, 2), (16, 1000, 4104)),
+        ((16, 256, 64, 8, 4), (37, 130, 500)), ((64, 128, 64, 1, 4), (300, 520, 1000)),
+        ((128, 256, 32, 1, 8), (37, 130, 500))]
 
 
 def _check(ex, w_dtype, group, has_zero, a_dtype, m, n, k, run, seed):
@@ -25,7 +26,7 @@ def _check(ex, w_dtype, group, has_zero, a_dtype, m, n, k, run, seed):
     codes, scales, zeros = ex.random_weights(k, n, w_dtype, group, a_dtype, has_zero, "cuda", seed=seed)
     x = torch.randn(m, k, device="cuda").to(t)
     out = torch.full((m, n), float("nan"), dtype=t, device="cuda")
-    run(x, ex.pack_weights(codes, w_dtype), scales, zeros if has_zero else scales, out)
+    run(x, ex.prepack(codes, w_dtype), scales, zeros if has_zero else scales, out)
     ref = x.float() @ ex.dequantize(codes, w_dtype, scales, zeros, group, a_dtype).float()
     tol = 1e-2 if a_dtype == float16 else 3e-2
     torch.testing.assert_close(out.float(), ref, rtol=tol, atol=tol)
@@ -36,10 +37,10 @@ def _check(ex, w_dtype, group, has_zero, a_dtype, m, n, k, run, seed):
 def test_a16wx_matches_torch(example, w_name, group, has_zero, tile, shape):
     ex = example("matmul_a16wx")
     w_dtype = getattr(tilus, w_name)
-    bm, bn, bk, split = tile
+    bm, bn, bk, split, warps = tile
     m, n, k = shape
     for a_dtype in (float16, bfloat16):
-        kernel = ex.MatmulA16Wx(a_dtype, w_dtype, group, has_zero, num_warps=4, block_m=bm, block_n=bn,
+        kernel = ex.MatmulA16Wx(a_dtype, w_dtype, group, has_zero, num_warps=warps, block_m=bm, block_n=bn,
                                 block_k=bk, split_k=split, num_stages=3)
         for seed in range(2):
             _check(ex, w_dtype, group, has_zero, a_dtype, m, n, k,

@@ -18,17 +18,20 @@ CASES = [  # weight type, group, zero points, activation type
 
 
 @pytest.mark.parametrize("w_name,group,has_zero,a_dtype", CASES)
-@pytest.mark.parametrize("m,n,k,split_k", [(3, 72, 136, 2), (17, 40, 96, 1)])
-def test_matches_dequantised_torch_matmul(example, w_name, group, has_zero, a_dtype, m, n, k, split_k):
+# (m, n, k, (block_m, block_n, block_k, split_k, num_warps)): a decode tile with split-K
+# (one warp column per 64-column unit) and a prefill tile of 2 x 2 warps
+@pytest.mark.parametrize("m,n,k,tile", [(3, 72, 136, (16, 128, 32, 2, 2)), (17, 40, 96, (64, 128, 32, 1, 4))])
+def test_matches_dequantised_torch_matmul(example, w_name, group, has_zero, a_dtype, m, n, k, tile):
     ex = example("matmul_a16wx")
     w_dtype = getattr(tilus, w_name)
     t = {float16: torch.float16, bfloat16: torch.bfloat16}[a_dtype]
     codes, scales, zeros = ex.random_weights(k, n, w_dtype, group, a_dtype, has_zero, "cpu", seed=m + n)
-    kernel = ex.MatmulA16Wx(a_dtype, w_dtype, group, has_zero, num_warps=4, block_m=16, block_n=32,
-                            block_k=32, split_k=split_k, num_stages=3)
+    bm, bn, bk, split_k, warps = tile
+    kernel = ex.MatmulA16Wx(a_dtype, w_dtype, group, has_zero, num_warps=warps, block_m=bm, block_n=bn,
+                            block_k=bk, split_k=split_k, num_stages=3)
     x = torch.randn(m, k).to(t)
     out = torch.full((m, n), float("nan"), dtype=t)
-    kernel(m, n, k, x, ex.pack_weights(codes, w_dtype), scales, zeros if has_zero else scales, out)
+    kernel(m, n, k, x, ex.prepack(codes, w_dtype), scales, zeros if has_zero else scales, out)
     ref = x.float() @ ex.dequantize(codes, w_dtype, scales, zeros, group, a_dtype).float()
     tol = 1e-2 if a_dtype == float16 else 3e-2
     torch.testing.assert_close(out.float(), ref, rtol=tol, atol=tol)
@@ -50,3 +53,32 @@ def test_pack_weights_is_tilus_packing(example):
         dt = getattr(tilus, name)
         codes = torch.randint(0, 1 << dt.bits, (13, 11), generator=g)
         assert ex.pack_weights(codes, dt).tolist() == pack(codes.numpy(), dt.bits).tolist(), name
+
+
+def test_prepack_puts_each_lanes_fragment_codes_in_order(example):
+    """prepack against the PTX ISA's m16n8k16 B-fragment table, written out here: in unit
+    (i, j), lane t = 4g + q holds, for atom a = 0..7 along n and register r = 0..3, the code
+    of row 16i + 2q + (r & 1) + 8 (r >> 1) and column 64j + 8a + g; 4-bit codes two per
+    byte, the earlier one in the low nibble."""
+    ex = example("matmul_a16wx")
+    k, n = 40, 150  # neither a multiple of the 16 x 64 unit: the padding holds code 0
+    codes = torch.randint(0, 16, (k, n), generator=torch.Generator().manual_seed(3))
+    packed = ex.prepack(codes, tilus.uint4b)
+    assert packed.shape == (3, 3, 32, 16) and packed.dtype == torch.uint8
+    padded = torch.zeros(48, 192, dtype=torch.int64)
+    padded[:k, :n] = codes
+    for i in range(3):
+        for j in range(3):
+            for t in range(32):
+                g, q = t // 4, t % 4
+                expect = [int(padded[16 * i + 2 * q + (r & 1) + 8 * (r >> 1), 64 * j + 8 * a + g])
+                          for a in range(8) for r in range(4)]
+                got = [(int(b) >> s) & 15 for b in packed[i, j, t] for s in (0, 4)]
+                assert got == expect, (i, j, t)
+
+
+def test_a_warp_tile_narrower_than_a_unit_is_refused(example):
+    ex = example("matmul_a16wx")
+    with pytest.raises(AssertionError, match="multiple of 64"):
+        ex.MatmulA16Wx(float16, tilus.uint4b, 128, False, block_m=16, block_n=128, block_k=64, split_k=1,
+                       num_warps=4, num_stages=3)

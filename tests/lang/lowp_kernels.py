@@ -2,6 +2,7 @@
 
 import tilus
 from tilus import float8_e4m3, float8_e5m2, float32, int32
+from tilus.layout import local, spatial
 from tilus.utils import cdiv
 
 BLOCK = 512
@@ -81,3 +82,51 @@ class FP8To16(tilus.Script):
         t = self.load_global(gx, offsets=[self.blockIdx.x * BLOCK], shape=[BLOCK])
         self.store_global(go, self.cast(self.cast(t, dtype=self.via), dtype=float32),
                           offsets=[self.blockIdx.x * BLOCK])
+
+
+class PackedViewCast(tilus.Script):
+    """out[t, l] = float32(cast(view(bytes, t4), to)): each of 128 threads loads 16 bytes
+    of a uint8 [128, 16] buffer, views them as 32 codes of the 4-bit type t4 (code l at
+    bits 4l of the thread's bytes) and casts them to `to` (float16 takes the emitter's
+    straight-from-the-words path, tilus::int4x8_to_half), then to float32."""
+
+    def __init__(self, t4, to):
+        super().__init__()
+        self.t4, self.to = t4, to
+
+    def __call__(self, packed: ~tilus.uint8, out: ~float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 4
+        gp = self.global_view(packed, dtype=tilus.uint8, shape=[128, 16])
+        go = self.global_view(out, dtype=float32, shape=[128, 32])
+        b = self.load_global(gp, offsets=[0, 0], shape=[128, 16], layout=spatial(128, 1) * local(1, 16))
+        codes = self.view(b, dtype=self.t4, layout=spatial(128, 1) * local(1, 32))
+        self.store_global(go, self.cast(self.cast(codes, dtype=self.to), dtype=float32), offsets=[0, 0])
+
+
+class Arith16(tilus.Script):
+    """out[0] = a op b, out[1] = a op row (a [1, 64] row broadcast down the [64, 64]
+    tile), all in dtype (float16 or bfloat16): the paired 16-bit instructions."""
+
+    def __init__(self, dtype, op):
+        super().__init__()
+        self.dtype, self.op = dtype, op
+
+    def __call__(self, a: tilus.void_p, b: tilus.void_p, row: tilus.void_p, out: tilus.void_p):
+        self.attrs.blocks = 1
+        self.attrs.warps = 4
+        ga = self.global_view(a, dtype=self.dtype, shape=[64, 64])
+        gb = self.global_view(b, dtype=self.dtype, shape=[64, 64])
+        gr = self.global_view(row, dtype=self.dtype, shape=[1, 64])
+        go = self.global_view(out, dtype=self.dtype, shape=[2, 64, 64])
+        x = self.load_global(ga, offsets=[0, 0], shape=[64, 64])
+        y = self.load_global(gb, offsets=[0, 0], shape=[64, 64])
+        r = self.load_global(gr, offsets=[0, 0], shape=[1, 64])
+        if self.op == "add":
+            z, w = x + y, x + r
+        elif self.op == "sub":
+            z, w = x - y, x - r
+        else:
+            z, w = x * y, x * r
+        self.store_global(go, self.unsqueeze(z, dim=0), offsets=[0, 0, 0])
+        self.store_global(go, self.unsqueeze(w, dim=0), offsets=[1, 0, 0])

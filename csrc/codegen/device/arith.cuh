@@ -6,7 +6,8 @@
 //   - half and bfloat16 compute in float and round back once. float has more
 //     than twice their precision (24 >= 2 * 11 + 2 bits), so for + - * / the
 //     double rounding is innocuous: the result equals the correctly rounded
-//     one the interpreter computes in double.
+//     one the interpreter computes in double. + - * use the 16-bit instructions,
+//     which round the exact result once: the same bits (f16ops below).
 //   - integer +, -, * and negation wrap (two's complement), never overflow.
 //   - div and mod on integers truncate toward zero (C); mod on floats is fmod.
 //   - min_/max_ on floats ignore a NaN operand (fminf/fmaxf, like std::fmin).
@@ -50,20 +51,92 @@ static __device__ __forceinline__ typename wrapping_type<T>::type wrapping(T x) 
 
 }  // namespace detail
 
+// +, - and * on half / bfloat16 use the hardware's 16-bit instructions: each rounds the
+// exact result once to nearest even, the result the float round trip gives too (see
+// the top of this file), in one instruction instead of four (two widenings, the
+// operation, the rounding back). bfloat16 add/sub/mul.rn need sm_90; fma.rn.bf16 (sm_80)
+// with a unit factor or a -0 addend is the same single rounding. The x2 forms work on the
+// two 16-bit lanes of a 32-bit word.
+namespace f16ops {
+enum Kind { kAdd, kSub, kMul };
+template <Kind K>
+static __device__ __forceinline__ uint16_t half1(uint16_t a, uint16_t b) {
+  uint16_t d;
+  if constexpr (K == kAdd) asm("add.rn.f16 %0, %1, %2;" : "=h"(d) : "h"(a), "h"(b));
+  else if constexpr (K == kSub) asm("sub.rn.f16 %0, %1, %2;" : "=h"(d) : "h"(a), "h"(b));
+  else asm("mul.rn.f16 %0, %1, %2;" : "=h"(d) : "h"(a), "h"(b));
+  return d;
+}
+template <Kind K>
+static __device__ __forceinline__ uint32_t half2(uint32_t a, uint32_t b) {
+  uint32_t d;
+  if constexpr (K == kAdd) asm("add.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  else if constexpr (K == kSub) asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  else asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+// a - b = b * -1 + a; a * b = a * b + (-0) (keeps the sign of a zero product). The
+// constants travel in registers (16-bit float operands take no immediates).
+template <Kind K>
+static __device__ __forceinline__ uint16_t bf16_1(uint16_t a, uint16_t b) {
+  uint16_t d;
+  const uint16_t one = 0x3F80u, minus_one = 0xBF80u, minus_zero = 0x8000u;
+  if constexpr (K == kAdd) asm("fma.rn.bf16 %0, %1, %2, %3;" : "=h"(d) : "h"(a), "h"(one), "h"(b));
+  else if constexpr (K == kSub) asm("fma.rn.bf16 %0, %1, %2, %3;" : "=h"(d) : "h"(b), "h"(minus_one), "h"(a));
+  else asm("fma.rn.bf16 %0, %1, %2, %3;" : "=h"(d) : "h"(a), "h"(b), "h"(minus_zero));
+  return d;
+}
+template <Kind K>
+static __device__ __forceinline__ uint32_t bf16_2(uint32_t a, uint32_t b) {
+  uint32_t d;
+  const uint32_t one = 0x3F803F80u, minus_one = 0xBF80BF80u, minus_zero = 0x80008000u;
+  if constexpr (K == kAdd) asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(one), "r"(b));
+  else if constexpr (K == kSub) asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(b), "r"(minus_one), "r"(a));
+  else asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(minus_zero));
+  return d;
+}
+template <Kind K, typename T>
+static __device__ __forceinline__ T one(T a, T b) {
+  if constexpr (detail::is_same<T, half>()) return T{half1<K>(a.bits, b.bits)};
+  else return T{bf16_1<K>(a.bits, b.bits)};
+}
+// out[0], out[1] = a0 op b0, a1 op b1 in one instruction
+template <Kind K, typename T>
+static __device__ __forceinline__ void pair(T* out, T a0, T a1, T b0, T b1) {
+  const uint32_t a = static_cast<uint32_t>(a0.bits) | (static_cast<uint32_t>(a1.bits) << 16);
+  const uint32_t b = static_cast<uint32_t>(b0.bits) | (static_cast<uint32_t>(b1.bits) << 16);
+  uint32_t d;
+  if constexpr (detail::is_same<T, half>()) d = half2<K>(a, b);
+  else d = bf16_2<K>(a, b);
+  *reinterpret_cast<uint32_t*>(out) = d;  // out is 4-byte aligned: the emitter pairs even indices
+}
+}  // namespace f16ops
+
 template <typename T>
 static __device__ __forceinline__ T add(T a, T b) {
-  return cast<T>(detail::wrapping(a) + detail::wrapping(b));
+  if constexpr (detail::is_f16<T>()) return f16ops::one<f16ops::kAdd>(a, b);
+  else return cast<T>(detail::wrapping(a) + detail::wrapping(b));
 }
 
 template <typename T>
 static __device__ __forceinline__ T sub(T a, T b) {
-  return cast<T>(detail::wrapping(a) - detail::wrapping(b));
+  if constexpr (detail::is_f16<T>()) return f16ops::one<f16ops::kSub>(a, b);
+  else return cast<T>(detail::wrapping(a) - detail::wrapping(b));
 }
 
 template <typename T>
 static __device__ __forceinline__ T mul(T a, T b) {
-  return cast<T>(detail::wrapping(a) * detail::wrapping(b));
+  if constexpr (detail::is_f16<T>()) return f16ops::one<f16ops::kMul>(a, b);
+  else return cast<T>(detail::wrapping(a) * detail::wrapping(b));
 }
+
+// Two elements at once (the emitter pairs 16-bit float +, -, *).
+template <typename T>
+static __device__ __forceinline__ void add2(T* out, T a0, T a1, T b0, T b1) { f16ops::pair<f16ops::kAdd>(out, a0, a1, b0, b1); }
+template <typename T>
+static __device__ __forceinline__ void sub2(T* out, T a0, T a1, T b0, T b1) { f16ops::pair<f16ops::kSub>(out, a0, a1, b0, b1); }
+template <typename T>
+static __device__ __forceinline__ void mul2(T* out, T a0, T a1, T b0, T b1) { f16ops::pair<f16ops::kMul>(out, a0, a1, b0, b1); }
 
 // IEEE negation only flips the sign bit, so 16-bit floats need no round trip.
 template <typename T>

@@ -178,6 +178,29 @@ static __device__ __forceinline__ void cast4(To* out, const From* in) {
   }
 }
 
+// out[0..7] = the eight 4-bit integer codes of the packed word w (code z at bits 4z,
+// unsigned, or two's complement when S) as half, straight from the word: no byte per
+// code in between. With h = w >> 4, byte j of w holds code 2j and byte j of h code
+// 2j + 1 in their low nibbles: one prmt puts them in the low bytes of the two halves of
+// a word, one lop3 keeps the nibbles and sets the exponent of 1024.0 over them (and,
+// signed, flips their sign bits: code + 8), one sub.f16x2 takes 1024 (1032) away:
+// exact. Three instructions per two codes; bit for bit cast4's result. `out` is 4-byte
+// aligned (the emitter's register arrays are 16-byte aligned, 8 * i elements in).
+template <bool S>
+static __device__ __forceinline__ void int4x8_to_half(half* out, uint32_t w) {
+  const uint32_t h = w >> 4;
+  const uint32_t magic = S ? 0x64086408u : 0x64006400u;  // 1024.0 (| the sign-bit flip)
+  const uint32_t bias = S ? 0x64086408u : 0x64006400u;   // {1032, 1032} or {1024, 1024}
+  uint32_t* words = reinterpret_cast<uint32_t*>(out);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const uint32_t both = vec4::prmt(w, h, 0x4000u | ((4 + j) << 8) | j);  // w.byte j, h.byte j
+    uint32_t x;
+    asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(x) : "r"(both), "r"(0x000F000Fu), "r"(magic));  // (a & b) ^ c
+    words[j] = vec4::sub_f16x2(x, bias);
+  }
+}
+
 }  // namespace tilus
 
 #endif  // TILUS_DEVICE_LOWP_VEC_CUH

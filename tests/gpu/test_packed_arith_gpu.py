@@ -1,0 +1,53 @@
+"""Two fast paths of the dequantising matmuls against the CPU interpreter, bit for bit:
+4-bit codes cast to float16 straight from the words a view unpacked them from (every
+code, signed and unsigned), and +, -, * on float16/bfloat16 tiles paired into f16x2 /
+bf16x2 instructions (random bit patterns: subnormals, infinities and NaNs included)."""
+
+import numpy as np
+import pytest
+import torch
+
+import tilus
+from tests.lang.lowp_kernels import Arith16, PackedViewCast
+from tilus import bfloat16, float16
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+
+
+@pytest.mark.parametrize("name", ["uint4b", "int4b"])
+@pytest.mark.parametrize("to", [float16, bfloat16])
+def test_packed_4bit_view_cast_matches_interpreter(name, to):
+    g = torch.Generator().manual_seed(7)
+    packed = torch.randint(0, 256, (128, 16), generator=g, dtype=torch.int32).to(torch.uint8)
+    packed[0] = torch.arange(16, dtype=torch.uint8) * 17  # every code, in both nibbles
+    packed[1] = torch.arange(16, dtype=torch.uint8) + 16 * (15 - torch.arange(16, dtype=torch.uint8))
+    kernel = PackedViewCast(getattr(tilus, name), to)
+    cpu = torch.full((128, 32), float("nan"))
+    kernel(packed, cpu)
+    gpu = torch.full((128, 32), float("nan"), device="cuda")
+    kernel(packed.cuda(), gpu)
+    torch.testing.assert_close(gpu.cpu(), cpu, rtol=0, atol=0)
+    lo = (packed.to(torch.int32) & 15).float()
+    if name == "int4b":
+        lo = torch.where(lo >= 8, lo - 16, lo)
+    assert torch.equal(cpu[:, 0::2], lo)  # the low nibble of byte j is code 2j
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul"])
+@pytest.mark.parametrize("dtype", [float16, bfloat16])
+def test_paired_16bit_arithmetic_matches_interpreter_bits(op, dtype):
+    t = torch.float16 if dtype == float16 else torch.bfloat16
+    g = torch.Generator().manual_seed(11)
+    bits = lambda *s: torch.randint(-32768, 32768, s, generator=g, dtype=torch.int32).to(torch.int16).view(t)
+    a, b, row = bits(64, 64), bits(64, 64), bits(1, 64)
+    a[0, :8] = torch.tensor([0.0, -0.0, 1e-7, -6e-8, 65504, -65504, float("inf"), 1.0]).to(t)
+    kernel = Arith16(dtype, op)
+    cpu = torch.zeros(2, 64, 64, dtype=t)
+    kernel(a, b, row, cpu)
+    gpu = torch.zeros(2, 64, 64, dtype=t, device="cuda")
+    kernel(a.cuda(), b.cuda(), row.cuda(), gpu)
+    cpu_bits, gpu_bits = cpu.view(torch.int16).numpy(), gpu.cpu().view(torch.int16).numpy()
+    nan = np.isnan(cpu.float().numpy())
+    assert np.array_equal(nan, np.isnan(gpu.cpu().float().numpy()))
+    assert np.array_equal(cpu_bits[~nan], gpu_bits[~nan])
