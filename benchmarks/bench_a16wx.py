@@ -134,9 +134,11 @@ def bench(ex, w_name, group, has_zero, m, n, k, rows, results, with_triton):
     torch.testing.assert_close(y.float(), ref, rtol=2e-2, atol=2e-2)
     weight_bytes = layer.packed.numel() + scales.numel() * 2 * (2 if has_zero else 1)
     t = {"tilus": median_ms(lambda: layer(x, y)), "cublas": median_ms(lambda: torch.matmul(x, deq))}
-    t["read"] = read_ceiling_ms(layer.packed[: layer.packed.numel() // 2 * 2])
+    flat = layer.packed.reshape(-1)
+    t["read"] = read_ceiling_ms(flat[: flat.numel() // 2 * 2])
     if with_triton:
-        tri = TritonW4A16(layer.packed, scales, zeros if zeros is not None else torch.zeros_like(scales),
+        # the Triton kernel reads Tilus 0.2's row-major packing, not the kernel's fragment order
+        tri = TritonW4A16(ex.pack_weights(codes, w_dtype), scales, zeros if zeros is not None else torch.zeros_like(scales),
                           n, k, group, m)
         torch.testing.assert_close(tri(x).float(), ref, rtol=2e-2, atol=2e-2)
         t["triton"] = median_ms(lambda: tri(x))

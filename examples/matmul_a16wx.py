@@ -39,8 +39,8 @@ UNIT_K, UNIT_N = 16, 64  # the packing unit: one k16 step of eight n8 mma atoms
 # (block_m, block_n, block_k, split_k, num_warps): decode tiles first (m <= 16), then
 # prefill ones. Every warp's tile is a whole number of 64-column units (checked below).
 TILES = [
-    (16, 256, 128, 4, 4), (16, 256, 128, 8, 4), (16, 256, 64, 16, 4), (16, 128, 128, 8, 2),
-    (16, 128, 128, 16, 2), (16, 256, 128, 16, 4),
+    (16, 256, 64, 16, 4), (16, 256, 64, 32, 4), (16, 256, 128, 4, 4), (16, 256, 128, 8, 4),
+    (16, 256, 128, 16, 4), (16, 128, 64, 32, 2),
     (64, 128, 64, 1, 4), (128, 128, 32, 1, 4), (128, 256, 32, 1, 8),
 ]
 
@@ -153,22 +153,26 @@ class MatmulA16Wx(tilus.Script):
         if splits == 1:
             self.store_global(gc, self.cast(acc, dtype=self.a_dtype), offsets=[offset_m, offset_n])
         else:
-            # Every block but the first writes its fp32 partial and raises its flag; the
-            # first adds them (matmul_decode_splitk.py).
-            partials = self.global_tensor(dtype=float32, shape=[splits - 1, m_size, n_size])
-            flags = self.global_tensor(dtype=int32, shape=[cdiv(m_size, bm), cdiv(n_size, bn), splits],
-                                       requires_clean=True)
-            if self.blockIdx.z > 0:
-                self.store_global(partials, acc, offsets=[self.blockIdx.z - 1, offset_m, offset_n])
-                self.sync()
-                self.release_semaphore(~flags[self.blockIdx.x, self.blockIdx.y, self.blockIdx.z], value=1)
-            else:
-                for z in range(1, splits):
-                    self.lock_semaphore(~flags[self.blockIdx.x, self.blockIdx.y, z], value=1)
-                    part = self.load_global(partials, offsets=[z - 1, offset_m, offset_n], shape=[bm, bn])
-                    self.add(acc, part, out=acc)
-                    self.release_semaphore(~flags[self.blockIdx.x, self.blockIdx.y, z], value=0)
-                self.store_global(gc, self.cast(acc, dtype=self.a_dtype), offsets=[offset_m, offset_n])
+            # Every block adds its fp32 partial into one workspace tile with atomics (no
+            # block waits for another), then counts itself in; the last of the `splits`
+            # blocks of the tile (the count it saw is splits - 1) reads the sum, writes
+            # C, and leaves the workspace and its counter zeroed for the next launch.
+            total = self.global_tensor(dtype=float32, shape=[m_size, n_size], requires_clean=True)
+            arrived = self.global_tensor(dtype=int32, shape=[cdiv(m_size, bm), cdiv(n_size, bn)],
+                                         requires_clean=True)
+            self.atomic.global_add(total, acc, offsets=[offset_m, offset_n])
+            self.sync()
+            one = self.register_tensor(dtype=int32, shape=[1, 1], init=1)
+            seen = self.atomic.global_add(arrived, one, offsets=[self.blockIdx.x, self.blockIdx.y],
+                                          sem="acq_rel")
+            if seen.item() == splits - 1:
+                tile = self.load_global(total, offsets=[offset_m, offset_n], shape=[bm, bn])
+                self.store_global(gc, self.cast(tile, dtype=self.a_dtype), offsets=[offset_m, offset_n])
+                self.sync()  # every thread has read its part before any is zeroed
+                self.store_global(total, self.register_tensor(dtype=float32, shape=[bm, bn], init=0.0),
+                                  offsets=[offset_m, offset_n])
+                self.store_global(arrived, self.register_tensor(dtype=int32, shape=[1, 1], init=0),
+                                  offsets=[self.blockIdx.x, self.blockIdx.y])
 
 
 # ---------------------------------------------------------------- host helpers
