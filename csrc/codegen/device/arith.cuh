@@ -60,14 +60,6 @@ static __device__ __forceinline__ typename wrapping_type<T>::type wrapping(T x) 
 namespace f16ops {
 enum Kind { kAdd, kSub, kMul };
 template <Kind K>
-static __device__ __forceinline__ uint16_t half1(uint16_t a, uint16_t b) {
-  uint16_t d;
-  if constexpr (K == kAdd) asm("add.rn.f16 %0, %1, %2;" : "=h"(d) : "h"(a), "h"(b));
-  else if constexpr (K == kSub) asm("sub.rn.f16 %0, %1, %2;" : "=h"(d) : "h"(a), "h"(b));
-  else asm("mul.rn.f16 %0, %1, %2;" : "=h"(d) : "h"(a), "h"(b));
-  return d;
-}
-template <Kind K>
 static __device__ __forceinline__ uint32_t half2(uint32_t a, uint32_t b) {
   uint32_t d;
   if constexpr (K == kAdd) asm("add.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
@@ -78,15 +70,6 @@ static __device__ __forceinline__ uint32_t half2(uint32_t a, uint32_t b) {
 // a - b = b * -1 + a; a * b = a * b + (-0) (keeps the sign of a zero product). The
 // constants travel in registers (16-bit float operands take no immediates).
 template <Kind K>
-static __device__ __forceinline__ uint16_t bf16_1(uint16_t a, uint16_t b) {
-  uint16_t d;
-  const uint16_t one = 0x3F80u, minus_one = 0xBF80u, minus_zero = 0x8000u;
-  if constexpr (K == kAdd) asm("fma.rn.bf16 %0, %1, %2, %3;" : "=h"(d) : "h"(a), "h"(one), "h"(b));
-  else if constexpr (K == kSub) asm("fma.rn.bf16 %0, %1, %2, %3;" : "=h"(d) : "h"(b), "h"(minus_one), "h"(a));
-  else asm("fma.rn.bf16 %0, %1, %2, %3;" : "=h"(d) : "h"(a), "h"(b), "h"(minus_zero));
-  return d;
-}
-template <Kind K>
 static __device__ __forceinline__ uint32_t bf16_2(uint32_t a, uint32_t b) {
   uint32_t d;
   const uint32_t one = 0x3F803F80u, minus_one = 0xBF80BF80u, minus_zero = 0x80008000u;
@@ -96,18 +79,23 @@ static __device__ __forceinline__ uint32_t bf16_2(uint32_t a, uint32_t b) {
   return d;
 }
 template <Kind K, typename T>
+static __device__ __forceinline__ uint32_t word(uint32_t a, uint32_t b) {
+  if constexpr (detail::is_same<T, half>()) return half2<K>(a, b);
+  else return bf16_2<K>(a, b);
+}
+// One element through the paired instruction (the high lane idles). Not the 16-bit
+// forms: ptxas 13.0 takes a 16-bit register an f16 instruction wrote for a float, and a
+// later byte store of it (memcpy of a half) becomes a float-to-integer conversion.
+template <Kind K, typename T>
 static __device__ __forceinline__ T one(T a, T b) {
-  if constexpr (detail::is_same<T, half>()) return T{half1<K>(a.bits, b.bits)};
-  else return T{bf16_1<K>(a.bits, b.bits)};
+  return T{static_cast<uint16_t>(word<K, T>(a.bits, b.bits))};
 }
 // out[0], out[1] = a0 op b0, a1 op b1 in one instruction
 template <Kind K, typename T>
 static __device__ __forceinline__ void pair(T* out, T a0, T a1, T b0, T b1) {
   const uint32_t a = static_cast<uint32_t>(a0.bits) | (static_cast<uint32_t>(a1.bits) << 16);
   const uint32_t b = static_cast<uint32_t>(b0.bits) | (static_cast<uint32_t>(b1.bits) << 16);
-  uint32_t d;
-  if constexpr (detail::is_same<T, half>()) d = half2<K>(a, b);
-  else d = bf16_2<K>(a, b);
+  const uint32_t d = word<K, T>(a, b);
   *reinterpret_cast<uint32_t*>(out) = d;  // out is 4-byte aligned: the emitter pairs even indices
 }
 }  // namespace f16ops
