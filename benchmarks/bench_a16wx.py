@@ -3,14 +3,16 @@ dequantised weight) and a W4A16 Triton kernel written here, same run, same data,
 medians of CUDA-event timings with L2 flushed. Decode shapes m in {1, 16} x (n, k) in
 {4096x4096, 12288x4096, 14336x4096, 4096x14336}, and prefill m = 4096.
 
-    python benchmarks/bench_a16wx.py [--out DIR] [--quick]
+    python benchmarks/bench_a16wx.py [--out DIR] [--quick] [--types uint4b,int8,...] [--decode-only]
 
 Columns: times in ms; "GB/s" is the packed weight bytes (plus scales and zero points)
 over tilus's time; "ceiling" is the same bytes over the read ceiling (a Triton kernel
 that only sums the weight buffer, benchmarks/read_ceiling.py), so "vs ceiling" = 1.00
 means tilus streams weights as fast as anything can read them. "x cuBLAS" is cuBLAS
 time / tilus time (targets, H100: uint4 g128 m=1 >= 3.0 on the big weights, >= 2.5 at
-4096x4096; m=16 >= 2.5; 8-bit m=1 >= 1.8; m=4096 >= 0.9).
+4096x4096; m=16 >= 2.5; 8-bit m=1 >= 1.8; m=4096 >= 0.9); "x ideal" is tilus against the
+byte-ratio ideal, cuBLAS time * bits / 16 over tilus time (target for 3- and 6-bit
+weights: >= 0.9).
 """
 
 from __future__ import annotations
@@ -147,6 +149,7 @@ def bench(ex, w_name, group, has_zero, m, n, k, rows, results, with_triton):
     rows.append([w_name, group, m, n, k, t["tilus"], t["cublas"], t.get("triton", float("nan")), gbs, ceiling,
                  t["read"] / t["tilus"] * weight_bytes / layer.packed.numel(), t["cublas"] / t["tilus"],
                  t["triton"] / t["tilus"] if "triton" in t else float("nan"),
+                 t["cublas"] * w_dtype.bits / 16 / t["tilus"],
                  str(layer.kernel.chosen_config(m, n, k, x, layer.packed, layer.scales, layer.zeros, y))])
     print(f"  {w_name} m={m} n={n} k={k}: tilus {t['tilus']:.4f} ms, cuBLAS {t['cublas']:.4f} ms, "
           f"triton {t.get('triton', float('nan')):.4f} ms", flush=True)  # a cut-off run keeps its rows
@@ -158,18 +161,22 @@ def main(argv):
     quick = "--quick" in argv
     ex = load_example("matmul_a16wx")
     types = [("uint4b", 128, True)] if quick else [("uint4b", 128, True), ("int4b", 128, False),
-                                                     ("int8", 128, False), ("float8_e4m3", 128, False)]
+                                                     ("int8", 128, False), ("float8_e4m3", 128, False),
+                                                     ("int3b", 128, False), ("float6_e3m2", 128, False)]
+    if "--types" in argv:
+        wanted = argv[argv.index("--types") + 1].split(",")
+        types = [t for t in types if t[0] in wanted]
     rows, results = [], []
     for w_name, group, has_zero in types:
         for m in (1, 16):
             for n, k in (DECODE[::3] if quick else DECODE):
                 bench(ex, w_name, group, has_zero, m, n, k, rows, results, with_triton=w_name == "uint4b")
-        if w_name in ("uint4b", "int8"):
+        if w_name in ("uint4b", "int8") and "--decode-only" not in argv:
             for n, k in ([(4096, 4096)] if quick else [(4096, 4096), (14336, 4096)]):
                 bench(ex, w_name, group, has_zero, 4096, n, k, rows, results, with_triton=w_name == "uint4b")
     print_table("A16Wx matmul (ms; fp16 activations)",
                 ["weights", "group", "m", "n", "k", "tilus", "cuBLAS", "triton", "GB/s", "ceiling GB/s",
-                 "vs ceiling", "x cuBLAS", "x triton", "tilus config"], rows)
+                 "vs ceiling", "x cuBLAS", "x triton", "x ideal", "tilus config"], rows)
     write_results("bench_a16wx", argv, results)
 
 

@@ -41,7 +41,7 @@ UNIT_K, UNIT_N = 16, 64  # the packing unit: one k16 step of eight n8 mma atoms
 TILES = [
     (16, 256, 64, 16, 4), (16, 256, 64, 32, 4), (16, 256, 128, 4, 4), (16, 256, 128, 8, 4),
     (16, 256, 128, 16, 4), (16, 128, 64, 32, 2),
-    (64, 128, 64, 1, 4), (128, 128, 32, 1, 4), (128, 256, 32, 1, 8),
+    (128, 128, 64, 1, 4), (128, 128, 32, 1, 4), (128, 256, 32, 1, 8),
 ]
 
 
@@ -82,6 +82,20 @@ class MatmulA16Wx(tilus.Script):
         load = (spatial(1, wn, 1, 1) * local(self.units_k, self.units_n // wn, 1, 1) * spatial(1, 1, 32, 1)
                 * local(1, 1, 1, self.unit_bytes))
         self.w_load_layout = replicate(wm, 4) * load if wm > 1 else load
+        # Prefill tiles (block_m >= 64) dequantise each weight once per block: the warps
+        # split the tile's units (wk x wn warps, each a block of units), write the fp16
+        # tile to shared memory k-major, and the dot reads both operands from shared
+        # memory (wgmma on sm_90a). A unit is k16 x n64 in the fragment order above.
+        self.dequant_in_shared = block_m >= 64
+        if self.dequant_in_shared:
+            wk = math.gcd(num_warps, self.units_k)
+            wn2 = num_warps // wk
+            assert self.units_n % wn2 == 0, f"block_n / {UNIT_N} units must spread over {wn2} warps"
+            per_k, per_n = self.units_k // wk, self.units_n // wn2
+            self.split_b_layout = (spatial(wk, wn2) * local(per_k, per_n) * local(1, UNIT_N // 8)
+                                   * mma_atom("m16n8k16")["b"])
+            self.split_load_layout = (spatial(wk, wn2, 1, 1) * local(per_k, per_n, 1, 1) * spatial(1, 1, 32, 1)
+                                      * local(1, 1, 1, self.unit_bytes))
 
     def __call__(self, m_size: int32, n_size: int, k_size: int, a_ptr: void_p, w_ptr: void_p,
                  scale_ptr: void_p, zero_ptr: void_p, c_ptr: void_p):
@@ -107,6 +121,10 @@ class MatmulA16Wx(tilus.Script):
         # the scale (and zero-point) row of each stage rides in the same cp.async groups
         ss = self.shared_tensor(dtype=self.a_dtype, shape=[stages, 1, bn])
         sz = self.shared_tensor(dtype=self.a_dtype, shape=[stages, 1, bn])
+        if self.dequant_in_shared:
+            # dequantised, k-major. One buffer: the async-wait pass cannot yet tell two
+            # alternating slots apart, so a second one would only wait the same way.
+            sbt = self.shared_tensor(dtype=self.a_dtype, shape=[bn, bk])
         acc = self.register_tensor(dtype=float32, shape=[bm, bn], init=0.0)
 
         for s in range(stages - 1):
@@ -122,16 +140,24 @@ class MatmulA16Wx(tilus.Script):
         stage: int32 = 0
         preload: int32 = stages - 1
         for offset_k in self.range(k_begin, k_end, bk):
-            a = self.load_shared(sa[stage])
-            packed = self.load_shared(sw[stage], layout=self.w_load_layout)
-            w = self.view(packed, dtype=self.w_dtype, layout=self.b_layout)
+            if self.dequant_in_shared:
+                packed = self.load_shared(sw[stage], layout=self.split_load_layout)
+                w = self.view(packed, dtype=self.w_dtype, layout=self.split_b_layout)
+            else:
+                packed = self.load_shared(sw[stage], layout=self.w_load_layout)
+                w = self.view(packed, dtype=self.w_dtype, layout=self.b_layout)
             scale = self.load_shared(ss[stage])
             b = self.cast(w, dtype=self.a_dtype)
             if self.has_zero:
                 b = (b - self.load_shared(sz[stage])) * scale
             else:
                 b = b * scale
-            self.dot(a, b, acc, out=acc)
+            if self.dequant_in_shared:
+                self.store_shared(sbt, self.transpose(b))
+                self.sync()
+                self.dot(self.load_shared(sa[stage]), self.load_shared(sbt.transpose()), acc, out=acc)
+            else:
+                self.dot(self.load_shared(sa[stage]), b, acc, out=acc)
             preload_k = offset_k + (stages - 1) * bk
             if preload_k < k_end:
                 self.copy_async(src=ga, dst=sa[preload], offsets=[offset_m, preload_k])
@@ -148,6 +174,8 @@ class MatmulA16Wx(tilus.Script):
         self.free_shared(sw)
         self.free_shared(ss)
         self.free_shared(sz)
+        if self.dequant_in_shared:
+            self.free_shared(sbt)
 
         gc = self.global_view(c_ptr, dtype=self.a_dtype, shape=[m_size, n_size])
         if splits == 1:

@@ -1,7 +1,8 @@
 """examples/matmul_a16wx.py compiles through NVRTC for sm_80 and sm_90a for every
 weight type family (packed 4/3/6-bit, 8-bit int and FP8), decode and prefill tiles: the
 pre-packed weights move by cp.async in 16-byte chunks (4-bit and 8-bit), reach registers
-in the mma fragment order and mma.sync after dequantisation, with no layout conversion."""
+in the mma fragment order and mma.sync after dequantisation (prefill tiles on sm_90a:
+dequantised once into a k-major shared tile that wgmma reads), with no layout conversion."""
 
 import pytest
 import torch
@@ -35,7 +36,10 @@ def test_a16wx_compiles(w_name, a_dtype, has_zero, tile, arch):
     w = ex.prepack(torch.zeros(k, n, dtype=torch.int64), w_dtype)
     s = torch.zeros(k // 128, n, dtype=t)
     src = kernel_source(kernel, (m, n, k, x, w, s, s, torch.zeros(m, n, dtype=t)), arch)
-    assert "mma_m16n8k16" in src
+    if bm >= 64 and arch == "sm_90a":  # prefill: dequantised once into shared memory, then wgmma
+        assert "wgmma.mma_async" in src and "tilus::store_shared_vec<4>(sbt" in src
+    else:
+        assert "mma_m16n8k16" in src
     assert "layout conversion through shared memory" not in src
     if w_dtype.bits in (4, 8):  # 16 or 32 bytes per lane and unit
         assert "copy_async with cp.async of 16 bytes" in src
