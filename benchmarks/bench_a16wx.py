@@ -3,7 +3,7 @@ dequantised weight) and a W4A16 Triton kernel written here, same run, same data,
 medians of CUDA-event timings with L2 flushed. Decode shapes m in {1, 16} x (n, k) in
 {4096x4096, 12288x4096, 14336x4096, 4096x14336}, and prefill m = 4096.
 
-    python benchmarks/bench_a16wx.py [--out DIR] [--quick] [--types uint4b,int8,...] [--decode-only]
+    python benchmarks/bench_a16wx.py [--out DIR] [--quick] [--types uint4b,int8,...] [--decode-only | --prefill-only]
 
 Columns: times in ms; "GB/s" is the packed weight bytes (plus scales and zero points)
 over tilus's time; "ceiling" is the same bytes over the read ceiling (a Triton kernel
@@ -168,7 +168,7 @@ def main(argv):
         types = [t for t in types if t[0] in wanted]
     rows, results = [], []
     for w_name, group, has_zero in types:
-        for m in (1, 16):
+        for m in (() if "--prefill-only" in argv else (1, 16)):
             for n, k in (DECODE[::3] if quick else DECODE):
                 bench(ex, w_name, group, has_zero, m, n, k, rows, results, with_triton=w_name == "uint4b")
         if w_name in ("uint4b", "int8") and "--decode-only" not in argv:
