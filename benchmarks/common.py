@@ -52,6 +52,7 @@ def out_dir(argv: List[str]) -> str:
 
 
 def write_results(name: str, argv: List[str], results: List[Dict]):
+    os.makedirs(out_dir(argv), exist_ok=True)
     path = os.path.join(out_dir(argv), f"{name}.json")
     with open(path, "w") as f:
         json.dump({"command": " ".join([sys.executable, os.path.relpath(sys.argv[0], ROOT)] + argv), "device": torch.cuda.get_device_name(),
