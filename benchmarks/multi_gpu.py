@@ -34,7 +34,10 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "python"))
+# The source tree only where it holds a built extension (a dev build): on a machine that
+# installed tilus with pip it would shadow the installed package with one without _C.
+if any((ROOT / "python" / "tilus").glob("_C*.so")):
+    sys.path.insert(0, str(ROOT / "python"))
 M = N = K = 4096
 
 
