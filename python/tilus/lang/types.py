@@ -72,3 +72,32 @@ def from_foreign(dtype) -> "Optional[DataType]":
     if name.startswith("torch."):
         name = name[len("torch."):]
     return _FOREIGN_NAMES.get(name)
+
+
+def _dtype_call(self, value):
+    """``float16(1.0)``, ``int32(x)``: Tilus 0.2 makes a typed value by calling the type.
+    A Python number becomes a constant of this type, a runtime scalar is converted to it,
+    a register tile is cast (as ``self.cast(x, dtype)``)."""
+    import numbers
+
+    if self.is_pointer:
+        raise TypeError(f"{self.name}(...): a pointer type makes no values; use a void_p parameter")
+    if isinstance(value, _C.Tensor):
+        from tilus.lang.context import current_builder
+
+        return current_builder().cast(value, self)
+    if isinstance(value, _C.Expr):
+        return _C.cast(value, self)
+    if isinstance(value, bool):
+        value = int(value)
+    if isinstance(value, numbers.Integral) and not self.is_float:
+        return _C.const_int(int(value), self)
+    if isinstance(value, numbers.Real):
+        if self.is_integer or self.is_bool:
+            raise TypeError(f"{self.name}({value!r}): an integer type takes an integer")
+        return _C.const_float(float(value), self)
+    raise TypeError(f"{self.name}(...) takes a number, a runtime scalar or a register tile, "
+                    f"got {type(value).__name__}")
+
+
+DataType.__call__ = _dtype_call
