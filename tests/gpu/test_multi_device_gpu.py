@@ -100,7 +100,9 @@ def test_cuda1_tensors_launch_on_cuda1_natively(example, monkeypatch, current):
         # module through Python once, later ones are native.
         _check_add_one(kernel, "cuda:0", 500)
         _check_add_one(kernel, "cuda:0", 129)
-        _check_add_one(kernel, "cuda:1", 64)
+        # a size of a variant cuda:1 has loaded (64, a multiple of the vector, would be
+        # another variant: built once per device through Python)
+        _check_add_one(kernel, "cuda:1", 777)
         assert len(calls) == 2
         assert torch.cuda.current_device() == current
 
@@ -143,7 +145,9 @@ def test_cuda_graph_capture_on_either_device(example, device):
     torch.cuda.synchronize(device)
     with torch.cuda.device(device):
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
+        # A capture stream of this device: torch.cuda.graph's default one is made once, on
+        # the device of the first capture in the process, and would capture nothing here.
+        with torch.cuda.graph(graph, stream=torch.cuda.Stream(device=device)):
             kernel(n, a, b)
     for _ in range(2):
         a.copy_(torch.randn(n, device=f"cuda:{device}"))
