@@ -18,8 +18,9 @@ bytes (a quarter of the fp16 one for 4-bit weights).
 
 Each thread block computes a block_m x block_n tile of C over one of `split_k` chunks
 of k. The same script serves decode (m = 1 or 16: the cost is streaming the weight
-bytes, so many blocks via split-K and deep cp.async pipelines) and prefill (m in the
-thousands: large tiles); @tilus.autotune picks per shape.
+bytes, so many blocks via split-K, whose partials meet through atomics) and prefill (m
+in the thousands: large tiles whose warps dequantise each weight once into a shared
+tile that the dot reads, wgmma on sm_90a); @tilus.autotune picks per shape.
 
     python examples/matmul_a16wx.py [--cuda]
 """
