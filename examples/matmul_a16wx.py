@@ -69,34 +69,38 @@ class MatmulA16Wx(tilus.Script):
         self.block_k = min(block_k, group_size)
         assert group_size % self.block_k == 0 and self.block_k % UNIT_K == 0
         self.split_k, self.num_stages = split_k, num_stages
-        # The dot's B fragments over the block (warps_m x warps_n warps, each warp a
-        # whole number of 16 x 64 units along n), and the layout that reads the packed
-        # units so that every thread gets exactly its fragments' bytes, in their order:
-        # tile [k units, n units, lane, byte], the k unit outermost in each thread's
-        # registers as the k16 step is in the fragment's.
+        self.units_k, self.units_n = self.block_k // UNIT_K, block_n // UNIT_N
+        self.unit_bytes = unit_bytes(w_dtype)
+        # The dot's B fragments over the block: warps_m x warps_n warps, each a whole
+        # number of 16 x 64 units along n (the warps of one column replicate them).
         plan = mma_block_layouts("m16n8k16", block_m, block_n, self.block_k, num_warps)
         wm, wn = plan["warps_m"], plan["warps_n"]
         assert block_n % (wn * UNIT_N) == 0, f"each warp's n tile must be a multiple of {UNIT_N}"
-        self.b_layout = plan["b"]
-        self.units_k, self.units_n = self.block_k // UNIT_K, block_n // UNIT_N
-        self.unit_bytes = unit_bytes(w_dtype)
-        load = (spatial(1, wn, 1, 1) * local(self.units_k, self.units_n // wn, 1, 1) * spatial(1, 1, 32, 1)
-                * local(1, 1, 1, self.unit_bytes))
-        self.w_load_layout = replicate(wm, 4) * load if wm > 1 else load
-        # Prefill tiles (block_m >= 64) dequantise each weight once per block: the warps
-        # split the tile's units (wk x wn warps, each a block of units), write the fp16
-        # tile to shared memory k-major, and the dot reads both operands from shared
-        # memory (wgmma on sm_90a). A unit is k16 x n64 in the fragment order above.
         self.dequant_in_shared = block_m >= 64
-        if self.dequant_in_shared:
+        if not self.dequant_in_shared:
+            # Decode: each warp dequantises exactly the fragments it holds.
+            self.w_layout = plan["b"]
+            self.w_load_layout = self.unit_reader(1, wn, wm)
+        else:
+            # Prefill: each weight is dequantised once per block: the warps split the tile's
+            # units (wk x wn warps, each a block of units), write the fp16 tile to shared
+            # memory k-major, and the dot reads both operands from shared memory (wgmma on
+            # sm_90a).
             wk = math.gcd(num_warps, self.units_k)
-            wn2 = num_warps // wk
-            assert self.units_n % wn2 == 0, f"block_n / {UNIT_N} units must spread over {wn2} warps"
-            per_k, per_n = self.units_k // wk, self.units_n // wn2
-            self.split_b_layout = (spatial(wk, wn2) * local(per_k, per_n) * local(1, UNIT_N // 8)
-                                   * mma_atom("m16n8k16")["b"])
-            self.split_load_layout = (spatial(wk, wn2, 1, 1) * local(per_k, per_n, 1, 1) * spatial(1, 1, 32, 1)
-                                      * local(1, 1, 1, self.unit_bytes))
+            wn_split = num_warps // wk
+            assert self.units_n % wn_split == 0, f"block_n / {UNIT_N} units must spread over {wn_split} warps"
+            self.w_layout = (spatial(wk, wn_split) * local(self.units_k // wk, self.units_n // wn_split)
+                             * local(1, UNIT_N // 8) * mma_atom("m16n8k16")["b"])
+            self.w_load_layout = self.unit_reader(wk, wn_split, 1)
+
+    def unit_reader(self, wk, wn, replicas):
+        """The layout that reads the packed tile [k units, n units, lane, byte] so that each
+        thread gets its fragments' bytes in their order: warps wk x wn over the units (each a
+        block of them, the k unit outermost in the thread's registers as the k16 step is in
+        the fragment's), lanes over the 32 lanes of a unit, `replicas` copies of it all."""
+        layout = (spatial(wk, wn, 1, 1) * local(self.units_k // wk, self.units_n // wn, 1, 1)
+                  * spatial(1, 1, 32, 1) * local(1, 1, 1, self.unit_bytes))
+        return replicate(replicas, 4) * layout if replicas > 1 else layout
 
     def __call__(self, m_size: int32, n_size: int, k_size: int, a_ptr: void_p, w_ptr: void_p,
                  scale_ptr: void_p, zero_ptr: void_p, c_ptr: void_p):
@@ -123,8 +127,9 @@ class MatmulA16Wx(tilus.Script):
         ss = self.shared_tensor(dtype=self.a_dtype, shape=[stages, 1, bn])
         sz = self.shared_tensor(dtype=self.a_dtype, shape=[stages, 1, bn])
         if self.dequant_in_shared:
-            # dequantised, k-major. One buffer: the async-wait pass cannot yet tell two
-            # alternating slots apart, so a second one would only wait the same way.
+            # dequantised, k-major. One buffer: each step writes it before the dot that
+            # reads it, so a second one would still wait for the previous dot (dequantising
+            # one step ahead would overlap them).
             sbt = self.shared_tensor(dtype=self.a_dtype, shape=[bn, bk])
         acc = self.register_tensor(dtype=float32, shape=[bm, bn], init=0.0)
 
@@ -141,12 +146,8 @@ class MatmulA16Wx(tilus.Script):
         stage: int32 = 0
         preload: int32 = stages - 1
         for offset_k in self.range(k_begin, k_end, bk):
-            if self.dequant_in_shared:
-                packed = self.load_shared(sw[stage], layout=self.split_load_layout)
-                w = self.view(packed, dtype=self.w_dtype, layout=self.split_b_layout)
-            else:
-                packed = self.load_shared(sw[stage], layout=self.w_load_layout)
-                w = self.view(packed, dtype=self.w_dtype, layout=self.b_layout)
+            packed = self.load_shared(sw[stage], layout=self.w_load_layout)
+            w = self.view(packed, dtype=self.w_dtype, layout=self.w_layout)
             scale = self.load_shared(ss[stage])
             b = self.cast(w, dtype=self.a_dtype)
             if self.has_zero:

@@ -189,15 +189,16 @@ static __device__ __forceinline__ void cast4(To* out, const From* in) {
 template <bool S>
 static __device__ __forceinline__ void int4x8_to_half(half* out, uint32_t w) {
   const uint32_t h = w >> 4;
-  const uint32_t magic = S ? 0x64086408u : 0x64006400u;  // 1024.0 (| the sign-bit flip)
-  const uint32_t bias = S ? 0x64086408u : 0x64006400u;   // {1032, 1032} or {1024, 1024}
+  // {1024.0, 1024.0}, signed {1032.0, 1032.0}: xor-ed over the nibbles it sets the exponent
+  // (and flips the sign bits), subtracted it leaves the codes
+  const uint32_t magic = S ? 0x64086408u : 0x64006400u;
   uint32_t* words = reinterpret_cast<uint32_t*>(out);
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const uint32_t both = vec4::prmt(w, h, 0x4000u | ((4 + j) << 8) | j);  // w.byte j, h.byte j
     uint32_t x;
     asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(x) : "r"(both), "r"(0x000F000Fu), "r"(magic));  // (a & b) ^ c
-    words[j] = vec4::sub_f16x2(x, bias);
+    words[j] = vec4::sub_f16x2(x, magic);
   }
 }
 

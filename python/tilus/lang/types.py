@@ -6,6 +6,7 @@ the module-level names, the torch/numpy names and the other maps tilus keeps
 line in that table.
 """
 
+import numbers
 from typing import Dict, NamedTuple, Optional, Tuple
 
 from tilus import _C
@@ -77,15 +78,11 @@ def from_foreign(dtype) -> "Optional[DataType]":
 def _dtype_call(self, value):
     """``float16(1.0)``, ``int32(x)``: Tilus 0.2 makes a typed value by calling the type.
     A Python number becomes a constant of this type, a runtime scalar is converted to it,
-    a register tile is cast (as ``self.cast(x, dtype)``)."""
-    import numbers
-
+    a register tile is cast (``x.to(dtype)``)."""
     if self.is_pointer:
         raise TypeError(f"{self.name}(...): a pointer type makes no values; use a void_p parameter")
     if isinstance(value, _C.Tensor):
-        from tilus.lang.context import current_builder
-
-        return current_builder().cast(value, self)
+        return value.to(self)
     if isinstance(value, _C.Expr):
         return _C.cast(value, self)
     if isinstance(value, bool):
