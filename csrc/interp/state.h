@@ -220,6 +220,9 @@ void complete_copies(BlockState& st, size_t keep_groups, const StmtNode* wait);
 void complete_all_copies(BlockState& st, const StmtNode* wait);
 // ops/tma.cc: TMA copies still in flight land before the block exits.
 void complete_hopper_copies(BlockState& st);
+// The slot (BlockState::tensors) of the shared allocation a shared view lies in: the same
+// slot names that allocation in every block of the launch (a multicast's peers).
+size_t shared_root_slot(const BlockState& st, const TensorValue& view);
 // ops/wgmma.cc: refuses an instruction touching an accumulator a wgmma.mma still writes
 // (called before each instruction while st.wgmma is set).
 void wgmma_guard(BlockState& st, const StmtNode& stmt, const Instruction& inst);
@@ -229,6 +232,7 @@ struct ClusterRun {
   std::array<int64_t, 3> dims{1, 1, 1};
   std::vector<std::array<int64_t, 3>> block_idx;       // per rank
   std::vector<std::shared_ptr<struct HopperState>> hopper;  // per rank: its mbarriers
+  std::vector<BlockState*> blocks;                          // per rank: its frame (TMA multicast)
   int64_t arrived = 0;      // threads arrived at the cluster barrier in this generation
   uint64_t generation = 0;  // completed cluster barriers
   uint64_t progress = 0;    // bumped by anything a waiting block may wait for

@@ -136,9 +136,11 @@ void run_clusters(const Launch& l) {
           a->state.cluster_rank = static_cast<int64_t>(r);
           a->state.hopper = run.hopper[r];
           a->state.agent = a.get();
-          a->coroutine.start(pool, &cluster_block_body, a.get());
+          run.blocks.push_back(&a->state);
           agents.push_back(std::move(a));
         }
+        // every rank's frame is known before any block runs (a multicast reaches them all)
+        for (auto& a : agents) a->coroutine.start(pool, &cluster_block_body, a.get());
         schedule(agents, [&run] { return run.progress; }, nullptr, [](const GroupAgent& w) {
           return cat("block (", w.state.block_idx[0], ", ", w.state.block_idx[1], ", ", w.state.block_idx[2],
                      ") ", w.why);

@@ -233,6 +233,17 @@ void land(BlockState& st, const PendingCopy& c, const StmtNode* wait) {
 }
 }  // namespace
 
+size_t shared_root_slot(const BlockState& st, const TensorValue& view) {
+  for (size_t k = 0; k < st.tensors.size(); ++k) {
+    const TensorValue& t = st.tensors[k];
+    if (t.defined && t.storage == view.storage && t.node && t.node->scope == Scope::Shared &&
+        t.data == t.storage->data())
+      return k;
+  }
+  TILUS_ASSERT(false, "a shared view without its allocation");
+  return 0;
+}
+
 void complete_copies(BlockState& st, size_t keep_groups, const StmtNode* wait) {
   while (st.committed_copies.size() > keep_groups) {
     for (const PendingCopy& c : st.committed_copies.front()) land(st, c, wait);

@@ -246,8 +246,13 @@ void arrive_cluster_interpret(interp::BlockState& st, const StmtNode&, const Ins
 void arrive_cluster_emit(CudaEmitter& e, const Instruction& i) {
   need_sm90(e, i);
   const std::string bytes = "(unsigned)(" + e.expr(i.args[1]) + ")";
+  // scope='cluster' (the default): release at cluster scope; scope='cta' the plain
+  // (release.cta) arrival, which does not wait for this thread's earlier memory
+  // operations to reach the peers: the cheap form for freeing a slot whose reads were
+  // retired otherwise (a wgmma wait), as producer/consumer pipelines do.
+  const std::string order = (i.int_attr >> 2) ? ".release.cluster" : "";
   auto arrive = [&](const std::string& remote) {
-    e.line("asm volatile(\"mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [%0], %1;\" :: \"r\"(" +
+    e.line("asm volatile(\"mbarrier.arrive.expect_tx" + order + ".shared::cluster.b64 _, [%0], %1;\" :: \"r\"(" +
            remote + "), \"r\"(" + bytes + ") : \"memory\");");
   };
   e.open("");

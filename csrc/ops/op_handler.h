@@ -78,8 +78,8 @@ class LayoutRules {
   // accumulator): `t`'s group gets `layout`, applied with the user layouts; a user
   // layout or another fix that differs is a ValueError located at `loc`.
   virtual void fix(const Tensor& t, const RegisterLayout& layout, const SourceLoc& loc) = 0;
-  // The kernel's warps (self.attrs.warps).
-  virtual int64_t warps() const = 0;
+  // The warps of the thread group that runs `inst` (self.attrs.warps outside groups).
+  virtual int64_t warps(const Instruction& inst) const = 0;
 };
 
 // The output an instruction built through IRBuilder::tile_op defines.

@@ -8,9 +8,13 @@
 // `const __grid_constant__ tilus::TmaDescriptor tl_tma<k>` parameter after the
 // workspaces, one per (global view, box, swizzle) (CudaEmitter::tma_maps_ ->
 // GeneratedKernel::tma_maps); the host encodes it before each launch from the view's
-// pointer, extents and strides (runtime/tma_maps.h). The block executes every
-// instruction, the copy is issued by thread 0 only (the interpreter's "issued once"):
-//   global_to_shared  thread 0 issues the load; it completes on the mbarrier.
+// pointer, extents and strides (runtime/tma_maps.h). The thread group executes every
+// instruction (any group, down to Tilus 0.2's `with self.single_thread():`), and the
+// copy is issued by the group's thread 0 only (the interpreter's "issued once"):
+//   global_to_shared  thread 0 issues the load; it completes on the mbarrier. With a
+//                     multicast mask (int_attr 1, the mask the last arg) the box lands at
+//                     the same shared offset in every block of the mask and completes on
+//                     each one's barrier at the same offset (.multicast::cluster).
 //   shared_to_global  fence.proxy.async + __syncthreads first (every thread's writes to
 //                     the tile are complete and visible to the TMA unit), then thread 0
 //                     issues the store into its bulk group.
@@ -91,6 +95,11 @@ void complete_hopper_copies(BlockState& st) {
 namespace ops {
 namespace {
 
+// A load with int_attr 1 multicasts: its last arg is the mask of the cluster's blocks
+// whose shared memory (the same offset as dst here) and barrier (the same offset as the
+// mbarrier here) it lands in.
+bool multicast(const Instruction& i) { return i.op == Op::TmaGlobalToShared && i.int_attr == 1; }
+
 // The box (the shared tile's shape) must be one the TMA unit can move: at most 5
 // dimensions of at most 256 elements, the innermost a multiple of 16 bytes; the tile's
 // dimension p comes from global dimension dims[p].
@@ -107,12 +116,17 @@ OutputType copy_check(Instruction& i) {
   TILUS_CHECK(g->dtype == s->dtype, "TypeError", what, ": the global tensor is ", g->dtype.name(),
               " but the shared tensor is ", s->dtype.name(), "; TMA copies do not convert");
   const size_t grank = static_cast<size_t>(g->rank()), srank = s->shape.size();
-  const size_t first = load ? 1 : 0;  // args: [mbarrier,] offsets
-  TILUS_CHECK(i.args.size() == first + grank, "ValueError", what, ": offsets has ",
-              i.args.size() - first, " entries for a rank-", grank, " global tensor");
+  const size_t first = load ? 1 : 0;  // args: [mbarrier,] offsets [, multicast mask]
+  const size_t mask = multicast(i) ? 1 : 0;
+  TILUS_CHECK(load || !mask, "ValueError", what, " has no multicast form");
+  TILUS_CHECK(i.args.size() == first + grank + mask, "ValueError", what, ": offsets has ",
+              i.args.size() - first - mask, " entries for a rank-", grank, " global tensor");
   if (load)
     TILUS_CHECK(i.args[0]->dtype.is_integer() && !i.args[0]->dtype.is_pointer, "TypeError",
                 what, ": mbarrier must be a barrier from self.mbarrier.alloc (a uint32 address)");
+  if (mask)
+    TILUS_CHECK(i.args.back()->dtype.is_integer() && !i.args.back()->dtype.is_pointer, "TypeError",
+                what, ": multicast_mask must be an integer (bit r: the block of rank r of the cluster)");
   if (i.dims.empty())
     for (size_t d = 0; d < srank; ++d) i.dims.push_back(static_cast<int>(grank - srank + d));
   TILUS_CHECK(i.dims.size() == srank, "ValueError", what, ": dims has ", i.dims.size(),
@@ -168,12 +182,39 @@ void g2s_interpret(interp::BlockState& st, const StmtNode& stmt, const Instructi
   load.copy.dst_shape = *dst.shape;
   load.copy.shadow = dst.shadow;  // the debug checks mark the landed elements written
   load.copy.dst_offsets = dst.elem_offsets;
-  for (size_t k = 1; k < i.args.size(); ++k) load.copy.offsets.push_back(interp::eval_int(st, i.args[k]));
+  const size_t end = i.args.size() - (multicast(i) ? 1 : 0);
+  for (size_t k = 1; k < end; ++k) load.copy.offsets.push_back(interp::eval_int(st, i.args[k]));
   check_inner_offset(i, i.inputs[0], load.copy.offsets.back());
   load.copy.dims = i.dims;
   load.copy.stmt = &stmt;
   load.bytes = storage_bytes(dst.numel * dst.dtype.bits());
-  interp::hopper_state(st).loads.push_back(std::move(load));
+  if (!multicast(i)) {
+    interp::hopper_state(st).loads.push_back(std::move(load));
+    return;
+  }
+  // Multicast: the same box lands in every block of the mask, at dst's offset inside the
+  // same allocation of that block, completing on that block's barrier at the same offset.
+  const int64_t mask = interp::eval_int(st, i.args.back());
+  const int64_t blocks = st.cluster ? st.cluster->size() : 1;
+  TILUS_CHECK(mask > 0 && mask < (int64_t{1} << blocks), "ValueError", "tma.global_to_shared: multicast_mask ",
+              mask, " names blocks outside the cluster of ", blocks, " block(s)");
+  const size_t root = interp::shared_root_slot(st, dst);
+  const int64_t offset = dst.data - st.tensors[root].data;
+  for (int64_t r = 0; r < blocks; ++r) {
+    if (!(mask >> r & 1)) continue;
+    interp::BlockState& peer = r == st.cluster_rank ? st : *st.cluster->blocks[r];
+    const interp::TensorValue& peer_root = peer.tensors[root];
+    TILUS_CHECK(peer_root.defined && peer_root.storage, "RuntimeError", "tma.global_to_shared: the block of rank ",
+                r, " has not allocated ", i.inputs[1]->name, "'s shared tensor yet (synchronise the cluster "
+                "after allocating, before multicasting)");
+    interp::TmaLoad copy = load;
+    copy.copy.keep_alive = peer_root.storage;
+    copy.copy.dst = peer_root.data + offset;
+    copy.copy.shadow = peer_root.shadow;
+    interp::barrier_at(peer, load.barrier, "tma.global_to_shared");
+    interp::hopper_state(peer).loads.push_back(std::move(copy));
+    interp::note_progress(peer);
+  }
 }
 
 void s2g_interpret(interp::BlockState& st, const StmtNode& stmt, const Instruction& i) {
@@ -348,12 +389,16 @@ void copy_emit(CudaEmitter& e, const Instruction& i) {
     e.tma_stores_ = true;
   }
   const std::string bar = load ? "(unsigned)(" + e.expr(i.args[0]) + ")" : "";
+  // a multicast load: the 16-bit mask of the cluster's blocks it lands in
+  const std::string mask = multicast(i) ? "(unsigned short)(" + e.expr(i.args.back()) + ")" : "";
   e.open("if (tl_tid == 0)");
   const int64_t block_bytes = storage_bytes(layout.rank() >= 2 ? s->shape[s->shape.size() - 2] * tiling.block_cols * s->dtype.bits() : 0);
   for (int64_t j = 0; j < tiling.blocks; ++j) {
-    std::string call = std::string("tilus::") + (load ? "tma_load_" : "tma_store_") + std::to_string(grank) +
-                       "d(&tl_tma" + std::to_string(map) + ", " + base + (j ? " + " + std::to_string(j * block_bytes) : "");
+    std::string call = std::string("tilus::") + (load ? (mask.empty() ? "tma_load_" : "tma_load_multicast_") : "tma_store_") +
+                       std::to_string(grank) + "d(&tl_tma" + std::to_string(map) + ", " + base +
+                       (j ? " + " + std::to_string(j * block_bytes) : "");
     if (load) call += ", " + bar;
+    if (!mask.empty()) call += ", " + mask;
     for (size_t k = 0; k < coords.size(); ++k)
       call += ", " + (k == 0 && j ? coords[k] + " + " + std::to_string(j * tiling.block_cols) : coords[k]);
     e.line(call + ");");
@@ -378,15 +423,18 @@ void group_emit(CudaEmitter& e, const Instruction& i) {
 // ---- IR text, the verifier's operand checks, and a running wgmma dot
 std::string copy_print(const Instruction& i) {
   std::string s = inst_text::ref(i.inputs[0]) + ", " + inst_text::ref(i.inputs[1]) + ", offsets=";
-  if (i.op == Op::TmaGlobalToShared)
-    return inst_text::call(i, s + inst_text::exprs(std::vector<Expr>(i.args.begin() + 1, i.args.end())) +
-                                  ", dims=" + inst_text::ints(i.dims) + ", mbarrier=" + expr_str(i.args[0]));
+  if (i.op == Op::TmaGlobalToShared) {
+    const auto end = i.args.end() - (multicast(i) ? 1 : 0);
+    return inst_text::call(i, s + inst_text::exprs(std::vector<Expr>(i.args.begin() + 1, end)) + ", dims=" +
+                                  inst_text::ints(i.dims) + ", mbarrier=" + expr_str(i.args[0]) +
+                                  (multicast(i) ? ", multicast_mask=" + expr_str(i.args.back()) : ""));
+  }
   return inst_text::call(i, s + inst_text::exprs(i.args) + ", dims=" + inst_text::ints(i.dims));
 }
 void copy_verify(OperandCheck& c, const Instruction& i) {
   const bool load = i.op == Op::TmaGlobalToShared;
   const Tensor& g = i.inputs.size() == 2 ? i.inputs[load ? 0 : 1] : nullptr;
-  const size_t n = (load ? 1 : 0) + (g ? static_cast<size_t>(g->rank()) : 0);
+  const size_t n = (load ? 1 : 0) + (g ? static_cast<size_t>(g->rank()) : 0) + (multicast(i) ? 1 : 0);
   c.arity(i, 2, n, n);
   c.scope(i, i.inputs[load ? 0 : 1], Scope::Global, load ? "src" : "dst");
   c.scope(i, i.inputs[load ? 1 : 0], Scope::Shared, load ? "dst" : "src");
@@ -482,9 +530,9 @@ TmaTiling tma_tiling(const SharedLayout& l, const std::vector<int64_t>& view_sha
 }
 
 const OpHandler kTmaGlobalToShared = {copy_check, copy_layout, g2s_interpret, copy_emit,
-                                      copy_print, copy_verify, load_hazard, ThreadsRule::Warps};
+                                      copy_print, copy_verify, load_hazard};
 const OpHandler kTmaSharedToGlobal = {copy_check, copy_layout, s2g_interpret, copy_emit,
-                                      copy_print, copy_verify, nullptr, ThreadsRule::Warps};
+                                      copy_print, copy_verify, nullptr};
 const OpHandler kTmaCommitGroup = {group_check, nullptr, commit_interpret, group_emit, group_print, group_verify};
 const OpHandler kTmaWaitGroup = {group_check, nullptr, wait_group_interpret, group_emit, group_print, group_verify};
 

@@ -27,9 +27,10 @@
 // warpgroups along N. The hardware reads those registers asynchronously too; ptxas keeps
 // them until the wait (it serialises the wgmma where it cannot prove that).
 //
-// Warpgroups. Every thread of the block issues the instructions (no thread-group contexts
-// here), so the block must be whole warpgroups (warps % 4 == 0); its warps / 4
-// warpgroups split d along M first (wg_m), then N, each issuing its part.
+// Warpgroups. Every thread of the current thread group (the block outside groups) issues
+// the instructions, so the group must be whole warpgroups starting at a warpgroup; its
+// warpgroups split d along M first (wg_m), then N, each issuing its part (a warp-
+// specialised kernel's consumer warpgroups share one accumulator this way).
 //
 // Waits and the async pass. These instructions are the script's: transforms/async_waits.cc
 // places waits only for dots it lowered to wgmma itself and adds or removes none around
@@ -192,7 +193,7 @@ OutputType mma_check(Instruction& inst) {
 void mma_layout(LayoutRules& rules, const Instruction& inst, const SourceLoc& loc) {
   const Tensor &a = inst.inputs[0], &b = inst.inputs[1], &d = inst.inputs[2];
   std::string why;
-  auto t = tiling_for(a->shape[0], b->shape[1], a->shape[1], inst_k(a->dtype, b->dtype), rules.warps(), &why);
+  auto t = tiling_for(a->shape[0], b->shape[1], a->shape[1], inst_k(a->dtype, b->dtype), rules.warps(inst), &why);
   if (!t) throw ScriptError("ValueError", "wgmma.mma: " + why, loc);
   rules.fix(d, t->c, loc);
   if (a->scope == Scope::Register) rules.fix(a, t->a, loc);
@@ -326,15 +327,16 @@ void need_sm90(const CudaEmitter& e, const char* what) {
   TILUS_CHECK(e.options_.sm90, "ValueError", what,
               " needs an sm_90a target (wgmma is Hopper's); this kernel is being compiled for an earlier "
               "architecture");
-  TILUS_CHECK(e.program_.warps % 4 == 0, "ValueError", what,
-              " is issued by whole warpgroups (4 warps each), but the kernel has ", e.program_.warps, " warps");
+  TILUS_CHECK(e.group_threads() % 128 == 0 && e.group_begin() % 128 == 0, "ValueError", what,
+              " is issued by whole warpgroups (4 warps each), but its thread group is threads [", e.group_begin(),
+              ", ", e.group_begin() + e.group_threads(), ")");
 }
 
 void mma_emit(CudaEmitter& e, const Instruction& inst) {
   need_sm90(e, "wgmma.mma");
   const Tensor &a = inst.inputs[0], &b = inst.inputs[1], &d = inst.inputs[2];
   std::string why;
-  auto t = tiling_for(a->shape[0], b->shape[1], a->shape[1], inst_k(a->dtype, b->dtype), e.program_.warps, &why);
+  auto t = tiling_for(a->shape[0], b->shape[1], a->shape[1], inst_k(a->dtype, b->dtype), e.group_threads() / 32, &why);
   TILUS_CHECK(t.has_value(), "ValueError", "wgmma.mma: ", why);
   const RegisterLayout& dl = e.plan_.layout_of(d);
   TILUS_CHECK(dl == t->c, "ValueError", "wgmma.mma: d must have wgmma's accumulator layout ", t->c.str(),
@@ -431,9 +433,10 @@ void pin_accumulators(CudaEmitter& e) {
 // ---- the interpreter
 
 void need_warpgroups(interp::BlockState& st, const char* what) {
-  const int64_t warps = st.launch->program->warps;
-  TILUS_CHECK(warps % 4 == 0, "ValueError", what, " is issued by whole warpgroups (4 warps each), but the kernel has ",
-              warps, " warps");
+  const int64_t begin = st.group_begin, threads = st.group_threads ? st.group_threads : st.launch->program->warps * 32;
+  TILUS_CHECK(threads % 128 == 0 && begin % 128 == 0, "ValueError", what,
+              " is issued by whole warpgroups (4 warps each), but its thread group is threads [", begin, ", ",
+              begin + threads, ")");
 }
 
 }  // namespace

@@ -173,16 +173,16 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
     void fix(const Tensor& t, const RegisterLayout& layout, const SourceLoc& loc) override {
       fixed_.push_back({t, layout, loc});
     }
-    int64_t warps() const override { return warps_; }
+    int64_t warps(const Instruction& inst) const override { return warps_of_(inst); }
     struct Fixed {
       Tensor t;
       RegisterLayout layout;
       SourceLoc loc;
     };
     std::vector<Fixed> fixed_;
-    int64_t warps_ = 0;
+    std::function<int(const Instruction&)> warps_of_;
   } rules(plan, groups, dots, derivations);
-  rules.warps_ = program.warps;
+  rules.warps_of_ = warps_of;
   std::unordered_map<int, const Instruction*> transposes;  // view id -> its permute_shared [1, 0]
   for_each_inst(program.body, [&](const StmtNode& s) {
     const Instruction& inst = *s.inst;

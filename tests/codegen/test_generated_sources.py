@@ -7,7 +7,7 @@ import os
 import pytest
 import torch
 
-from tilus import _C
+from tilus import _C, float8_e4m3, float16
 
 rt = _C.runtime
 
@@ -41,6 +41,13 @@ def _programs(example):
                (37, 100, 72, *_mats(37, 100, 72)))
     yield ("matmul_decode_splitk", example("matmul_decode_splitk").MatmulDecode(
         num_warps=4, block_n=128, block_k=64, split_k=8, num_stages=4), (1, 4096, 4096, *_mats(1, 8, 8)))
+    ws = example("matmul_warp_specialized")
+    for bm, bn, stages, tma_store in ((128, 256, 3, True), (128, 256, 4, False), (256, 128, 3, True)):
+        for cluster_m, dtype in ((1, float16), (2, float16), (2, float8_e4m3)):
+            yield (f"matmul_warp_specialized[{bm}x{bn},s{stages},c{cluster_m},{dtype.name}]",
+                   ws.MatmulWarpSpecialized(block_m=bm, block_n=bn, stages=stages, group_m=8, cluster_m=cluster_m,
+                                            tma_store=tma_store, dtype=dtype, num_blocks=132),
+                   (4096, 4096, 4096, *_mats(8, 8, 8), 1.0))
     yield ("matmul_relu_fp32_simt", example("matmul_relu_fp32_simt").MatmulReluSimt(),
            (37, 100, 72, *_mats(37, 100, 72, torch.float32)))
 
@@ -52,9 +59,15 @@ def _programs(example):
 _UNALIGNED_SERIALIZED = {"matmul_v3_pipeline"}
 
 
+# Programs written with Hopper's instructions (TMA, wgmma, setmaxnreg, clusters) by hand.
+_HOPPER_ONLY = ("matmul_warp_specialized",)
+
+
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 def test_every_example_compiles(example, arch):
     for name, kernel, args in _programs(example):
+        if arch == "sm_80" and name.startswith(_HOPPER_ONLY):
+            continue
         program = kernel.compile(*args).program
         for aligned in (True, False):
             generated = _C.generate_cuda(program, aligned, arch)

@@ -10,7 +10,7 @@ import torch
 
 import tilus
 from tests.codegen.nvrtc_compile import require_nvrtc
-from tests.interp.test_clusters import ClusterExchange, MulticastSignal
+from tests.interp.test_clusters import ClusterExchange, MulticastRows, MulticastSignal
 from tests.interp.test_thread_groups import GroupRanges, SetMaxNRegOk, WsCopyMatmul
 from tilus import _C, float32, int32
 
@@ -107,3 +107,26 @@ def test_group_ir_prints():
     text = str(ClusterExchange(2).compile(4, torch.zeros(4, 5, dtype=torch.int32),
                                           torch.zeros(4, dtype=torch.int32)).program)
     assert "cluster_blocks = [2, 1, 1]" in text and "cluster_query(blockRank)" in text
+
+
+def test_tma_multicast_compiles_to_the_multicast_copy():
+    src = _compile(MulticastRows(2), (20, torch.zeros(32, 20), torch.zeros(4, 16, 16)))
+    assert re.search(r"tilus::tma_load_multicast_2d\(&tl_tma0, [^;]*\(unsigned short\)\(3\), ", src)
+    assert "if (tl_tid == 0)" in src  # one thread of the single_thread group issues it
+
+
+def test_remote_arrival_of_cta_scope_is_the_plain_arrival():
+    class Release(tilus.Script):
+        def __call__(self, out_ptr: ~int32):
+            self.attrs.blocks = [2]
+            self.attrs.cluster_blocks = [2]
+            self.attrs.warps = 1
+            bar = self.mbarrier.alloc(counts=[64])
+            self.cluster.sync()
+            self.mbarrier.arrive_and_expect_tx_remote(bar, 0, target_rank=0, scope="cta")
+            self.mbarrier.arrive_and_expect_tx_remote(bar, 0, target_rank=1)
+            self.cluster.sync()
+    src = _compile(Release(), (torch.zeros(2, dtype=torch.int32),))
+    # scope='cta' does not make the arrival wait for this thread's writes to reach the cluster
+    assert src.count("mbarrier.arrive.expect_tx.shared::cluster.b64") == 1
+    assert src.count("mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64") == 1

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import tilus
-from tests.interp.test_clusters import ClusterExchange, MulticastSignal
+from tests.interp.test_clusters import ClusterExchange, MulticastRows, MulticastSignal, multicast_rows_reference
 from tests.interp.test_thread_groups import WsCopyMatmul, ws_copy_matmul_reference
 from tilus import float32, int32
 from tilus.utils import cdiv
@@ -91,3 +91,26 @@ def test_multicast_arrival_on_the_gpu():
     MulticastSignal()(out)
     torch.cuda.synchronize()
     assert out.cpu().tolist() == [100, 101, 102, 103]
+
+
+@needs_hopper
+@pytest.mark.parametrize("cluster", [2, 4])
+def test_tma_multicast_on_the_gpu_matches_the_interpreter(cluster):
+    x = torch.randn(2 * cluster * 8, 20)
+    ref = torch.full((2 * cluster, cluster * 8, 16), float("nan"))
+    MulticastRows(cluster)(20, x, ref)
+    torch.testing.assert_close(ref, multicast_rows_reference(x, cluster))
+    out = torch.full((2 * cluster, cluster * 8, 16), float("nan"), device="cuda")
+    MulticastRows(cluster)(20, x.cuda(), out)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out.cpu(), ref)
+
+
+@needs_hopper
+def test_tma_copy_issued_by_one_thread_on_the_gpu():
+    from tests.interp.test_thread_groups import TmaInOneThread
+    x = torch.randn(16, 16, device="cuda")
+    y = torch.full((16, 16), float("nan"), device="cuda")
+    TmaInOneThread()(x, y)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, x + 1.0)

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import tilus
-from tilus import int32, uint32
+from tilus import float32, int32, uint32
 
 
 class ClusterExchange(tilus.Script):
@@ -144,3 +144,69 @@ def test_cluster_blocks_attribute_is_checked():
 
     with pytest.raises(ValueError, match="at most 8 blocks per cluster"):
         TooBig()(torch.zeros(1, dtype=torch.int32))
+
+
+class MulticastRows(tilus.Script):
+    """A cluster of `cluster` blocks; the block of rank r loads row block r of x with one
+    TMA copy multicast to every block, so each block ends up with all `cluster` row
+    blocks in its shared tile and writes them (times its rank + 1) to its own output."""
+
+    def __init__(self, cluster=2):
+        super().__init__()
+        self.cluster_size = cluster
+
+    def __call__(self, cols: int32, x_ptr: ~float32, out_ptr: ~float32):
+        cs = self.cluster_size
+        self.attrs.blocks = [cs * 2]
+        self.attrs.cluster_blocks = [cs]
+        self.attrs.warps = 4
+        gx = self.global_view(x_ptr, dtype=float32, shape=[2 * cs * 8, cols])
+        tile = self.shared_tensor(dtype=float32, shape=[cs, 8, 16])
+        full = self.mbarrier.alloc(counts=[1])
+        self.cluster.sync()  # every block's barrier exists before a copy lands on it
+        rank: int32 = self.cluster.blockRank
+        first_row: int32 = (self.blockIdx.x - rank) * 8  # the cluster's rows
+        with self.single_thread():
+            self.mbarrier.arrive_and_expect_tx(full, cs * 8 * 16 * 4)
+            self.tma.global_to_shared(src=gx, dst=tile[rank], offsets=[first_row + rank * 8, 0], mbarrier=full,
+                                      multicast_mask=(1 << cs) - 1)
+        self.mbarrier.wait(full, phase=0)
+        got = self.load_shared(tile)
+        out3 = self.global_view(out_ptr, dtype=float32, shape=[2 * cs, cs, 8, 16])
+        self.store_global(out3, self.unsqueeze(got * (rank + 1.0), dim=0), offsets=[self.blockIdx.x, 0, 0, 0])
+        self.cluster.sync()  # no block leaves while a peer's copy may still land in it
+
+
+def multicast_rows_reference(x, cluster):
+    blocks = 2 * cluster
+    out = torch.empty(blocks, cluster * 8, 16)
+    for b in range(blocks):
+        rank, first = b % cluster, (b - b % cluster) * 8
+        out[b] = x[first:first + cluster * 8, :16] * (rank + 1)
+    return out
+
+
+@pytest.mark.parametrize("cluster", [2, 4])
+def test_tma_multicast_lands_in_every_masked_block(cluster):
+    x = torch.randn(2 * cluster * 8, 20)
+    out = torch.full((2 * cluster, cluster * 8, 16), float("nan"))
+    MulticastRows(cluster)(20, x, out)
+    torch.testing.assert_close(out, multicast_rows_reference(x, cluster))
+
+
+class MulticastOutsideCluster(tilus.Script):
+    def __call__(self, x_ptr: ~float32):
+        self.attrs.blocks = [2]
+        self.attrs.cluster_blocks = [2]
+        self.attrs.warps = 1
+        gx = self.global_view(x_ptr, dtype=float32, shape=[8, 16])
+        tile = self.shared_tensor(dtype=float32, shape=[8, 16])
+        full = self.mbarrier.alloc(counts=[1])
+        self.cluster.sync()
+        with self.single_thread():
+            self.tma.global_to_shared(src=gx, dst=tile, offsets=[0, 0], mbarrier=full, multicast_mask=0b100)
+
+
+def test_multicast_to_a_block_outside_the_cluster_is_refused():
+    with pytest.raises(ValueError, match=r"multicast_mask 4 names blocks outside the cluster of 2"):
+        MulticastOutsideCluster()(torch.randn(8, 16))

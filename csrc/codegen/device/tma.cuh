@@ -75,6 +75,54 @@ static __device__ __forceinline__ void tma_load_5d(const TmaDescriptor* desc, ui
       : "memory");
 }
 
+// Multicast loads (.multicast::cluster): the box lands at `smem`'s offset in the shared
+// memory of every block of the cluster whose rank is a bit of `mask`, completing its
+// bytes on each one's mbarrier at `mbarrier`'s offset.
+static __device__ __forceinline__ void tma_load_multicast_1d(const TmaDescriptor* desc, uint32_t smem,
+                                                              uint32_t mbarrier, unsigned short mask, int c0) {
+  asm volatile(
+      "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%4}], [%2], %3;" ::"r"(smem),
+      "l"(tma_desc_address(desc)), "r"(mbarrier), "h"(mask), "r"(c0)
+      : "memory");
+}
+
+static __device__ __forceinline__ void tma_load_multicast_2d(const TmaDescriptor* desc, uint32_t smem,
+                                                              uint32_t mbarrier, unsigned short mask, int c0, int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%4, %5}], [%2], %3;" ::"r"(smem),
+      "l"(tma_desc_address(desc)), "r"(mbarrier), "h"(mask), "r"(c0), "r"(c1)
+      : "memory");
+}
+
+static __device__ __forceinline__ void tma_load_multicast_3d(const TmaDescriptor* desc, uint32_t smem,
+                                                              uint32_t mbarrier, unsigned short mask, int c0, int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%4, %5, %6}], [%2], %3;" ::"r"(smem),
+      "l"(tma_desc_address(desc)), "r"(mbarrier), "h"(mask), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+}
+
+static __device__ __forceinline__ void tma_load_multicast_4d(const TmaDescriptor* desc, uint32_t smem,
+                                                              uint32_t mbarrier, unsigned short mask, int c0, int c1, int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%4, %5, %6, %7}], [%2], %3;" ::"r"(smem),
+      "l"(tma_desc_address(desc)), "r"(mbarrier), "h"(mask), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+
+static __device__ __forceinline__ void tma_load_multicast_5d(const TmaDescriptor* desc, uint32_t smem,
+                                                              uint32_t mbarrier, unsigned short mask, int c0, int c1, int c2, int c3, int c4) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%4, %5, %6, %7, %8}], [%2], %3;" ::"r"(smem),
+      "l"(tma_desc_address(desc)), "r"(mbarrier), "h"(mask), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+      : "memory");
+}
+
 static __device__ __forceinline__ void tma_store_1d(const TmaDescriptor* desc, uint32_t smem,
                                                      int c0) {
   asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group [%0, {%2}], [%1];"

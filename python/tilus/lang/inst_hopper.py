@@ -70,8 +70,7 @@ def _barrier(barrier, what: str = "barrier") -> Expr:
 def _no_cluster(name, **forms):
     for key, value in forms.items():
         if value is not None and value is not False and value != 1:
-            raise NotImplementedError(f"{name}: {key}= (TMA multicast, CTA pairs, cache hints) is "
-                                      "not supported yet")
+            raise NotImplementedError(f"{name}: {key}= (CTA pairs, cache hints) is not supported yet")
 
 
 class MbarrierGroup:
@@ -297,8 +296,12 @@ class TmaGroup:
             offsets: one start per dimension of ``src``.
             dims: which dimensions of ``src`` the tile's dimensions are (default: the last).
             mbarrier: the barrier the copy completes on (``bars[i]``).
-            cta_group: 1 (2 needs clusters).
-            multicast_mask: ``None`` (multicast needs clusters).
+            cta_group: 1 (2 is Blackwell's CTA pairs).
+            multicast_mask: ``None``, or an integer of the cluster's blocks (bit ``r``: the
+                block of rank ``r``) the box lands in, at ``dst``'s offset in each one's
+                shared memory, completing its bytes on each one's barrier at
+                ``mbarrier``'s offset (``.multicast::cluster``). Every block of the mask
+                expects those bytes on its own barrier (``arrive_and_expect_tx``).
             cache_policy: ``None``.
 
         Dtypes and layouts:
@@ -318,19 +321,20 @@ class TmaGroup:
                 layout TMA cannot address (at build time, with the script line); before a
                 launch, an address or stride that is not a multiple of 16 bytes (naming
                 the parameter).
-            NotImplementedError: multicast, cta_group=2, or code generation for sm_80.
+            NotImplementedError: cta_group=2, a cache policy, or code generation for sm_80.
 
         Example:
             .. code-block:: python
 
                 self.tma.global_to_shared(src=ga, dst=sa[s], offsets=[m0, k0], mbarrier=bars[s])
         """
-        _no_cluster("tma.global_to_shared", multicast_mask=multicast_mask,
-                    cta_group=cta_group, cache_policy=cache_policy)
+        _no_cluster("tma.global_to_shared", cta_group=cta_group, cache_policy=cache_policy)
         src = _tensor(src, "src")
+        mask = [] if multicast_mask is None else [as_expr(multicast_mask, "multicast_mask")]
         current_builder().tile_op("tma_global_to_shared", [src, _tensor(dst, "dst")],
                                   dims=[] if dims is None else _const_ints(dims, "dims"),
-                                  args=[_barrier(mbarrier, "mbarrier")] + _exprs(offsets, "an offset"))
+                                  int_attr=1 if mask else 0,
+                                  args=[_barrier(mbarrier, "mbarrier")] + _exprs(offsets, "an offset") + mask)
 
     def shared_to_global(self, src, dst, offsets, dims=None, cache_policy=None):
         """Copy the shared tile ``src`` into ``dst`` at ``offsets`` asynchronously; retire

@@ -7,8 +7,9 @@ states the semantics the interpreter models and how the CUDA is formed).
 
 The protocol a script follows: ``fence()``, then one or more ``mma(a, b, d)``, then
 ``commit_group()`` to close a group, and ``wait_group(n)`` before ``d`` is used again.
-The block must consist of whole warpgroups (``self.attrs.warps`` a multiple of 4); its
-warpgroups split ``d`` between them. tilus's automatic wgmma lowering of ``self.dot``
+The thread group that issues them (the block outside ``with self.thread_group(...)``)
+must be whole warpgroups starting at a warpgroup; its warpgroups split ``d`` between
+them (a warp-specialised kernel's consumer warpgroups share one accumulator). tilus's automatic wgmma lowering of ``self.dot``
 places its own waits and never adds or removes any around these instructions.
 """
 

@@ -1,0 +1,261 @@
+"""Persistent, warp-specialised Hopper matmul (sm_90a): C = (A @ B^T) * scale.
+
+A is [m, k] and B is [n, k], both K-major (a Linear layer's weight, the layout FP8
+tensor cores need); C is [m, n] float16 (bfloat16 for bfloat16 inputs). Inputs are
+float16, bfloat16 or float8_e4m3.
+
+One block per SM walks the output tiles ``blockIdx.x, blockIdx.x + gridDim.x, ...`` in
+bands of ``group_m`` tile rows (neighbouring blocks share A and B tiles in L2). With
+``cluster_m = 2`` the blocks run in clusters of two that take two tiles stacked along m:
+both need the same B tile, so the two producers fetch B's k-tiles in turns, each copy
+multicast into both blocks' shared memory (half the B traffic out of L2). Its threads
+are split by role and talk only through mbarriers:
+
+* warpgroup 0 is the producer: it gives registers back (``setmaxnreg``) and one thread
+  issues the TMA loads of the k-tiles of every tile into a ring of ``stages`` shared
+  slots. ``full[s]`` completes when slot s has landed, ``empty[s]`` when the consumers
+  are done reading it.
+* warpgroups 1 and 2 are the consumers: they take the registers the producer gave back,
+  each multiplies its half of the tile's rows with ``wgmma`` (one group in flight while
+  the next slot is awaited), and releases a slot as soon as the group that read it
+  retires.
+* the epilogue goes through shared memory and leaves with a TMA store. The consumers wait
+  for the previous tile's store only when they are about to overwrite its staging
+  buffer, and the producer is already filling the next tile's slots meanwhile. With
+  ``tma_store=False`` the consumers store from registers instead, and the staging
+  tile's shared memory buys one more stage.
+
+TMA zero-fills loads past the matrix edge and clips stores, so no tile is masked. TMA
+needs 16-byte row strides: k a multiple of 8 (16 for float8), n of 8.
+
+    python examples/matmul_warp_specialized.py          # CPU interpreter, small sizes
+    python examples/matmul_warp_specialized.py --cuda   # GPU: fp16, bf16 and fp8 checked and timed
+"""
+
+import math
+import sys
+
+import torch
+
+import tilus
+from tilus import bfloat16, float16, float32, float8_e4m3, int32, uint32
+from tilus.utils import benchmark_func, cdiv
+
+
+def multiprocessor_count() -> int:
+    """One persistent block per SM on the current GPU (a handful for the interpreter)."""
+    if torch.cuda.is_available():
+        return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    return 4
+
+
+@tilus.autotune("block_m, block_n, stages, tma_store", [(128, 256, 3, True), (128, 256, 4, False),
+                                                         (128, 128, 5, True), (256, 128, 3, True)])
+@tilus.autotune("group_m", [8, 16])
+@tilus.autotune("cluster_m", [1, 2])
+class MatmulWarpSpecialized(tilus.Script):
+    def __init__(self, block_m, block_n, stages, group_m, cluster_m, tma_store=True, dtype=float16,
+                 num_blocks=None):
+        super().__init__()
+        if block_m % 128:
+            raise ValueError("block_m must be a multiple of 128: two consumer warpgroups of 64 rows")
+        if group_m % cluster_m:
+            raise ValueError("group_m must be a multiple of cluster_m: a cluster's tiles share a band")
+        self.block_m, self.block_n, self.stages, self.group_m = block_m, block_n, stages, group_m
+        self.cluster_m, self.tma_store = cluster_m, tma_store
+        self.dtype = dtype
+        self.out_dtype = bfloat16 if dtype == bfloat16 else float16
+        self.block_k = 128 // dtype.nbytes  # 128-byte rows: the widest shared swizzle
+        self.num_blocks = num_blocks or multiprocessor_count()
+
+    def cluster_tile(self, index: int32, rows: int32, cols: int32):
+        """The (row, column) of cluster tile ``index`` of a rows x cols grid numbered in
+        bands of group_m / cluster_m rows, column by column inside a band."""
+        group = self.group_m // self.cluster_m
+        band_size = group * cols
+        band = index // band_size
+        first = band * group
+        band_rows = min(rows - first, group)
+        in_band = index - band * band_size
+        return first + in_band % band_rows, in_band // band_rows
+
+    def __call__(self, m_size: int32, n_size: int32, k_size: int32, a_ptr: tilus.void_p,
+                 b_ptr: tilus.void_p, c_ptr: tilus.void_p, scale: float32):
+        bm, bn, bk, stages, cm = self.block_m, self.block_n, self.block_k, self.stages, self.cluster_m
+        # A cluster of cluster_m blocks takes cluster_m tiles stacked along m: they read
+        # the same B tile, which the blocks fetch in turns with one multicast copy each.
+        cluster_rows = cdiv(m_size, bm * cm)
+        tiles_n = cdiv(n_size, bn)
+        num_cluster_tiles = cluster_rows * tiles_n
+        clusters = min(num_cluster_tiles, self.num_blocks // cm)
+        self.attrs.blocks = [clusters * cm]
+        self.attrs.warps = 12
+        if cm > 1:
+            self.attrs.cluster_blocks = [cm]
+        rank = self.blockIdx.x % cm
+
+        ga = self.global_view(a_ptr, dtype=self.dtype, shape=[m_size, k_size])
+        gb = self.global_view(b_ptr, dtype=self.dtype, shape=[n_size, k_size])
+        gc = self.global_view(c_ptr, dtype=self.out_dtype, shape=[m_size, n_size])
+        sa = self.shared_tensor(dtype=self.dtype, shape=[stages, bm, bk])
+        sb = self.shared_tensor(dtype=self.dtype, shape=[stages, bn, bk])
+        if self.tma_store:
+            sc = self.shared_tensor(dtype=self.out_dtype, shape=[bm, bn])
+        # full[s]: this block's producer arrival plus the slot's bytes (its A, the cluster's B);
+        # empty[s]: each consumer warpgroup of every block of the cluster (a B copy writes them all)
+        full = self.mbarrier.alloc(counts=[1] * stages)
+        empty = self.mbarrier.alloc(counts=[2 * cm] * stages)
+        if cm > 1:
+            self.cluster.sync()  # the peers' barriers are initialised before any arrival
+        slot_bytes = (bm + bn) * bk * self.dtype.nbytes
+        num_k = cdiv(k_size, bk)
+
+        with self.warp_group(warp_begin=0, num_warps=4):  # producer
+            self.setmaxnreg(40, "dec")
+            with self.single_thread():
+                stage: int32 = 0
+                phase: uint32 = self.mbarrier.producer_initial_phase
+                for index in range(self.blockIdx.x // cm, num_cluster_tiles, clusters):
+                    row, col = self.cluster_tile(index, cluster_rows, tiles_n)
+                    m0 = (row * cm + rank) * bm
+                    n0 = col * bn
+                    for ki in range(num_k):
+                        self.mbarrier.wait(empty[stage], phase=phase)
+                        self.mbarrier.arrive_and_expect_tx(full[stage], slot_bytes)
+                        self.tma.global_to_shared(src=ga, dst=sa[stage], offsets=[m0, ki * bk],
+                                                  mbarrier=full[stage])
+                        if cm == 1:
+                            self.tma.global_to_shared(src=gb, dst=sb[stage], offsets=[n0, ki * bk],
+                                                      mbarrier=full[stage])
+                        elif ki % cm == rank:
+                            self.tma.global_to_shared(src=gb, dst=sb[stage], offsets=[n0, ki * bk],
+                                                      mbarrier=full[stage], multicast_mask=(1 << cm) - 1)
+                        stage = (stage + 1) % stages
+                        if stage == 0:
+                            phase ^= 1
+
+        with self.warp_group(warp_begin=4, num_warps=8):  # two consumer warpgroups
+            self.setmaxnreg(232, "inc")
+            stage: int32 = 0
+            phase: uint32 = self.mbarrier.consumer_initial_phase
+            for index in range(self.blockIdx.x // cm, num_cluster_tiles, clusters):
+                row, col = self.cluster_tile(index, cluster_rows, tiles_n)
+                m0 = (row * cm + rank) * bm
+                n0 = col * bn
+                acc = self.register_tensor(dtype=float32, shape=[bm, bn], init=0.0)
+                for ki in range(num_k):
+                    self.mbarrier.wait(full[stage], phase=phase)
+                    self.wgmma.fence()
+                    self.wgmma.mma(sa[stage], sb[stage].transpose(), acc)
+                    self.wgmma.commit_group()
+                    self.wgmma.wait_group(1)  # the previous k-tile's group retired: free its slot
+                    if ki > 0:
+                        self.release(empty[(stage + stages - 1) % stages])
+                    stage = (stage + 1) % stages
+                    if stage == 0:
+                        phase ^= 1
+                self.wgmma.wait_group(0)
+                self.release(empty[(stage + stages - 1) % stages])
+
+                if self.tma_store:
+                    with self.single_thread():
+                        self.tma.wait_group(0, read=True)  # the previous tile's store has read sc
+                    self.sync()
+                    self.store_shared(sc, (acc * scale).to(self.out_dtype))
+                    self.fence.proxy_async()  # generic-proxy writes before the async-proxy read
+                    self.sync()
+                    with self.single_thread():
+                        self.tma.shared_to_global(sc, gc, offsets=[m0, n0])
+                        self.tma.commit_group()
+                else:  # straight from registers: no staging tile, so one more stage fits
+                    self.store_global(gc, (acc * scale).to(self.out_dtype), offsets=[m0, n0])
+            if self.tma_store:
+                with self.single_thread():
+                    self.tma.wait_group(0)
+        if cm > 1:
+            self.cluster.sync()  # no block leaves while a peer may still write to it
+
+    def release(self, barrier):
+        """Free a slot: one thread of each consumer warpgroup arrives on the slot's barrier
+        in every block of the cluster (their producers refill it with copies that land in
+        all of them). One arrival per warpgroup suffices: its wgmma.wait_group retired
+        the warpgroup's reads of the slot."""
+        with self.thread_group(0, num_threads=128):
+            self.arrive_once(barrier)
+        with self.thread_group(128, num_threads=128):
+            self.arrive_once(barrier)
+
+    def arrive_once(self, barrier):
+        """One thread of the current group arrives on `barrier` in every block of the cluster."""
+        with self.single_thread():
+            if self.cluster_m == 1:
+                self.mbarrier.arrive(barrier)
+            else:
+                for r in range(self.cluster_m):
+                    # cta scope: a cluster-scope release would wait for this thread's memory
+                    # operations to reach the whole cluster, stalling the next wgmma issue
+                    self.mbarrier.arrive_and_expect_tx_remote(barrier, 0, target_rank=r, scope="cta")
+
+
+_TORCH_TO_TILUS = {torch.float16: float16, torch.bfloat16: bfloat16, torch.float8_e4m3fn: float8_e4m3}
+_SCRIPTS = {}
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor, scale: float = 1.0, out: torch.Tensor = None) -> torch.Tensor:
+    """(a @ b.T) * scale for contiguous a [m, k] and b [n, k] of one dtype (float16,
+    bfloat16 or float8_e4m3fn); the result is bfloat16 for bfloat16 inputs, else float16."""
+    if a.dtype not in _TORCH_TO_TILUS or b.dtype != a.dtype:
+        raise TypeError(f"matmul: a and b must both be float16, bfloat16 or float8_e4m3fn, got "
+                        f"{a.dtype} and {b.dtype}")
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[1]:
+        raise ValueError(f"matmul: a [m, k] and b [n, k] expected, got {tuple(a.shape)} and {tuple(b.shape)}")
+    if not (a.is_contiguous() and b.is_contiguous()):
+        raise ValueError("matmul: a and b must be contiguous (row-major)")
+    m, k = a.shape
+    n = b.shape[0]
+    if (k * a.element_size()) % 16 or (n * 2) % 16:
+        raise ValueError(f"matmul: TMA needs 16-byte rows: k={k} and n={n} do not give them")
+    out_dtype = torch.bfloat16 if a.dtype == torch.bfloat16 else torch.float16
+    if out is None:
+        out = torch.empty(m, n, dtype=out_dtype, device=a.device)
+    key = a.dtype
+    if key not in _SCRIPTS:
+        _SCRIPTS[key] = MatmulWarpSpecialized(dtype=_TORCH_TO_TILUS[a.dtype])
+    _SCRIPTS[key](m, n, k, a, b, out, scale)
+    return out
+
+
+def _operands(m, n, k, dtype, device):
+    a = (torch.rand(m, k, device=device) - 0.5) * math.sqrt(12.0)
+    b = (torch.rand(n, k, device=device) - 0.5) * math.sqrt(12.0 / k)
+    if dtype == torch.float8_e4m3fn:
+        b = b * math.sqrt(k)  # keep fp8's few mantissa bits busy; the scale brings it back
+    return a.to(dtype), b.to(dtype)
+
+
+def main(device: str = "cpu"):
+    shapes = [(4096, 4096, 4096), (8192, 8192, 8192)] if device == "cuda" else [(200, 264, 136)]
+    dtypes = [torch.float16, torch.bfloat16, torch.float8_e4m3fn] if device == "cuda" else [torch.float16]
+    for dtype in dtypes:
+        for m, n, k in shapes:
+            a, b = _operands(m, n, k, dtype, device)
+            scale = 1.0 / math.sqrt(k) if dtype == torch.float8_e4m3fn else 1.0
+            c = matmul(a, b, scale)
+            ref = (a.float() @ b.float().T) * scale
+            torch.testing.assert_close(c.float(), ref, rtol=2e-2, atol=2e-2)
+            print(f"matmul warp-specialised {dtype} {m}x{n}x{k} on {device}: ok")
+            if device != "cuda":
+                continue
+            if dtype == torch.float8_e4m3fn:
+                one = torch.tensor(1.0, device=device)
+                s = torch.tensor(scale, device=device)
+                peer = lambda: torch._scaled_mm(a, b.T, scale_a=s, scale_b=one, out_dtype=torch.float16)  # noqa: E731
+            else:
+                peer = lambda: torch.matmul(a, b.T)  # noqa: E731
+            for name, fn in [("torch", peer), ("tilus", lambda: matmul(a, b, scale, out=c))]:
+                ms = benchmark_func(fn, warmup=5, repeat=20)
+                print(f"  {name:6s} {ms:8.3f} ms  {2 * m * n * k / ms * 1e-9:8.1f} TFLOP/s")
+
+
+if __name__ == "__main__":
+    main("cuda" if "--cuda" in sys.argv else "cpu")

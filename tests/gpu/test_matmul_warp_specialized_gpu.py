@@ -1,0 +1,73 @@
+"""examples/matmul_warp_specialized.py on the GPU (sm_90a): every configuration the
+autotuner may pick (2-block clusters with TMA multicast included), float16 / bfloat16 / float8_e4m3 inputs, odd shapes (tiles past every
+edge), fewer blocks than tiles (each block walks several tiles through one ring of
+stages), fresh random data and a poisoned output against torch.
+
+One command: PYTHONPATH=python python -m pytest -q -m gpu tests/gpu/test_matmul_warp_specialized_gpu.py
+"""
+
+import math
+
+import pytest
+import torch
+
+from tilus import bfloat16, float8_e4m3, float16
+
+pytestmark = pytest.mark.gpu
+
+_DTYPES = {torch.float16: float16, torch.bfloat16: bfloat16, torch.float8_e4m3fn: float8_e4m3}
+
+
+def _hopper():
+    return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
+
+
+needs_hopper = pytest.mark.skipif(not _hopper(), reason="needs sm_90a (TMA, wgmma, setmaxnreg)")
+
+
+def _run(ex, kernel, m, n, k, dtype):
+    a = (torch.rand(m, k, device="cuda") - 0.5) * math.sqrt(12.0)
+    b = (torch.rand(n, k, device="cuda") - 0.5) * math.sqrt(12.0)
+    a, b = a.to(dtype), b.to(dtype)
+    scale = 1.0 / math.sqrt(k)
+    out_dtype = torch.bfloat16 if dtype == torch.bfloat16 else torch.float16
+    c = torch.full((m, n), float("nan"), dtype=out_dtype, device="cuda")
+    kernel(m, n, k, a, b, c, scale)
+    torch.cuda.synchronize()
+    ref = (a.float() @ b.float().T) * scale
+    tol = 3e-2 if dtype == torch.bfloat16 else 2e-2
+    torch.testing.assert_close(c.float(), ref, rtol=tol, atol=tol)
+
+
+@needs_hopper
+@pytest.mark.parametrize("dtype", list(_DTYPES))
+@pytest.mark.parametrize("config", [(128, 256, 3, True), (128, 256, 4, False), (128, 128, 5, True),
+                                    (256, 128, 3, True)])
+@pytest.mark.parametrize("cluster_m", [1, 2])
+@pytest.mark.parametrize("m, n, k, blocks", [(1000, 520, 272, 132), (129, 264, 48, 2), (300, 1032, 1040, 6)])
+def test_every_config_matches_torch(example, dtype, config, cluster_m, m, n, k, blocks):
+    ex = example("matmul_warp_specialized")
+    bm, bn, stages, tma_store = config
+    kernel = ex.MatmulWarpSpecialized(block_m=bm, block_n=bn, stages=stages, group_m=8, cluster_m=cluster_m,
+                                      tma_store=tma_store, dtype=_DTYPES[dtype], num_blocks=blocks)
+    _run(ex, kernel, m, n, k, dtype)
+
+
+@needs_hopper
+@pytest.mark.parametrize("dtype", list(_DTYPES))
+def test_autotuned_wrapper_matches_torch(example, dtype):
+    ex = example("matmul_warp_specialized")
+    m, n, k = 2000, 3000, 1008
+    a = torch.randn(m, k, device="cuda").to(dtype)
+    b = (torch.randn(n, k, device="cuda") / math.sqrt(k)).to(dtype)
+    c = ex.matmul(a, b, 0.5)
+    torch.testing.assert_close(c.float(), (a.float() @ b.float().T) * 0.5, rtol=3e-2, atol=3e-2)
+
+
+@needs_hopper
+def test_wrapper_refuses_rows_tma_cannot_copy(example):
+    ex = example("matmul_warp_specialized")
+    a = torch.randn(64, 36, device="cuda", dtype=torch.float16)
+    b = torch.randn(64, 36, device="cuda", dtype=torch.float16)
+    with pytest.raises(ValueError, match="k=36"):
+        ex.matmul(a, b)

@@ -1,0 +1,61 @@
+"""examples/matmul_warp_specialized.py in the interpreter: the persistent warp-specialised
+matmul (one TMA producer thread, two wgmma consumer warpgroups, mbarrier ring) at odd
+shapes with fewer blocks than tiles, with and without 2-block clusters sharing B tiles
+by TMA multicast, with the TMA-store and the register-store epilogue; float16 and
+float8_e4m3 inputs against torch."""
+
+import math
+
+import pytest
+import torch
+
+from tilus import float8_e4m3
+
+
+@pytest.mark.parametrize("cluster_m, tma_store, m, n, k, blocks", [
+    (1, True, 200, 264, 136, 3),   # tiles past every edge, 3 blocks walk 6 tiles
+    (2, True, 300, 136, 72, 4),    # rank 1 of the last cluster works on rows past m
+    (2, False, 129, 64, 200, 2),
+    (1, False, 64, 40, 24, 4),     # fewer tiles than blocks: the grid shrinks
+])
+def test_matches_torch(example, cluster_m, tma_store, m, n, k, blocks):
+    ex = example("matmul_warp_specialized")
+    kernel = ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=8, cluster_m=cluster_m,
+                                      tma_store=tma_store, num_blocks=blocks)
+    a = torch.randn(m, k).half()
+    b = torch.randn(n, k).half()
+    c = torch.full((m, n), float("nan")).half()
+    kernel(m, n, k, a, b, c, 0.5)
+    torch.testing.assert_close(c.float(), (a.float() @ b.float().T) * 0.5, rtol=2e-2, atol=5e-2)
+
+
+def test_float8_inputs_match_torch(example):
+    ex = example("matmul_warp_specialized")
+    m, n, k = 140, 72, 160
+    kernel = ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=8, cluster_m=2,
+                                      tma_store=True, dtype=float8_e4m3, num_blocks=2)
+    a = torch.randn(m, k).to(torch.float8_e4m3fn)
+    b = torch.randn(n, k).to(torch.float8_e4m3fn)
+    c = torch.full((m, n), float("nan")).half()
+    kernel(m, n, k, a, b, c, 1 / math.sqrt(k))
+    torch.testing.assert_close(c.float(), (a.float() @ b.float().T) / math.sqrt(k), rtol=2e-2, atol=2e-2)
+
+
+def test_wrapper_checks_its_inputs(example):
+    ex = example("matmul_warp_specialized")
+    with pytest.raises(TypeError, match="float16, bfloat16 or float8_e4m3fn"):
+        ex.matmul(torch.randn(8, 16), torch.randn(8, 16))
+    with pytest.raises(ValueError, match=r"a \[m, k\] and b \[n, k\]"):
+        ex.matmul(torch.randn(8, 16).half(), torch.randn(16, 8).half())
+    with pytest.raises(ValueError, match="k=12"):
+        ex.matmul(torch.randn(8, 12).half(), torch.randn(8, 12).half())
+
+
+def test_configurations_that_cannot_work_are_refused(example):
+    ex = example("matmul_warp_specialized")
+    with pytest.raises(ValueError, match="block_m must be a multiple of 128"):
+        ex.MatmulWarpSpecialized(block_m=64, block_n=128, stages=3, group_m=8, cluster_m=1,
+                                  tma_store=True)
+    with pytest.raises(ValueError, match="group_m must be a multiple of cluster_m"):
+        ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=3, cluster_m=2,
+                                  tma_store=True)
