@@ -10,7 +10,7 @@ import torch
 import tilus
 from tilus import _C, float32
 from tilus.lang.errors import ScriptError
-from tests.codegen.test_generated_sources import _programs
+from tests.codegen.test_generated_sources import _HOPPER_ONLY, _programs
 
 
 def test_tests_run_with_the_verifier_on():
@@ -25,6 +25,8 @@ def test_every_example_passes_after_every_pass(example):
         for wgmma in (False, True):
             _C.verify_layouts(program, wgmma)
         for arch in ("sm_80", "sm_90a"):          # layout inference inside codegen verifies
+            if arch == "sm_80" and name.startswith(_HOPPER_ONLY):
+                continue
             _C.generate_cuda(program, True, arch)
         count += 1
     assert count >= 10
