@@ -77,7 +77,6 @@ class MatmulA16Wx(tilus.Script):
         wm, wn = plan["warps_m"], plan["warps_n"]
         assert block_n % (wn * UNIT_N) == 0, f"each warp's n tile must be a multiple of {UNIT_N}"
         self.dequant_in_shared = block_m >= 64
-        assert num_stages >= 3 or not self.dequant_in_shared, "prefill tiles keep num_stages >= 3"
         if not self.dequant_in_shared:
             # Decode: each warp dequantises exactly the fragments it holds.
             self.w_layout = plan["b"]
@@ -102,27 +101,6 @@ class MatmulA16Wx(tilus.Script):
         layout = (spatial(wk, wn, 1, 1) * local(self.units_k // wk, self.units_n // wn, 1, 1)
                   * spatial(1, 1, 32, 1) * local(1, 1, 1, self.unit_bytes))
         return replicate(replicas, 4) * layout if replicas > 1 else layout
-
-    def dequantised(self, sw_stage, ss_stage, sz_stage):
-        """One stage's weight tile, (w - z) * s in the activation type, in self.w_layout."""
-        w = self.view(self.load_shared(sw_stage, layout=self.w_load_layout), dtype=self.w_dtype,
-                      layout=self.w_layout)
-        b = self.cast(w, dtype=self.a_dtype)
-        if self.has_zero:
-            return (b - self.load_shared(sz_stage)) * self.load_shared(ss_stage)
-        return b * self.load_shared(ss_stage)
-
-    def preload(self, ga, gw, gs, gz, sa, sw, ss, sz, slot, k0, k_end, offset_m, offset_n):
-        """Start the copies of step k0 (activations, packed weights, scales, zeros) into
-        stage `slot` when k0 is inside this block's k range, and close the group."""
-        group = self.group_size
-        if k0 < k_end:
-            self.copy_async(src=ga, dst=sa[slot], offsets=[offset_m, k0])
-            self.copy_async(src=gw, dst=sw[slot], offsets=[k0 // UNIT_K, offset_n // UNIT_N, 0, 0])
-            self.copy_async(src=gs, dst=ss[slot], offsets=[k0 // group, offset_n])
-            if self.has_zero:
-                self.copy_async(src=gz, dst=sz[slot], offsets=[k0 // group, offset_n])
-        self.copy_async_commit_group()
 
     def __call__(self, m_size: int32, n_size: int, k_size: int, a_ptr: void_p, w_ptr: void_p,
                  scale_ptr: void_p, zero_ptr: void_p, c_ptr: void_p):
@@ -149,53 +127,51 @@ class MatmulA16Wx(tilus.Script):
         ss = self.shared_tensor(dtype=self.a_dtype, shape=[stages, 1, bn])
         sz = self.shared_tensor(dtype=self.a_dtype, shape=[stages, 1, bn])
         if self.dequant_in_shared:
-            # dequantised, k-major; two buffers: the dot of one step reads one while the
-            # next step's weights are dequantised into the other (see the loop)
-            sbt = self.shared_tensor(dtype=self.a_dtype, shape=[2, bn, bk])
+            # dequantised, k-major. One buffer: each step writes it before the dot that
+            # reads it, so a second one would still wait for the previous dot (dequantising
+            # one step ahead would overlap them).
+            sbt = self.shared_tensor(dtype=self.a_dtype, shape=[bn, bk])
         acc = self.register_tensor(dtype=float32, shape=[bm, bn], init=0.0)
 
         for s in range(stages - 1):
-            self.preload(ga, gw, gs, gz, sa, sw, ss, sz, s, k_begin + s * bk, k_end, offset_m, offset_n)
+            self.copy_async(src=ga, dst=sa[s], offsets=[offset_m, k_begin + s * bk])
+            self.copy_async(src=gw, dst=sw[s], offsets=[(k_begin + s * bk) // UNIT_K, offset_n // UNIT_N, 0, 0])
+            self.copy_async(src=gs, dst=ss[s], offsets=[(k_begin + s * bk) // group, offset_n])
+            if self.has_zero:
+                self.copy_async(src=gz, dst=sz[s], offsets=[(k_begin + s * bk) // group, offset_n])
+            self.copy_async_commit_group()
+        self.copy_async_wait_group(n=stages - 2)
+        self.sync()
+
         stage: int32 = 0
         preload: int32 = stages - 1
-        if not self.dequant_in_shared:
+        for offset_k in self.range(k_begin, k_end, bk):
+            packed = self.load_shared(sw[stage], layout=self.w_load_layout)
+            w = self.view(packed, dtype=self.w_dtype, layout=self.w_layout)
+            scale = self.load_shared(ss[stage])
+            b = self.cast(w, dtype=self.a_dtype)
+            if self.has_zero:
+                b = (b - self.load_shared(sz[stage])) * scale
+            else:
+                b = b * scale
+            if self.dequant_in_shared:
+                self.store_shared(sbt, self.transpose(b))
+                self.sync()
+                self.dot(self.load_shared(sa[stage]), self.load_shared(sbt.transpose()), acc, out=acc)
+            else:
+                self.dot(self.load_shared(sa[stage]), b, acc, out=acc)
+            preload_k = offset_k + (stages - 1) * bk
+            if preload_k < k_end:
+                self.copy_async(src=ga, dst=sa[preload], offsets=[offset_m, preload_k])
+                self.copy_async(src=gw, dst=sw[preload], offsets=[preload_k // UNIT_K, offset_n // UNIT_N, 0, 0])
+                self.copy_async(src=gs, dst=ss[preload], offsets=[preload_k // group, offset_n])
+                if self.has_zero:
+                    self.copy_async(src=gz, dst=sz[preload], offsets=[preload_k // group, offset_n])
+            self.copy_async_commit_group()
+            stage = (stage + 1) % stages
+            preload = (preload + 1) % stages
             self.copy_async_wait_group(n=stages - 2)
             self.sync()
-            for offset_k in self.range(k_begin, k_end, bk):
-                b = self.dequantised(sw[stage], ss[stage], sz[stage])
-                self.dot(self.load_shared(sa[stage]), b, acc, out=acc)
-                self.preload(ga, gw, gs, gz, sa, sw, ss, sz, preload, offset_k + (stages - 1) * bk, k_end,
-                             offset_m, offset_n)
-                stage = (stage + 1) % stages
-                preload = (preload + 1) % stages
-                self.copy_async_wait_group(n=stages - 2)
-                self.sync()
-        else:
-            # Software-pipelined by one step: iteration i starts the dot (wgmma) on step
-            # i's tiles, then dequantises step i + 1's weights into the other sbt buffer
-            # while it runs. Step i + 1's weights must therefore have landed one step
-            # before its activations: one cp.async group fewer stays in flight.
-            self.copy_async_wait_group(n=stages - 3)
-            self.sync()
-            ahead: int32 = 1 % stages  # the stage of step i + 1
-            rbuf: int32 = 0
-            wbuf: int32 = 1
-            self.store_shared(sbt[0], self.transpose(self.dequantised(sw[0], ss[0], sz[0])))
-            self.sync()
-            for offset_k in self.range(k_begin, k_end, bk):
-                self.dot(self.load_shared(sa[stage]), self.load_shared(sbt[rbuf].transpose()), acc, out=acc)
-                if offset_k + bk < k_end:
-                    b = self.dequantised(sw[ahead], ss[ahead], sz[ahead])
-                    self.store_shared(sbt[wbuf], self.transpose(b))
-                self.preload(ga, gw, gs, gz, sa, sw, ss, sz, preload, offset_k + (stages - 1) * bk, k_end,
-                             offset_m, offset_n)
-                stage = (stage + 1) % stages
-                preload = (preload + 1) % stages
-                ahead = (ahead + 1) % stages
-                rbuf = (rbuf + 1) % 2
-                wbuf = (wbuf + 1) % 2
-                self.copy_async_wait_group(n=stages - 3)
-                self.sync()
         self.free_shared(sa)
         self.free_shared(sw)
         self.free_shared(ss)
