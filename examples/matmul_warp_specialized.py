@@ -22,8 +22,10 @@ are split by role and talk only through mbarriers:
 * the epilogue goes through shared memory and leaves with a TMA store. The consumers wait
   for the previous tile's store only when they are about to overwrite its staging
   buffer, and the producer is already filling the next tile's slots meanwhile. With
-  ``tma_store=False`` the consumers store from registers instead, and the staging
-  tile's shared memory buys one more stage.
+  ``epilogue="tma_halves"`` the accumulator is held as two column halves (two wgmma per
+  k16 step) that are staged one after the other in half the shared memory, which buys a
+  fourth 128x256 stage (the ring is what bounds this kernel: a 48 KB stage takes about
+  as long to land as one step's wgmma to run); ``"registers"`` stores from registers.
 
 TMA zero-fills loads past the matrix edge and clips stores, so no tile is masked. TMA
 needs 16-byte row strides: k a multiple of 8 (16 for float8), n of 8.
@@ -49,12 +51,13 @@ def multiprocessor_count() -> int:
     return 4
 
 
-@tilus.autotune("block_m, block_n, stages, tma_store", [(128, 256, 3, True), (128, 256, 4, False),
-                                                         (128, 128, 5, True), (256, 128, 3, True)])
+@tilus.autotune("block_m, block_n, stages, epilogue", [(128, 256, 3, "tma"), (128, 256, 4, "tma_halves"),
+                                                        (128, 256, 4, "registers"), (128, 128, 5, "tma"),
+                                                        (256, 128, 3, "tma")])
 @tilus.autotune("group_m", [8, 16])
 @tilus.autotune("cluster_m", [1, 2])
 class MatmulWarpSpecialized(tilus.Script):
-    def __init__(self, block_m, block_n, stages, group_m, cluster_m, tma_store=True, dtype=float16,
+    def __init__(self, block_m, block_n, stages, group_m, cluster_m, epilogue="tma", dtype=float16,
                  num_blocks=None):
         super().__init__()
         if block_m % 128:
@@ -62,7 +65,12 @@ class MatmulWarpSpecialized(tilus.Script):
         if group_m % cluster_m:
             raise ValueError("group_m must be a multiple of cluster_m: a cluster's tiles share a band")
         self.block_m, self.block_n, self.stages, self.group_m = block_m, block_n, stages, group_m
-        self.cluster_m, self.tma_store = cluster_m, tma_store
+        if epilogue not in ("tma", "tma_halves", "registers"):
+            raise ValueError(f"epilogue must be 'tma', 'tma_halves' or 'registers', got {epilogue!r}")
+        self.cluster_m, self.epilogue = cluster_m, epilogue
+        # the accumulator is held as `halves` column halves (two wgmma per k16 step), so
+        # that the TMA store can stage one half at a time in half the shared memory
+        self.halves = 2 if epilogue == "tma_halves" else 1
         self.dtype = dtype
         self.out_dtype = bfloat16 if dtype == bfloat16 else float16
         self.block_k = 128 // dtype.nbytes  # 128-byte rows: the widest shared swizzle
@@ -98,9 +106,10 @@ class MatmulWarpSpecialized(tilus.Script):
         gb = self.global_view(b_ptr, dtype=self.dtype, shape=[n_size, k_size])
         gc = self.global_view(c_ptr, dtype=self.out_dtype, shape=[m_size, n_size])
         sa = self.shared_tensor(dtype=self.dtype, shape=[stages, bm, bk])
-        sb = self.shared_tensor(dtype=self.dtype, shape=[stages, bn, bk])
-        if self.tma_store:
-            sc = self.shared_tensor(dtype=self.out_dtype, shape=[bm, bn])
+        hn = bn // self.halves
+        sb = self.shared_tensor(dtype=self.dtype, shape=[stages, self.halves, hn, bk])
+        if self.epilogue != "registers":
+            sc = self.shared_tensor(dtype=self.out_dtype, shape=[bm, hn])
         # full[s]: this block's producer arrival plus the slot's bytes (its A, the cluster's B);
         # empty[s]: each consumer warpgroup of every block of the cluster (a B copy writes them all)
         full = self.mbarrier.alloc(counts=[1] * stages)
@@ -124,12 +133,13 @@ class MatmulWarpSpecialized(tilus.Script):
                         self.mbarrier.arrive_and_expect_tx(full[stage], slot_bytes)
                         self.tma.global_to_shared(src=ga, dst=sa[stage], offsets=[m0, ki * bk],
                                                   mbarrier=full[stage])
-                        if cm == 1:
-                            self.tma.global_to_shared(src=gb, dst=sb[stage], offsets=[n0, ki * bk],
-                                                      mbarrier=full[stage])
-                        elif ki % cm == rank:
-                            self.tma.global_to_shared(src=gb, dst=sb[stage], offsets=[n0, ki * bk],
-                                                      mbarrier=full[stage], multicast_mask=(1 << cm) - 1)
+                        for h in range(self.halves):
+                            if cm == 1:
+                                self.tma.global_to_shared(src=gb, dst=sb[stage, h], offsets=[n0 + h * hn, ki * bk],
+                                                          mbarrier=full[stage])
+                            elif ki % cm == rank:
+                                self.tma.global_to_shared(src=gb, dst=sb[stage, h], offsets=[n0 + h * hn, ki * bk],
+                                                          mbarrier=full[stage], multicast_mask=(1 << cm) - 1)
                         stage = (stage + 1) % stages
                         if stage == 0:
                             phase ^= 1
@@ -142,11 +152,15 @@ class MatmulWarpSpecialized(tilus.Script):
                 row, col = self.cluster_tile(index, cluster_rows, tiles_n)
                 m0 = (row * cm + rank) * bm
                 n0 = col * bn
-                acc = self.register_tensor(dtype=float32, shape=[bm, bn], init=0.0)
+                acc = self.register_tensor(dtype=float32, shape=[bm, hn], init=0.0)
+                if self.halves == 2:
+                    acc_hi = self.register_tensor(dtype=float32, shape=[bm, hn], init=0.0)
                 for ki in range(num_k):
                     self.mbarrier.wait(full[stage], phase=phase)
                     self.wgmma.fence()
-                    self.wgmma.mma(sa[stage], sb[stage].transpose(), acc)
+                    self.wgmma.mma(sa[stage], sb[stage, 0].transpose(), acc)
+                    if self.halves == 2:
+                        self.wgmma.mma(sa[stage], sb[stage, 1].transpose(), acc_hi)
                     self.wgmma.commit_group()
                     self.wgmma.wait_group(1)  # the previous k-tile's group retired: free its slot
                     if ki > 0:
@@ -157,23 +171,30 @@ class MatmulWarpSpecialized(tilus.Script):
                 self.wgmma.wait_group(0)
                 self.release(empty[(stage + stages - 1) % stages])
 
-                if self.tma_store:
-                    with self.single_thread():
-                        self.tma.wait_group(0, read=True)  # the previous tile's store has read sc
-                    self.sync()
-                    self.store_shared(sc, (acc * scale).to(self.out_dtype))
-                    self.fence.proxy_async()  # generic-proxy writes before the async-proxy read
-                    self.sync()
-                    with self.single_thread():
-                        self.tma.shared_to_global(sc, gc, offsets=[m0, n0])
-                        self.tma.commit_group()
-                else:  # straight from registers: no staging tile, so one more stage fits
+                if self.epilogue == "registers":  # no staging tile, so one more stage fits
                     self.store_global(gc, (acc * scale).to(self.out_dtype), offsets=[m0, n0])
-            if self.tma_store:
+                else:
+                    self.store_through_shared(sc, gc, acc * scale, m0, n0)
+                    if self.halves == 2:
+                        self.store_through_shared(sc, gc, acc_hi * scale, m0, n0 + hn)
+            if self.epilogue != "registers":
                 with self.single_thread():
                     self.tma.wait_group(0)
         if cm > 1:
             self.cluster.sync()  # no block leaves while a peer may still write to it
+
+    def store_through_shared(self, sc, gc, values, m0, n0):
+        """The consumers stage `values` in sc and one thread stores it with TMA; sc is
+        overwritten only once the previous store has read it."""
+        with self.single_thread():
+            self.tma.wait_group(0, read=True)
+        self.sync()
+        self.store_shared(sc, values.to(self.out_dtype))
+        self.fence.proxy_async()  # generic-proxy writes before the async-proxy read
+        self.sync()
+        with self.single_thread():
+            self.tma.shared_to_global(sc, gc, offsets=[m0, n0])
+            self.tma.commit_group()
 
     def release(self, barrier):
         """Free a slot: one thread of each consumer warpgroup arrives on the slot's barrier

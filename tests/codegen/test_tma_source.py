@@ -282,11 +282,13 @@ def test_example_configurations_compile_without_spills(example, warps, bm, bn, b
 
 
 def test_every_tma_helper_compiles_for_sm90a():
-    """tma_load_{1..5}d, tma_store_{1..5}d and tma_prefetch_descriptor through ptxas."""
+    """tma_load_{1..5}d, tma_load_multicast_{1..5}d, tma_store_{1..5}d and
+    tma_prefetch_descriptor through ptxas."""
     calls = []
     for n in range(1, 6):
         coords = ", ".join(f"c + {i}" for i in range(n))
         calls.append(f"    tilus::tma_load_{n}d(&desc, smem, bar, {coords});")
+        calls.append(f"    tilus::tma_load_multicast_{n}d(&desc, smem, bar, (unsigned short)3, {coords});")
         calls.append(f"    tilus::tma_store_{n}d(&desc, smem, {coords});")
     source = ('#include "tilus/runtime.cuh"\n'
               'extern "C" __global__ void k(const __grid_constant__ tilus::TmaDescriptor desc, int c) {\n'

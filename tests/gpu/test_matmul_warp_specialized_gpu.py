@@ -41,15 +41,15 @@ def _run(ex, kernel, m, n, k, dtype):
 
 @needs_hopper
 @pytest.mark.parametrize("dtype", list(_DTYPES))
-@pytest.mark.parametrize("config", [(128, 256, 3, True), (128, 256, 4, False), (128, 128, 5, True),
-                                    (256, 128, 3, True)])
+@pytest.mark.parametrize("config", [(128, 256, 3, "tma"), (128, 256, 4, "tma_halves"), (128, 256, 4, "registers"),
+                                    (128, 128, 5, "tma"), (256, 128, 3, "tma")])
 @pytest.mark.parametrize("cluster_m", [1, 2])
 @pytest.mark.parametrize("m, n, k, blocks", [(1000, 520, 272, 132), (129, 264, 48, 2), (300, 1032, 1040, 6)])
 def test_every_config_matches_torch(example, dtype, config, cluster_m, m, n, k, blocks):
     ex = example("matmul_warp_specialized")
-    bm, bn, stages, tma_store = config
+    bm, bn, stages, epilogue = config
     kernel = ex.MatmulWarpSpecialized(block_m=bm, block_n=bn, stages=stages, group_m=8, cluster_m=cluster_m,
-                                      tma_store=tma_store, dtype=_DTYPES[dtype], num_blocks=blocks)
+                                      epilogue=epilogue, dtype=_DTYPES[dtype], num_blocks=blocks)
     _run(ex, kernel, m, n, k, dtype)
 
 

@@ -1,7 +1,8 @@
 """examples/matmul_warp_specialized.py in the interpreter: the persistent warp-specialised
 matmul (one TMA producer thread, two wgmma consumer warpgroups, mbarrier ring) at odd
 shapes with fewer blocks than tiles, with and without 2-block clusters sharing B tiles
-by TMA multicast, with the TMA-store and the register-store epilogue; float16 and
+by TMA multicast, with the TMA-store (whole or in column halves) and the register-store
+epilogue; float16 and
 float8_e4m3 inputs against torch."""
 
 import math
@@ -12,16 +13,18 @@ import torch
 from tilus import float8_e4m3
 
 
-@pytest.mark.parametrize("cluster_m, tma_store, m, n, k, blocks", [
-    (1, True, 200, 264, 136, 3),   # tiles past every edge, 3 blocks walk 6 tiles
-    (2, True, 300, 136, 72, 4),    # rank 1 of the last cluster works on rows past m
-    (2, False, 129, 64, 200, 2),
-    (1, False, 64, 40, 24, 4),     # fewer tiles than blocks: the grid shrinks
+@pytest.mark.parametrize("cluster_m, epilogue, m, n, k, blocks", [
+    (1, "tma", 200, 264, 136, 3),          # tiles past every edge, 3 blocks walk 6 tiles
+    (2, "tma", 300, 136, 72, 4),           # rank 1 of the last cluster works on rows past m
+    (2, "registers", 129, 64, 200, 2),
+    (1, "registers", 64, 40, 24, 4),       # fewer tiles than blocks: the grid shrinks
+    (1, "tma_halves", 200, 200, 136, 3),   # two accumulator halves, staged one at a time
+    (2, "tma_halves", 300, 264, 72, 2),
 ])
-def test_matches_torch(example, cluster_m, tma_store, m, n, k, blocks):
+def test_matches_torch(example, cluster_m, epilogue, m, n, k, blocks):
     ex = example("matmul_warp_specialized")
     kernel = ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=8, cluster_m=cluster_m,
-                                      tma_store=tma_store, num_blocks=blocks)
+                                      epilogue=epilogue, num_blocks=blocks)
     a = torch.randn(m, k).half()
     b = torch.randn(n, k).half()
     c = torch.full((m, n), float("nan")).half()
@@ -33,7 +36,7 @@ def test_float8_inputs_match_torch(example):
     ex = example("matmul_warp_specialized")
     m, n, k = 140, 72, 160
     kernel = ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=8, cluster_m=2,
-                                      tma_store=True, dtype=float8_e4m3, num_blocks=2)
+                                      epilogue="tma_halves", dtype=float8_e4m3, num_blocks=2)
     a = torch.randn(m, k).to(torch.float8_e4m3fn)
     b = torch.randn(n, k).to(torch.float8_e4m3fn)
     c = torch.full((m, n), float("nan")).half()
@@ -53,9 +56,12 @@ def test_wrapper_checks_its_inputs(example):
 
 def test_configurations_that_cannot_work_are_refused(example):
     ex = example("matmul_warp_specialized")
+    with pytest.raises(ValueError, match="epilogue must be"):
+        ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=8, cluster_m=1, epilogue="smem")
+    ex = example("matmul_warp_specialized")
     with pytest.raises(ValueError, match="block_m must be a multiple of 128"):
         ex.MatmulWarpSpecialized(block_m=64, block_n=128, stages=3, group_m=8, cluster_m=1,
-                                  tma_store=True)
+                                  epilogue="tma")
     with pytest.raises(ValueError, match="group_m must be a multiple of cluster_m"):
         ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=3, cluster_m=2,
-                                  tma_store=True)
+                                  epilogue="tma")
