@@ -51,13 +51,15 @@ def multiprocessor_count() -> int:
     return 4
 
 
-@tilus.autotune("block_m, block_n, stages, epilogue", [(128, 256, 3, "tma"), (128, 256, 4, "tma_halves"),
-                                                        (128, 256, 4, "registers"), (128, 128, 5, "tma"),
-                                                        (256, 128, 3, "tma")])
+@tilus.autotune("block_m, block_n, stages, epilogue, split_k", [
+    (128, 256, 3, "tma", 1), (128, 256, 4, "tma_halves", 1), (128, 256, 4, "registers", 1),
+    (128, 128, 5, "tma", 1), (256, 128, 3, "tma", 1),
+    # few output tiles (m = 128): the k range split over 2 to 8 blocks (see split_k)
+    (128, 128, 6, "registers", 2), (128, 128, 6, "registers", 4), (128, 128, 6, "registers", 8)])
 @tilus.autotune("group_m", [8, 16])
 @tilus.autotune("cluster_m", [1, 2])
 class MatmulWarpSpecialized(tilus.Script):
-    def __init__(self, block_m, block_n, stages, group_m, cluster_m, epilogue="tma", dtype=float16,
+    def __init__(self, block_m, block_n, stages, group_m, cluster_m, epilogue="tma", split_k=1, dtype=float16,
                  num_blocks=None):
         super().__init__()
         if block_m % 128:
@@ -67,7 +69,9 @@ class MatmulWarpSpecialized(tilus.Script):
         self.block_m, self.block_n, self.stages, self.group_m = block_m, block_n, stages, group_m
         if epilogue not in ("tma", "tma_halves", "registers"):
             raise ValueError(f"epilogue must be 'tma', 'tma_halves' or 'registers', got {epilogue!r}")
-        self.cluster_m, self.epilogue = cluster_m, epilogue
+        if split_k > 1 and epilogue != "registers":
+            raise ValueError("split_k > 1 reduces the partial tiles in global memory: epilogue='registers'")
+        self.cluster_m, self.epilogue, self.split_k = cluster_m, epilogue, split_k
         # the accumulator is held as `halves` column halves (two wgmma per k16 step), so
         # that the TMA store can stage one half at a time in half the shared memory
         self.halves = 2 if epilogue == "tma_halves" else 1
@@ -95,7 +99,11 @@ class MatmulWarpSpecialized(tilus.Script):
         cluster_rows = cdiv(m_size, bm * cm)
         tiles_n = cdiv(n_size, bn)
         num_cluster_tiles = cluster_rows * tiles_n
-        clusters = min(num_cluster_tiles, self.num_blocks // cm)
+        # work units: a cluster tile and one of split_k slices of k (chunk steps each)
+        splits = self.split_k
+        num_units = num_cluster_tiles * splits
+        chunk = cdiv(cdiv(k_size, splits), bk) * bk
+        clusters = min(num_units, self.num_blocks // cm)
         self.attrs.blocks = [clusters * cm]
         self.attrs.warps = 12
         if cm > 1:
@@ -117,18 +125,24 @@ class MatmulWarpSpecialized(tilus.Script):
         if cm > 1:
             self.cluster.sync()  # the peers' barriers are initialised before any arrival
         slot_bytes = (bm + bn) * bk * self.dtype.nbytes
-        num_k = cdiv(k_size, bk)
+        if splits > 1:
+            # split-K: fp32 partial sums meet in a workspace by atomics; per tile a count
+            # of the slices done (both left zeroed by the tile's last slice)
+            total = self.global_tensor(dtype=float32, shape=[m_size, n_size], requires_clean=True)
+            arrived = self.global_tensor(dtype=int32, shape=[cluster_rows * cm, tiles_n], requires_clean=True)
 
         with self.warp_group(warp_begin=0, num_warps=4):  # producer
             self.setmaxnreg(40, "dec")
             with self.single_thread():
                 stage: int32 = 0
                 phase: uint32 = self.mbarrier.producer_initial_phase
-                for index in range(self.blockIdx.x // cm, num_cluster_tiles, clusters):
-                    row, col = self.cluster_tile(index, cluster_rows, tiles_n)
+                for unit in range(self.blockIdx.x // cm, num_units, clusters):
+                    row, col = self.cluster_tile(unit // splits, cluster_rows, tiles_n)
                     m0 = (row * cm + rank) * bm
                     n0 = col * bn
-                    for ki in range(num_k):
+                    k_begin = unit % splits * chunk
+                    for k0 in range(k_begin, min(k_begin + chunk, k_size), bk):
+                        ki = k0 // bk
                         self.mbarrier.wait(empty[stage], phase=phase)
                         self.mbarrier.arrive_and_expect_tx(full[stage], slot_bytes)
                         self.tma.global_to_shared(src=ga, dst=sa[stage], offsets=[m0, ki * bk],
@@ -148,14 +162,16 @@ class MatmulWarpSpecialized(tilus.Script):
             self.setmaxnreg(232, "inc")
             stage: int32 = 0
             phase: uint32 = self.mbarrier.consumer_initial_phase
-            for index in range(self.blockIdx.x // cm, num_cluster_tiles, clusters):
-                row, col = self.cluster_tile(index, cluster_rows, tiles_n)
+            for unit in range(self.blockIdx.x // cm, num_units, clusters):
+                row, col = self.cluster_tile(unit // splits, cluster_rows, tiles_n)
                 m0 = (row * cm + rank) * bm
                 n0 = col * bn
+                k_begin = unit % splits * chunk
+                steps = cdiv(min(k_begin + chunk, k_size) - k_begin, bk)
                 acc = self.register_tensor(dtype=float32, shape=[bm, hn], init=0.0)
                 if self.halves == 2:
                     acc_hi = self.register_tensor(dtype=float32, shape=[bm, hn], init=0.0)
-                for ki in range(num_k):
+                for ki in range(steps):
                     self.mbarrier.wait(full[stage], phase=phase)
                     self.wgmma.fence()
                     self.wgmma.mma(sa[stage], sb[stage, 0].transpose(), acc)
@@ -169,9 +185,12 @@ class MatmulWarpSpecialized(tilus.Script):
                     if stage == 0:
                         phase ^= 1
                 self.wgmma.wait_group(0)
-                self.release(empty[(stage + stages - 1) % stages])
+                if steps > 0:
+                    self.release(empty[(stage + stages - 1) % stages])
 
-                if self.epilogue == "registers":  # no staging tile, so one more stage fits
+                if splits > 1:
+                    self.reduce_split(total, arrived, gc, acc * scale, m0, n0, row * cm + rank, col)
+                elif self.epilogue == "registers":  # no staging tile, so one more stage fits
                     self.store_global(gc, (acc * scale).to(self.out_dtype), offsets=[m0, n0])
                 else:
                     self.store_through_shared(sc, gc, acc * scale, m0, n0)
@@ -182,6 +201,24 @@ class MatmulWarpSpecialized(tilus.Script):
                     self.tma.wait_group(0)
         if cm > 1:
             self.cluster.sync()  # no block leaves while a peer may still write to it
+
+    def reduce_split(self, total, arrived, gc, part, m0, n0, tile_m, tile_n):
+        """Add one slice's partial tile into the workspace with atomics (no block waits for
+        another) and count it in; the tile's last slice (the count it saw is split_k - 1)
+        writes C from the sum and leaves the workspace and its count zeroed."""
+        bm, bn = self.block_m, self.block_n
+        self.atomic.global_add(total, part, offsets=[m0, n0])
+        self.sync()
+        one = self.register_tensor(dtype=int32, shape=[1, 1], init=1)
+        seen = self.atomic.global_add(arrived, one, offsets=[tile_m, tile_n], sem="acq_rel")
+        if seen.item() == self.split_k - 1:
+            tile = self.load_global(total, offsets=[m0, n0], shape=[bm, bn])
+            self.store_global(gc, tile.to(self.out_dtype), offsets=[m0, n0])
+            self.sync()  # every thread has read its part before any is zeroed
+            self.store_global(total, self.register_tensor(dtype=float32, shape=[bm, bn], init=0.0),
+                              offsets=[m0, n0])
+            self.store_global(arrived, self.register_tensor(dtype=int32, shape=[1, 1], init=0),
+                              offsets=[tile_m, tile_n])
 
     def store_through_shared(self, sc, gc, values, m0, n0):
         """The consumers stage `values` in sc and one thread stores it with TMA; sc is

@@ -42,12 +42,13 @@ def _programs(example):
     yield ("matmul_decode_splitk", example("matmul_decode_splitk").MatmulDecode(
         num_warps=4, block_n=128, block_k=64, split_k=8, num_stages=4), (1, 4096, 4096, *_mats(1, 8, 8)))
     ws = example("matmul_warp_specialized")
-    for bm, bn, stages, epilogue in ((128, 256, 3, "tma"), (128, 256, 4, "tma_halves"), (128, 256, 4, "registers"),
-                                     (256, 128, 3, "tma")):
+    for bm, bn, stages, epilogue, split_k in ((128, 256, 3, "tma", 1), (128, 256, 4, "tma_halves", 1),
+                                              (128, 256, 4, "registers", 1), (256, 128, 3, "tma", 1),
+                                              (128, 128, 6, "registers", 4)):
         for cluster_m, dtype in ((1, float16), (2, float16), (2, float8_e4m3)):
-            yield (f"matmul_warp_specialized[{bm}x{bn},s{stages},{epilogue},c{cluster_m},{dtype.name}]",
+            yield (f"matmul_warp_specialized[{bm}x{bn},s{stages},{epilogue},k{split_k},c{cluster_m},{dtype.name}]",
                    ws.MatmulWarpSpecialized(block_m=bm, block_n=bn, stages=stages, group_m=8, cluster_m=cluster_m,
-                                            epilogue=epilogue, dtype=dtype, num_blocks=132),
+                                            epilogue=epilogue, split_k=split_k, dtype=dtype, num_blocks=132),
                    (4096, 4096, 4096, *_mats(8, 8, 8), 1.0))
     yield ("matmul_relu_fp32_simt", example("matmul_relu_fp32_simt").MatmulReluSimt(),
            (37, 100, 72, *_mats(37, 100, 72, torch.float32)))

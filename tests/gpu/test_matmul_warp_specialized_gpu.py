@@ -41,16 +41,18 @@ def _run(ex, kernel, m, n, k, dtype):
 
 @needs_hopper
 @pytest.mark.parametrize("dtype", list(_DTYPES))
-@pytest.mark.parametrize("config", [(128, 256, 3, "tma"), (128, 256, 4, "tma_halves"), (128, 256, 4, "registers"),
-                                    (128, 128, 5, "tma"), (256, 128, 3, "tma")])
+@pytest.mark.parametrize("config", [(128, 256, 3, "tma", 1), (128, 256, 4, "tma_halves", 1),
+                                    (128, 256, 4, "registers", 1), (128, 128, 5, "tma", 1), (256, 128, 3, "tma", 1),
+                                    (128, 128, 6, "registers", 2), (128, 128, 6, "registers", 8)])
 @pytest.mark.parametrize("cluster_m", [1, 2])
 @pytest.mark.parametrize("m, n, k, blocks", [(1000, 520, 272, 132), (129, 264, 48, 2), (300, 1032, 1040, 6)])
 def test_every_config_matches_torch(example, dtype, config, cluster_m, m, n, k, blocks):
     ex = example("matmul_warp_specialized")
-    bm, bn, stages, epilogue = config
+    bm, bn, stages, epilogue, split_k = config
     kernel = ex.MatmulWarpSpecialized(block_m=bm, block_n=bn, stages=stages, group_m=8, cluster_m=cluster_m,
-                                      epilogue=epilogue, dtype=_DTYPES[dtype], num_blocks=blocks)
+                                      epilogue=epilogue, split_k=split_k, dtype=_DTYPES[dtype], num_blocks=blocks)
     _run(ex, kernel, m, n, k, dtype)
+    _run(ex, kernel, m, n, k, dtype)  # again: split-K leaves its workspace zeroed
 
 
 @needs_hopper

@@ -24,7 +24,7 @@ from tilus import float8_e4m3
 def test_matches_torch(example, cluster_m, epilogue, m, n, k, blocks):
     ex = example("matmul_warp_specialized")
     kernel = ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=8, cluster_m=cluster_m,
-                                      epilogue=epilogue, num_blocks=blocks)
+                                      epilogue=epilogue, split_k=1, num_blocks=blocks)
     a = torch.randn(m, k).half()
     b = torch.randn(n, k).half()
     c = torch.full((m, n), float("nan")).half()
@@ -32,11 +32,29 @@ def test_matches_torch(example, cluster_m, epilogue, m, n, k, blocks):
     torch.testing.assert_close(c.float(), (a.float() @ b.float().T) * 0.5, rtol=2e-2, atol=5e-2)
 
 
+@pytest.mark.parametrize("cluster_m, split_k, m, n, k, blocks", [
+    (1, 2, 200, 264, 136, 4),
+    (2, 4, 129, 64, 500, 4),   # two slices of one tile may land on one block
+    (1, 8, 64, 136, 40, 8),    # slices past k: no steps, they still count in
+])
+def test_split_k_matches_torch_twice(example, cluster_m, split_k, m, n, k, blocks):
+    ex = example("matmul_warp_specialized")
+    kernel = ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=8, cluster_m=cluster_m,
+                                      epilogue="registers", split_k=split_k, num_blocks=blocks)
+    for _ in range(2):  # the workspace and the counts are left zeroed for the next call
+        a = torch.randn(m, k).half()
+        b = torch.randn(n, k).half()
+        c = torch.full((m, n), float("nan")).half()
+        kernel(m, n, k, a, b, c, 0.5)
+        torch.testing.assert_close(c.float(), (a.float() @ b.float().T) * 0.5, rtol=2e-2, atol=5e-2)
+
+
 def test_float8_inputs_match_torch(example):
     ex = example("matmul_warp_specialized")
     m, n, k = 140, 72, 160
     kernel = ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=8, cluster_m=2,
-                                      epilogue="tma_halves", dtype=float8_e4m3, num_blocks=2)
+                                      epilogue="tma_halves", split_k=1, dtype=float8_e4m3,
+                                      num_blocks=2)
     a = torch.randn(m, k).to(torch.float8_e4m3fn)
     b = torch.randn(n, k).to(torch.float8_e4m3fn)
     c = torch.full((m, n), float("nan")).half()
@@ -56,12 +74,16 @@ def test_wrapper_checks_its_inputs(example):
 
 def test_configurations_that_cannot_work_are_refused(example):
     ex = example("matmul_warp_specialized")
+    with pytest.raises(ValueError, match="split_k > 1 reduces"):
+        ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=8, cluster_m=1, epilogue="tma",
+                                 split_k=2)
     with pytest.raises(ValueError, match="epilogue must be"):
-        ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=8, cluster_m=1, epilogue="smem")
+        ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=8, cluster_m=1, epilogue="smem",
+                                 split_k=1)
     ex = example("matmul_warp_specialized")
     with pytest.raises(ValueError, match="block_m must be a multiple of 128"):
         ex.MatmulWarpSpecialized(block_m=64, block_n=128, stages=3, group_m=8, cluster_m=1,
-                                  epilogue="tma")
+                                  epilogue="tma", split_k=1)
     with pytest.raises(ValueError, match="group_m must be a multiple of cluster_m"):
         ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=3, cluster_m=2,
-                                  epilogue="tma")
+                                  epilogue="tma", split_k=1)
