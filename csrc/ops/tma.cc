@@ -389,6 +389,12 @@ void copy_emit(CudaEmitter& e, const Instruction& i) {
     e.tma_stores_ = true;
   }
   const std::string bar = load ? "(unsigned)(" + e.expr(i.args[0]) + ")" : "";
+  // A multicast outside a cluster would name blocks that do not exist (a fault on the GPU).
+  const auto& cluster = e.program_.cluster;
+  const bool in_cluster = cluster[0] * cluster[1] * cluster[2] > 1;
+  TILUS_CHECK(!multicast(i) || in_cluster, "ValueError", what,
+              ": multicast_mask needs a cluster of blocks (self.attrs.cluster_blocks); this kernel runs "
+              "blocks alone");
   // a multicast load: the 16-bit mask of the cluster's blocks it lands in
   const std::string mask = multicast(i) ? "(unsigned short)(" + e.expr(i.args.back()) + ")" : "";
   e.open("if (tl_tid == 0)");
