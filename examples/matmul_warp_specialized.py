@@ -91,6 +91,15 @@ class MatmulWarpSpecialized(tilus.Script):
         in_band = index - band * band_size
         return first + in_band % band_rows, in_band // band_rows
 
+    def unit_origin(self, unit: int32, cluster_rows: int32, tiles_n: int32, chunk: int32, k_size: int32,
+                    rank: int32):
+        """Work unit `unit` of this block (rank `rank` of its cluster): its tile's row and
+        column in tiles, the tile's first row and column, and its slice [k_begin, k_end)."""
+        row, col = self.cluster_tile(unit // self.split_k, cluster_rows, tiles_n)
+        tile_m = row * self.cluster_m + rank
+        k_begin = unit % self.split_k * chunk
+        return tile_m, col, tile_m * self.block_m, col * self.block_n, k_begin, min(k_begin + chunk, k_size)
+
     def __call__(self, m_size: int32, n_size: int32, k_size: int32, a_ptr: tilus.void_p,
                  b_ptr: tilus.void_p, c_ptr: tilus.void_p, scale: float32):
         bm, bn, bk, stages, cm = self.block_m, self.block_n, self.block_k, self.stages, self.cluster_m
@@ -137,22 +146,17 @@ class MatmulWarpSpecialized(tilus.Script):
                 stage: int32 = 0
                 phase: uint32 = self.mbarrier.producer_initial_phase
                 for unit in range(self.blockIdx.x // cm, num_units, clusters):
-                    row, col = self.cluster_tile(unit // splits, cluster_rows, tiles_n)
-                    m0 = (row * cm + rank) * bm
-                    n0 = col * bn
-                    k_begin = unit % splits * chunk
-                    for k0 in range(k_begin, min(k_begin + chunk, k_size), bk):
-                        ki = k0 // bk
+                    _, _, m0, n0, k_begin, k_end = self.unit_origin(unit, cluster_rows, tiles_n, chunk, k_size, rank)
+                    for k0 in range(k_begin, k_end, bk):
                         self.mbarrier.wait(empty[stage], phase=phase)
                         self.mbarrier.arrive_and_expect_tx(full[stage], slot_bytes)
-                        self.tma.global_to_shared(src=ga, dst=sa[stage], offsets=[m0, ki * bk],
-                                                  mbarrier=full[stage])
+                        self.tma.global_to_shared(src=ga, dst=sa[stage], offsets=[m0, k0], mbarrier=full[stage])
                         for h in range(self.halves):
                             if cm == 1:
-                                self.tma.global_to_shared(src=gb, dst=sb[stage, h], offsets=[n0 + h * hn, ki * bk],
+                                self.tma.global_to_shared(src=gb, dst=sb[stage, h], offsets=[n0 + h * hn, k0],
                                                           mbarrier=full[stage])
-                            elif ki % cm == rank:
-                                self.tma.global_to_shared(src=gb, dst=sb[stage, h], offsets=[n0 + h * hn, ki * bk],
+                            elif k0 // bk % cm == rank:  # the cluster's blocks take turns
+                                self.tma.global_to_shared(src=gb, dst=sb[stage, h], offsets=[n0 + h * hn, k0],
                                                           mbarrier=full[stage], multicast_mask=(1 << cm) - 1)
                         stage = (stage + 1) % stages
                         if stage == 0:
@@ -163,11 +167,9 @@ class MatmulWarpSpecialized(tilus.Script):
             stage: int32 = 0
             phase: uint32 = self.mbarrier.consumer_initial_phase
             for unit in range(self.blockIdx.x // cm, num_units, clusters):
-                row, col = self.cluster_tile(unit // splits, cluster_rows, tiles_n)
-                m0 = (row * cm + rank) * bm
-                n0 = col * bn
-                k_begin = unit % splits * chunk
-                steps = cdiv(min(k_begin + chunk, k_size) - k_begin, bk)
+                tile_m, tile_n, m0, n0, k_begin, k_end = self.unit_origin(unit, cluster_rows, tiles_n, chunk,
+                                                                          k_size, rank)
+                steps = cdiv(k_end - k_begin, bk)
                 acc = self.register_tensor(dtype=float32, shape=[bm, hn], init=0.0)
                 if self.halves == 2:
                     acc_hi = self.register_tensor(dtype=float32, shape=[bm, hn], init=0.0)
@@ -189,7 +191,7 @@ class MatmulWarpSpecialized(tilus.Script):
                     self.release(empty[(stage + stages - 1) % stages])
 
                 if splits > 1:
-                    self.reduce_split(total, arrived, gc, acc * scale, m0, n0, row * cm + rank, col)
+                    self.reduce_split(total, arrived, gc, acc * scale, m0, n0, tile_m, tile_n)
                 elif self.epilogue == "registers":  # no staging tile, so one more stage fits
                     self.store_global(gc, (acc * scale).to(self.out_dtype), offsets=[m0, n0])
                 else:
