@@ -1,10 +1,11 @@
-"""Attention: tilus (examples/flash_attention.py, examples/decode_attention.py) beside
+"""Attention: tilus (examples/flash_attention.py, on sm_90 also the warp-specialised
+examples/flash_attention_hopper.py as "tilus hopper", examples/decode_attention.py) beside
 torch's scaled_dot_product_attention with each backend (FLASH_ATTENTION,
 EFFICIENT_ATTENTION, CUDNN_ATTENTION, MATH; one that raises is skipped and named), a
 Triton flash-attention kernel (benchmarks/triton_attention.py) and, for decode, a device
 copy of the same K/V bytes. Same data, medians of CUDA-event timings with L2 flushed.
 
-    python benchmarks/bench_attention.py [--out DIR] [--quick] [--configs]
+    python benchmarks/bench_attention.py [--out DIR] [--quick] [--configs] [--prefill-only]
 
 --configs adds a table of every autotune configuration's rate at 32 heads, s = 1k..8k.
 
@@ -83,6 +84,8 @@ def _short(config):
 
 def bench_prefill(shapes, dtypes, results):
     fa = load_example("flash_attention")
+    # the warp-specialised Hopper version (TMA, wgmma, producer/consumer warpgroups)
+    fah = load_example("flash_attention_hopper") if torch.cuda.get_device_capability() == (9, 0) else None
     rows, skipped = [], {}
     for dname in dtypes:
         dtype = _DTYPES[dname]
@@ -99,6 +102,12 @@ def bench_prefill(shapes, dtypes, results):
                 if ref is not None:
                     torch.testing.assert_close(o.float(), ref, atol=3e-2, rtol=3e-2)
                 t = {"tilus": median_ms(lambda: fa.flash_attention(q, k, v, causal, out=o))}
+                if fah is not None:
+                    oh = torch.full_like(q, float("nan"))
+                    fah.flash_attention(q, k, v, causal, out=oh)
+                    if ref is not None:
+                        torch.testing.assert_close(oh.float(), ref, atol=3e-2, rtol=3e-2)
+                    t["hopper"] = median_ms(lambda: fah.flash_attention(q, k, v, causal, out=oh))
                 if triton_attention is not None:
                     ot = torch.empty_like(q)
                     triton_attention.flash_attention(q, k, v, causal, ot)
@@ -118,16 +127,18 @@ def bench_prefill(shapes, dtypes, results):
                 flash = tf.get("flash_attention")
                 chosen = _chosen(fa, q, k, causal, seqlen, v, o)
                 rows.append([dname, heads, seqlen, "causal" if causal else "full", t["tilus"], tf["tilus"],
+                             tf.get("hopper", float("nan")),
                              *(tf.get(n, float("nan")) for n in ("flash_attention", "efficient_attention",
                                                                  "cudnn_attention", "math", "triton")),
-                             tf["tilus"] / flash if flash else float("nan"), _short(chosen)])
+                             tf["tilus"] / flash if flash else float("nan"),
+                             tf.get("hopper", float("nan")) / flash if flash else float("nan"), _short(chosen)])
                 results.append({"kernel": "prefill", "dtype": dname, "batch": 1, "heads": heads, "kv_heads": kv_heads,
                                 "seqlen": seqlen, "head_dim": d, "causal": causal, "config": str(chosen),
                                 **{f"{key}_ms": ms for key, ms in t.items()},
                                 **{f"{key}_tflops": x for key, x in tf.items()}})
     print_table("prefill, batch 1, 8 KV heads, d=128 (TFLOP/s; causal counts half the FLOPs)",
-                ["dtype", "heads", "seqlen", "mask", "tilus ms", "tilus", "sdpa flash", "sdpa eff", "sdpa cudnn",
-                 "sdpa math", "triton", "tilus/flash", "config"], rows)
+                ["dtype", "heads", "seqlen", "mask", "tilus ms", "tilus", "tilus hopper", "sdpa flash", "sdpa eff",
+                 "sdpa cudnn", "sdpa math", "triton", "tilus/flash", "hopper/flash", "config"], rows)
     for name, why in skipped.items():
         print(f"  sdpa {name}: skipped ({why})")
 
@@ -204,7 +215,8 @@ def main(argv):
     if "--configs" in argv:
         bench_configs(prefill[:4], results)
     decode = [(16, 65536)] + ([] if quick else [(16, 8192), (64, 4096), (1, 65536)])
-    bench_decode(decode, ["fp16"] if quick else ["fp16", "bf16"], results)
+    if "--prefill-only" not in argv:
+        bench_decode(decode, ["fp16"] if quick else ["fp16", "bf16"], results)
     if "--out" in argv:
         write_results("bench_attention", argv, results)
 

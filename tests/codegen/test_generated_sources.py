@@ -50,6 +50,13 @@ def _programs(example):
                    ws.MatmulWarpSpecialized(block_m=bm, block_n=bn, stages=stages, group_m=8, cluster_m=cluster_m,
                                             epilogue=epilogue, split_k=split_k, dtype=dtype, num_blocks=132),
                    (4096, 4096, 4096, *_mats(8, 8, 8), 1.0))
+    fah = example("flash_attention_hopper")
+    for d, causal, stages in ((128, False, 2), (128, True, 3), (64, True, 2)):
+        qkv = torch.zeros(1, 8, 8, d, dtype=torch.float16)
+        yield (f"flash_attention_hopper[d{d},{'causal' if causal else 'full'},s{stages}]",
+               fah.FlashAttentionHopper(float16, 32, 8, d, causal, stages=stages),
+               (1, 4096, torch.zeros(1, 8, 32, d, dtype=torch.float16), qkv, qkv,
+                torch.zeros(1, 8, 32, d, dtype=torch.float16)))
     yield ("matmul_relu_fp32_simt", example("matmul_relu_fp32_simt").MatmulReluSimt(),
            (37, 100, 72, *_mats(37, 100, 72, torch.float32)))
 
@@ -62,7 +69,7 @@ _UNALIGNED_SERIALIZED = {"matmul_v3_pipeline"}
 
 
 # Programs written with Hopper's instructions (TMA, wgmma, setmaxnreg, clusters) by hand.
-_HOPPER_ONLY = ("matmul_warp_specialized",)
+_HOPPER_ONLY = ("matmul_warp_specialized", "flash_attention_hopper")
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])

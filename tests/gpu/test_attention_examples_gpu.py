@@ -66,3 +66,23 @@ def test_decode_attention(example, dtype, batch, max_kv, heads, kv_heads, splits
     out = torch.full_like(q, float("nan"))
     da.decode_attention(q, k, v, lengths, out=out, num_splits=splits)
     torch.testing.assert_close(out.float(), da.decode_reference(q, k, v, lengths), **_tol(dtype))
+
+
+def _hopper():
+    return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
+
+
+@pytest.mark.skipif(not _hopper(), reason="needs sm_90a (TMA, wgmma, setmaxnreg)")
+@pytest.mark.parametrize("stages", [2, 3])
+@pytest.mark.parametrize("causal", [False, True])
+def test_hopper_flash_attention_matches_torch(example, stages, causal):
+    fah = example("flash_attention_hopper")
+    # 1000 and 333 are not multiples of the 128-row blocks; causal blocks run in reverse order
+    for batch, seqlen, heads, kv_heads, d, dtype in [(2, 1000, 8, 2, 128, torch.float16),
+                                                      (1, 333, 4, 4, 64, torch.bfloat16),
+                                                      (1, 4096, 32, 8, 128, torch.float16)]:
+        q, k, v = _qkv(batch, seqlen, heads, kv_heads, d, dtype)
+        out = torch.full_like(q, float("nan"))
+        fah.flash_attention(q, k, v, causal, out=out, stages=stages)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(out.float(), fah.attention_reference(q, k, v, causal), **_tol(dtype))

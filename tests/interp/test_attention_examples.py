@@ -50,3 +50,33 @@ def test_decode_attention_matches_torch(heads, kv_heads, splits, dtype):
     out = torch.full_like(q, float("nan"))
     DA.decode_attention(q, k, v, lengths, out=out, num_splits=splits, config={"block_kv": 32, "stages": 4})
     torch.testing.assert_close(out.float(), DA.decode_reference(q, k, v, lengths), atol=2e-2, rtol=2e-2)
+
+
+FAH = load_example("flash_attention_hopper")
+
+
+@pytest.mark.parametrize("seqlen,heads,kv_heads,d,causal,dtype,stages", [
+    (150, 2, 1, 128, False, torch.float16, 2),   # two KV blocks, a ragged last one
+    (150, 2, 1, 128, True, torch.float16, 3),    # the second query block crosses the diagonal
+    (70, 4, 2, 64, True, torch.bfloat16, 2),     # one short block: masked by both rules
+    (260, 2, 2, 64, False, torch.bfloat16, 2),   # three KV blocks through a two-slot ring
+])
+def test_hopper_flash_attention_matches_torch(seqlen, heads, kv_heads, d, causal, dtype, stages):
+    torch.manual_seed(seqlen + heads + d)
+    q = torch.randn(1, seqlen, heads, d).to(dtype)
+    k = torch.randn(1, seqlen, kv_heads, d).to(dtype)
+    v = torch.randn(1, seqlen, kv_heads, d).to(dtype)
+    out = torch.full_like(q, float("nan"))
+    FAH.flash_attention(q, k, v, causal, out=out, stages=stages)
+    torch.testing.assert_close(out.float(), FAH.attention_reference(q, k, v, causal), atol=2e-2, rtol=2e-2)
+
+
+def test_hopper_flash_attention_refuses_what_it_cannot_run():
+    q = torch.zeros(1, 8, 4, 96, dtype=torch.float16)
+    kv = torch.zeros(1, 8, 2, 96, dtype=torch.float16)
+    with pytest.raises(ValueError, match="head_dim must be 64 or 128"):
+        FAH.flash_attention(q, kv, kv, stages=2)
+    q = torch.zeros(1, 8, 3, 64, dtype=torch.float16)
+    kv = torch.zeros(1, 8, 2, 64, dtype=torch.float16)
+    with pytest.raises(ValueError, match="num_heads"):
+        FAH.flash_attention(q, kv, kv, stages=2)

@@ -1,0 +1,229 @@
+"""Warp-specialised flash attention forward for Hopper (sm_90a): O = softmax(Q K^T / sqrt(d)) V.
+
+Same contract as examples/flash_attention.py: tensors [batch, seqlen, heads, head_dim],
+grouped-query heads (query head h reads KV head h // (heads // kv_heads)), fp16 or bf16,
+head_dim 64 or 128, causal (top-left aligned, as torch's is_causal) or not, any length.
+
+A block owns 128 query rows of one head. Its threads are split by role and talk only
+through mbarriers:
+
+* warpgroup 0 is the producer: it gives registers back (``setmaxnreg``) and one thread
+  loads Q once, then K and V block by block with TMA into a ring of ``stages`` slots;
+  K and V of a slot complete on separate barriers, so the first product can start while
+  V is still landing. ``empty[s]`` completes when both consumer warpgroups are done with
+  slot s.
+* warpgroups 1 and 2 are the consumers, 64 query rows each (one wgmma accumulator split
+  between them): S = Q K^T with wgmma from shared memory; the online softmax in
+  registers, in base 2 (P = exp2(S c - m c), c = log2(e) / sqrt(d)), rescaling the row
+  sums l and the output O when the row max m grows; then O += P V with P straight from
+  registers (wgmma's register-A form: S's accumulator fragment is P's operand fragment,
+  so P never goes through shared memory).
+
+Only the blocks that need it are masked: the last KV block of a sequence that is not a
+multiple of 128, and, when causal, the blocks that cross the diagonal; causal blocks
+skip every KV block wholly above it and launch heaviest (last query block) first. TMA
+zero-fills rows past the sequence; their results are dropped at the store.
+
+    python examples/flash_attention_hopper.py            # CPU interpreter, small sizes
+    python examples/flash_attention_hopper.py --cuda     # GPU: checks against torch, then times it
+"""
+
+import math
+import sys
+
+import torch
+
+import tilus
+from tilus import bfloat16, float16, float32, int32, uint32
+from tilus.utils import benchmark_func, cdiv
+
+LOG2E = 1.4426950408889634
+BLOCK_Q, BLOCK_KV = 128, 128
+
+
+@tilus.autotune("stages", [2, 3])
+class FlashAttentionHopper(tilus.Script):
+    def __init__(self, dtype, num_heads: int, num_kv_heads: int, head_dim: int, causal: bool, stages: int):
+        super().__init__()
+        if num_heads % num_kv_heads:
+            raise ValueError(f"num_heads ({num_heads}) must be a multiple of num_kv_heads ({num_kv_heads})")
+        if head_dim not in (64, 128):
+            raise ValueError(f"head_dim must be 64 or 128, got {head_dim}")
+        self.dtype, self.num_heads, self.num_kv_heads, self.head_dim = dtype, num_heads, num_kv_heads, head_dim
+        self.causal, self.stages = causal, stages
+        self.group = num_heads // num_kv_heads
+        self.qk_scale = LOG2E / math.sqrt(head_dim)  # exp(x / sqrt(d)) == exp2(x * qk_scale)
+
+    def __call__(self, batch: int32, seqlen: int32, q_ptr: tilus.void_p, k_ptr: tilus.void_p,
+                 v_ptr: tilus.void_p, o_ptr: tilus.void_p):
+        bq, bkv, d, stages, c = BLOCK_Q, BLOCK_KV, self.head_dim, self.stages, self.qk_scale
+        # heads vary fastest (the query heads of one KV head run side by side); causal
+        # query blocks run from the last (the longest) to the first
+        q_blocks = cdiv(seqlen, bq)
+        self.attrs.blocks = [q_blocks * self.num_heads, 1, batch]
+        self.attrs.warps = 12
+        head = self.blockIdx.x % self.num_heads
+        q_block = self.blockIdx.x // self.num_heads
+        if self.causal:
+            q_block = q_blocks - 1 - q_block
+        q_start = q_block * bq
+        b = self.blockIdx.z
+        kv_head = head // self.group
+        # KV blocks [0, kv_blocks) are visited; those ending past mask_from need a mask
+        if self.causal:
+            kv_blocks = cdiv(min(seqlen, q_start + bq), bkv)
+            mask_from = min(seqlen, q_start + 1)
+        else:
+            kv_blocks = cdiv(seqlen, bkv)
+            mask_from = seqlen
+
+        gq = self.global_view(q_ptr, dtype=self.dtype, shape=[batch, seqlen, self.num_heads, d])
+        gk = self.global_view(k_ptr, dtype=self.dtype, shape=[batch, seqlen, self.num_kv_heads, d])
+        gv = self.global_view(v_ptr, dtype=self.dtype, shape=[batch, seqlen, self.num_kv_heads, d])
+        go = self.global_view(o_ptr, dtype=self.dtype, shape=[batch, seqlen, self.num_heads, d])
+        sq = self.shared_tensor(dtype=self.dtype, shape=[bq, d])
+        sk = self.shared_tensor(dtype=self.dtype, shape=[stages, bkv, d])
+        sv = self.shared_tensor(dtype=self.dtype, shape=[stages, bkv, d])
+        q_full = self.mbarrier.alloc(counts=[1])
+        k_full = self.mbarrier.alloc(counts=[1] * stages)
+        v_full = self.mbarrier.alloc(counts=[1] * stages)
+        empty = self.mbarrier.alloc(counts=[2] * stages)  # one arrival per consumer warpgroup
+        kv_bytes = bkv * d * self.dtype.nbytes
+
+        with self.warp_group(warp_begin=0, num_warps=4):  # producer
+            self.setmaxnreg(40, "dec")
+            with self.single_thread():
+                self.mbarrier.arrive_and_expect_tx(q_full, bq * d * self.dtype.nbytes)
+                self.tma.global_to_shared(src=gq, dst=sq, offsets=[b, q_start, head, 0], dims=[1, 3],
+                                          mbarrier=q_full)
+                stage: int32 = 0
+                phase: uint32 = self.mbarrier.producer_initial_phase
+                for j in range(kv_blocks):
+                    self.mbarrier.wait(empty[stage], phase=phase)
+                    self.mbarrier.arrive_and_expect_tx(k_full[stage], kv_bytes)
+                    self.tma.global_to_shared(src=gk, dst=sk[stage], offsets=[b, j * bkv, kv_head, 0],
+                                              dims=[1, 3], mbarrier=k_full[stage])
+                    self.mbarrier.arrive_and_expect_tx(v_full[stage], kv_bytes)
+                    self.tma.global_to_shared(src=gv, dst=sv[stage], offsets=[b, j * bkv, kv_head, 0],
+                                              dims=[1, 3], mbarrier=v_full[stage])
+                    stage = (stage + 1) % stages
+                    if stage == 0:
+                        phase ^= 1
+
+        with self.warp_group(warp_begin=4, num_warps=8):  # two consumer warpgroups
+            self.setmaxnreg(232, "inc")
+            self.mbarrier.wait(q_full, phase=0)
+            o = self.register_tensor(dtype=float32, shape=[bq, d], init=0.0)
+            m = self.register_tensor(dtype=float32, shape=[bq, 1], init=float("-inf"))
+            l = self.register_tensor(dtype=float32, shape=[bq, 1], init=0.0)
+            stage: int32 = 0
+            phase: uint32 = self.mbarrier.consumer_initial_phase
+            for j in range(kv_blocks):
+                kv_start = j * bkv
+                self.mbarrier.wait(k_full[stage], phase=phase)
+                s = self.register_tensor(dtype=float32, shape=[bq, bkv], init=0.0)
+                self.wgmma.fence()
+                self.wgmma.mma(sq, sk[stage].transpose(), s)
+                self.wgmma.commit_group()
+                self.wgmma.wait_group(0)
+                if kv_start + bkv > mask_from:
+                    if self.causal:
+                        s = self.where(self.register_tensor(
+                            dtype=int32, shape=[bq, bkv], init=lambda i, jj: jj + kv_start - i - q_start) <= 0,
+                            s, float("-inf"))
+                    else:
+                        s = self.where(self.register_tensor(
+                            dtype=int32, shape=[bq, bkv], init=lambda i, jj: jj + kv_start) < seqlen,
+                            s, float("-inf"))
+                m_new = self.maximum(m, self.max(s, dim=1, keepdim=True))
+                m_scaled = m_new * c
+                p = self.exp2(s * c - m_scaled)
+                alpha = self.exp2(m * c - m_scaled)
+                l = l * alpha + self.sum(p, dim=1, keepdim=True)
+                m = m_new
+                o = o * alpha
+                self.mbarrier.wait(v_full[stage], phase=phase)
+                self.wgmma.fence()
+                self.wgmma.mma(p.to(self.dtype), sv[stage], o)
+                self.wgmma.commit_group()
+                self.wgmma.wait_group(0)
+                self.release(empty[stage])
+                stage = (stage + 1) % stages
+                if stage == 0:
+                    phase ^= 1
+            o = o / l
+            self.store_global(go, o.to(self.dtype), offsets=[b, q_start, head, 0], dims=[1, 3])
+
+    def release(self, barrier):
+        """One thread of each consumer warpgroup frees the slot: its wgmma waits retired
+        the warpgroup's reads of K and V."""
+        with self.thread_group(0, num_threads=128):
+            with self.single_thread():
+                self.mbarrier.arrive(barrier)
+        with self.thread_group(128, num_threads=128):
+            with self.single_thread():
+                self.mbarrier.arrive(barrier)
+
+
+_TORCH_TO_TILUS = {torch.float16: float16, torch.bfloat16: bfloat16}
+_SCRIPTS = {}
+
+
+def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
+                    out: torch.Tensor = None, stages: int = None) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d)) v for contiguous q [b, s, h, d], k and v [b, s, h_kv, d]
+    (fp16/bf16, d 64 or 128, h a multiple of h_kv); the result has q's shape. `stages`
+    fixes the ring depth instead of autotuning it."""
+    if q.dtype not in _TORCH_TO_TILUS or k.dtype != q.dtype or v.dtype != q.dtype:
+        raise ValueError("flash_attention: q, k, v must share one dtype, float16 or bfloat16")
+    if q.dim() != 4 or k.shape != v.shape or k.shape[::3] != q.shape[::3] or k.shape[1] != q.shape[1]:
+        raise ValueError(f"flash_attention: shapes q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"
+                         " are not [b, s, h, d] and [b, s, h_kv, d]")
+    if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
+        raise ValueError("flash_attention: q, k and v must be contiguous")
+    batch, seqlen, heads, d = q.shape
+    out = torch.empty_like(q) if out is None else out
+    key = (q.dtype, heads, k.shape[2], d, causal, stages)
+    if key not in _SCRIPTS:
+        extra = {} if stages is None else {"stages": stages}
+        _SCRIPTS[key] = FlashAttentionHopper(_TORCH_TO_TILUS[q.dtype], heads, k.shape[2], d, causal, **extra)
+    _SCRIPTS[key](batch, seqlen, q, k, v, out)
+    return out
+
+
+def attention_reference(q, k, v, causal=False):
+    """The same attention in float32 through torch (layout [b, s, h, d])."""
+    group = q.shape[2] // k.shape[2]
+    qt, kt, vt = (x.float().transpose(1, 2) for x in (q, k, v))
+    kt, vt = kt.repeat_interleave(group, dim=1), vt.repeat_interleave(group, dim=1)
+    o = torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+    return o.transpose(1, 2)
+
+
+def main(device: str):
+    torch.manual_seed(0)
+    if device == "cpu":
+        cases = [(1, 150, 2, 1, 128, torch.float16), (2, 70, 2, 2, 64, torch.bfloat16)]
+        stages = 2
+    else:
+        cases = [(1, 4096, 32, 8, 128, torch.float16), (2, 1023, 16, 4, 64, torch.bfloat16)]
+        stages = None
+    for batch, seqlen, heads, kv_heads, d, dtype in cases:
+        q = torch.randn(batch, seqlen, heads, d, device=device).to(dtype)
+        k = torch.randn(batch, seqlen, kv_heads, d, device=device).to(dtype)
+        v = torch.randn(batch, seqlen, kv_heads, d, device=device).to(dtype)
+        for causal in (False, True):
+            o = torch.full_like(q, float("nan"))
+            flash_attention(q, k, v, causal, out=o, stages=stages)
+            torch.testing.assert_close(o.float(), attention_reference(q, k, v, causal), atol=2e-2, rtol=2e-2)
+            line = (f"flash attention (Hopper) {str(dtype)[6:]:8s} b={batch} s={seqlen} h={heads}/{kv_heads} d={d} "
+                    f"{'causal' if causal else 'full':6s}: ok")
+            if device == "cuda":
+                ms = benchmark_func(lambda: flash_attention(q, k, v, causal, out=o))
+                flops = 4 * batch * heads * seqlen * seqlen * d * (0.5 if causal else 1.0)
+                line += f"   {ms:.3f} ms  {flops / ms * 1e-9:.1f} TFLOP/s"
+            print(line)
+
+
+if __name__ == "__main__":
+    main("cuda" if "--cuda" in sys.argv else "cpu")
