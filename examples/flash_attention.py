@@ -165,11 +165,8 @@ _TORCH_TO_TILUS = {torch.float16: float16, torch.bfloat16: bfloat16}
 _SCRIPTS = {}
 
 
-def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
-                    out: torch.Tensor = None, config: dict = None) -> torch.Tensor:
-    """softmax(q k^T / sqrt(d)) v for contiguous q [b, s, h, d], k and v [b, s, h_kv, d]
-    (fp16/bf16, h a multiple of h_kv); the result has q's shape. `config` fixes the tuning
-    parameters (warps, block_q, block_kv, stages) instead of autotuning them."""
+def check_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor):
+    """Refuses what the attention kernels cannot take, naming the parameter."""
     if q.dtype not in _TORCH_TO_TILUS or k.dtype != q.dtype or v.dtype != q.dtype:
         raise ValueError("flash_attention: q, k, v must share one dtype, float16 or bfloat16")
     if q.dim() != 4 or k.shape != v.shape or k.shape[::3] != q.shape[::3] or k.shape[1] != q.shape[1]:
@@ -177,6 +174,14 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
                          " are not [b, s, h, d] and [b, s, h_kv, d]")
     if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
         raise ValueError("flash_attention: q, k and v must be contiguous")
+
+
+def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
+                    out: torch.Tensor = None, config: dict = None) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d)) v for contiguous q [b, s, h, d], k and v [b, s, h_kv, d]
+    (fp16/bf16, h a multiple of h_kv); the result has q's shape. `config` fixes the tuning
+    parameters (warps, block_q, block_kv, stages) instead of autotuning them."""
+    check_inputs(q, k, v)
     batch, seqlen, heads, d = q.shape
     out = torch.empty_like(q) if out is None else out
     key = (q.dtype, heads, k.shape[2], d, causal, tuple(sorted((config or {}).items())))
@@ -195,6 +200,26 @@ def attention_reference(q, k, v, causal=False):
     return o.transpose(1, 2)
 
 
+def check_cases(device: str, attention, cases, title: str):
+    """Runs `attention(q, k, v, causal, out=o)` on each (batch, seqlen, heads, kv_heads,
+    d, dtype) case, causal and not, against torch, and times it on the GPU."""
+    for batch, seqlen, heads, kv_heads, d, dtype in cases:
+        q = torch.randn(batch, seqlen, heads, d, device=device).to(dtype)
+        k = torch.randn(batch, seqlen, kv_heads, d, device=device).to(dtype)
+        v = torch.randn(batch, seqlen, kv_heads, d, device=device).to(dtype)
+        for causal in (False, True):
+            o = torch.full_like(q, float("nan"))
+            attention(q, k, v, causal, out=o)
+            torch.testing.assert_close(o.float(), attention_reference(q, k, v, causal), atol=2e-2, rtol=2e-2)
+            line = (f"{title} {str(dtype)[6:]:8s} b={batch} s={seqlen} h={heads}/{kv_heads} d={d} "
+                    f"{'causal' if causal else 'full':6s}: ok")
+            if device == "cuda":
+                ms = benchmark_func(lambda: attention(q, k, v, causal, out=o))
+                flops = 4 * batch * heads * seqlen * seqlen * d * (0.5 if causal else 1.0)
+                line += f"   {ms:.3f} ms  {flops / ms * 1e-9:.1f} TFLOP/s"
+            print(line)
+
+
 def main(device: str):
     torch.manual_seed(0)
     if device == "cpu":
@@ -203,21 +228,8 @@ def main(device: str):
     else:
         cases = [(1, 4096, 32, 8, 128, torch.float16), (2, 1023, 16, 4, 64, torch.bfloat16)]
         config = None
-    for batch, seqlen, heads, kv_heads, d, dtype in cases:
-        q = torch.randn(batch, seqlen, heads, d, device=device).to(dtype)
-        k = torch.randn(batch, seqlen, kv_heads, d, device=device).to(dtype)
-        v = torch.randn(batch, seqlen, kv_heads, d, device=device).to(dtype)
-        for causal in (False, True):
-            o = torch.full_like(q, float("nan"))
-            flash_attention(q, k, v, causal, out=o, config=config)
-            torch.testing.assert_close(o.float(), attention_reference(q, k, v, causal), atol=2e-2, rtol=2e-2)
-            line = (f"flash attention {str(dtype)[6:]:8s} b={batch} s={seqlen} h={heads}/{kv_heads} d={d} "
-                    f"{'causal' if causal else 'full':6s}: ok")
-            if device == "cuda":
-                ms = benchmark_func(lambda: flash_attention(q, k, v, causal, out=o))
-                flops = 4 * batch * heads * seqlen * seqlen * d * (0.5 if causal else 1.0)
-                line += f"   {ms:.3f} ms  {flops / ms * 1e-9:.1f} TFLOP/s"
-            print(line)
+    check_cases(device, lambda q, k, v, causal, out: flash_attention(q, k, v, causal, out=out, config=config),
+                cases, "flash attention")
 
 
 if __name__ == "__main__":

@@ -29,13 +29,19 @@ zero-fills rows past the sequence; their results are dropped at the store.
 """
 
 import math
+import os
 import sys
 
 import torch
 
 import tilus
 from tilus import bfloat16, float16, float32, int32, uint32
-from tilus.utils import benchmark_func, cdiv
+from tilus.utils import cdiv
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from flash_attention import attention_reference, check_cases, check_inputs  # noqa: E402  (the same contract)
+
+__all__ = ["FlashAttentionHopper", "flash_attention", "attention_reference"]
 
 LOG2E = 1.4426950408889634
 BLOCK_Q, BLOCK_KV = 128, 128
@@ -174,13 +180,7 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
     """softmax(q k^T / sqrt(d)) v for contiguous q [b, s, h, d], k and v [b, s, h_kv, d]
     (fp16/bf16, d 64 or 128, h a multiple of h_kv); the result has q's shape. `stages`
     fixes the ring depth instead of autotuning it."""
-    if q.dtype not in _TORCH_TO_TILUS or k.dtype != q.dtype or v.dtype != q.dtype:
-        raise ValueError("flash_attention: q, k, v must share one dtype, float16 or bfloat16")
-    if q.dim() != 4 or k.shape != v.shape or k.shape[::3] != q.shape[::3] or k.shape[1] != q.shape[1]:
-        raise ValueError(f"flash_attention: shapes q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"
-                         " are not [b, s, h, d] and [b, s, h_kv, d]")
-    if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
-        raise ValueError("flash_attention: q, k and v must be contiguous")
+    check_inputs(q, k, v)
     batch, seqlen, heads, d = q.shape
     out = torch.empty_like(q) if out is None else out
     key = (q.dtype, heads, k.shape[2], d, causal, stages)
@@ -191,15 +191,6 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
     return out
 
 
-def attention_reference(q, k, v, causal=False):
-    """The same attention in float32 through torch (layout [b, s, h, d])."""
-    group = q.shape[2] // k.shape[2]
-    qt, kt, vt = (x.float().transpose(1, 2) for x in (q, k, v))
-    kt, vt = kt.repeat_interleave(group, dim=1), vt.repeat_interleave(group, dim=1)
-    o = torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
-    return o.transpose(1, 2)
-
-
 def main(device: str):
     torch.manual_seed(0)
     if device == "cpu":
@@ -208,21 +199,8 @@ def main(device: str):
     else:
         cases = [(1, 4096, 32, 8, 128, torch.float16), (2, 1023, 16, 4, 64, torch.bfloat16)]
         stages = None
-    for batch, seqlen, heads, kv_heads, d, dtype in cases:
-        q = torch.randn(batch, seqlen, heads, d, device=device).to(dtype)
-        k = torch.randn(batch, seqlen, kv_heads, d, device=device).to(dtype)
-        v = torch.randn(batch, seqlen, kv_heads, d, device=device).to(dtype)
-        for causal in (False, True):
-            o = torch.full_like(q, float("nan"))
-            flash_attention(q, k, v, causal, out=o, stages=stages)
-            torch.testing.assert_close(o.float(), attention_reference(q, k, v, causal), atol=2e-2, rtol=2e-2)
-            line = (f"flash attention (Hopper) {str(dtype)[6:]:8s} b={batch} s={seqlen} h={heads}/{kv_heads} d={d} "
-                    f"{'causal' if causal else 'full':6s}: ok")
-            if device == "cuda":
-                ms = benchmark_func(lambda: flash_attention(q, k, v, causal, out=o))
-                flops = 4 * batch * heads * seqlen * seqlen * d * (0.5 if causal else 1.0)
-                line += f"   {ms:.3f} ms  {flops / ms * 1e-9:.1f} TFLOP/s"
-            print(line)
+    check_cases(device, lambda q, k, v, causal, out: flash_attention(q, k, v, causal, out=out, stages=stages),
+                cases, "flash attention (Hopper)")
 
 
 if __name__ == "__main__":
