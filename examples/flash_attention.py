@@ -51,8 +51,34 @@ CONFIGS = [(4, 64, 64, 2), (4, 64, 64, 3), (4, 64, 128, 2), (4, 64, 128, 3),
 SMEM_LIMIT = 232448  # bytes of dynamic shared memory one block may opt into on sm_90
 
 
+class OnlineSoftmax:
+    """The online-softmax step of the flash-attention scripts (a mixin of their Script;
+    examples/flash_attention_hopper.py uses it too)."""
+
+    def softmax_step(self, s, m, l, bq: int, bkv: int, kv_start: int32, q_start: int32, mask_from: int32,
+                     seqlen: int32):
+        """Masks the block of scores `s` [bq, bkv] where it needs it (columns past the
+        sequence; above the diagonal when causal) and advances the softmax: returns the
+        probabilities P, the new row max and row sum, and the factor O is rescaled by."""
+        c = self.qk_scale
+        if kv_start + bkv > mask_from:
+            if self.causal:
+                s = self.where(self.register_tensor(
+                    dtype=int32, shape=[bq, bkv], init=lambda i, j: j + kv_start - i - q_start) <= 0,
+                    s, float("-inf"))
+            else:
+                s = self.where(self.register_tensor(
+                    dtype=int32, shape=[bq, bkv], init=lambda i, j: j + kv_start) < seqlen,
+                    s, float("-inf"))
+        m_new = self.maximum(m, self.max(s, dim=1, keepdim=True))
+        m_scaled = m_new * c
+        p = self.exp2(s * c - m_scaled)
+        alpha = self.exp2(m * c - m_scaled)
+        return p, m_new, l * alpha + self.sum(p, dim=1, keepdim=True), alpha
+
+
 @tilus.autotune("warps, block_q, block_kv, stages", CONFIGS)
-class FlashAttention(tilus.Script):
+class FlashAttention(OnlineSoftmax, tilus.Script):
     def __init__(self, dtype, num_heads: int, num_kv_heads: int, head_dim: int, causal: bool,
                  warps: int, block_q: int, block_kv: int, stages: int):
         super().__init__()
@@ -68,7 +94,7 @@ class FlashAttention(tilus.Script):
 
     def __call__(self, batch: int32, seqlen: int32, q_ptr: tilus.void_p, k_ptr: tilus.void_p,
                  v_ptr: tilus.void_p, o_ptr: tilus.void_p):
-        bq, bkv, d, stages, c = self.block_q, self.block_kv, self.head_dim, self.stages, self.qk_scale
+        bq, bkv, d, stages = self.block_q, self.block_kv, self.head_dim, self.stages
         # Blocks launch in the order of a one-dimensional x (a 2-D grid would be run in
         # bands of 8 along x, codegen's L2 order for tiled products): heads vary fastest,
         # so the query heads of one KV head run side by side, then the query blocks. A
@@ -130,21 +156,7 @@ class FlashAttention(tilus.Script):
 
             s = self.dot(self.load_shared(sq), self.load_shared(sk[current_stage].transpose()),
                          acc_dtype=float32)
-            if kv_start + bkv > mask_from:
-                if self.causal:
-                    s = self.where(self.register_tensor(
-                        dtype=int32, shape=[bq, bkv], init=lambda i, j: j + kv_start - i - q_start) <= 0,
-                        s, float("-inf"))
-                else:
-                    s = self.where(self.register_tensor(
-                        dtype=int32, shape=[bq, bkv], init=lambda i, j: j + kv_start) < seqlen,
-                        s, float("-inf"))
-            m_new = self.maximum(m, self.max(s, dim=1, keepdim=True))
-            m_scaled = m_new * c
-            p = self.exp2(s * c - m_scaled)
-            alpha = self.exp2(m * c - m_scaled)
-            l = l * alpha + self.sum(p, dim=1, keepdim=True)
-            m = m_new
+            p, m, l, alpha = self.softmax_step(s, m, l, bq, bkv, kv_start, q_start, mask_from, seqlen)
             o = o * alpha
             self.store_shared(sp, p.to(self.dtype))
             self.sync()

@@ -39,7 +39,7 @@ from tilus import bfloat16, float16, float32, int32, uint32
 from tilus.utils import cdiv
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from flash_attention import attention_reference, check_cases, check_inputs  # noqa: E402  (the same contract)
+from flash_attention import OnlineSoftmax, attention_reference, check_cases, check_inputs  # noqa: E402
 
 __all__ = ["FlashAttentionHopper", "flash_attention", "attention_reference"]
 
@@ -48,7 +48,7 @@ BLOCK_Q, BLOCK_KV = 128, 128
 
 
 @tilus.autotune("stages", [2, 3])
-class FlashAttentionHopper(tilus.Script):
+class FlashAttentionHopper(OnlineSoftmax, tilus.Script):
     def __init__(self, dtype, num_heads: int, num_kv_heads: int, head_dim: int, causal: bool, stages: int):
         super().__init__()
         if num_heads % num_kv_heads:
@@ -62,7 +62,7 @@ class FlashAttentionHopper(tilus.Script):
 
     def __call__(self, batch: int32, seqlen: int32, q_ptr: tilus.void_p, k_ptr: tilus.void_p,
                  v_ptr: tilus.void_p, o_ptr: tilus.void_p):
-        bq, bkv, d, stages, c = BLOCK_Q, BLOCK_KV, self.head_dim, self.stages, self.qk_scale
+        bq, bkv, d, stages = BLOCK_Q, BLOCK_KV, self.head_dim, self.stages
         # heads vary fastest (the query heads of one KV head run side by side); causal
         # query blocks run from the last (the longest) to the first
         q_blocks = cdiv(seqlen, bq)
@@ -132,21 +132,7 @@ class FlashAttentionHopper(tilus.Script):
                 self.wgmma.mma(sq, sk[stage].transpose(), s)
                 self.wgmma.commit_group()
                 self.wgmma.wait_group(0)
-                if kv_start + bkv > mask_from:
-                    if self.causal:
-                        s = self.where(self.register_tensor(
-                            dtype=int32, shape=[bq, bkv], init=lambda i, jj: jj + kv_start - i - q_start) <= 0,
-                            s, float("-inf"))
-                    else:
-                        s = self.where(self.register_tensor(
-                            dtype=int32, shape=[bq, bkv], init=lambda i, jj: jj + kv_start) < seqlen,
-                            s, float("-inf"))
-                m_new = self.maximum(m, self.max(s, dim=1, keepdim=True))
-                m_scaled = m_new * c
-                p = self.exp2(s * c - m_scaled)
-                alpha = self.exp2(m * c - m_scaled)
-                l = l * alpha + self.sum(p, dim=1, keepdim=True)
-                m = m_new
+                p, m, l, alpha = self.softmax_step(s, m, l, bq, bkv, kv_start, q_start, mask_from, seqlen)
                 o = o * alpha
                 self.mbarrier.wait(v_full[stage], phase=phase)
                 self.wgmma.fence()
