@@ -26,6 +26,9 @@ are split by role and talk only through mbarriers:
   k16 step) that are staged one after the other in half the shared memory, which buys a
   fourth 128x256 stage (the ring is what bounds this kernel: a 48 KB stage takes about
   as long to land as one step's wgmma to run); ``"registers"`` stores from registers.
+* with ``split_k > 1`` (shapes with few output tiles, m = 128) a work unit is a tile and
+  one slice of k; the slices add fp32 partial tiles into a workspace with atomics and
+  the tile's last slice writes C (and leaves the workspace zeroed for the next call).
 
 TMA zero-fills loads past the matrix edge and clips stores, so no tile is masked. TMA
 needs 16-byte row strides: k a multiple of 8 (16 for float8), n of 8.
