@@ -48,6 +48,14 @@ def test_explicit_tuned_arguments_fix_them():
     assert all("a" not in cfg for cfg in partial.configs)
 
 
+def test_a_partial_configuration_outside_the_space_names_what_is_missing():
+    Kernel = _make(tilus.autotune("a, b", [(1, 8), (2, 16)]), tilus.autotune("c", [0]))
+    with pytest.raises(ValueError, match=r"no configuration .* matches \{'a': 1, 'b': 16\}; give every "
+                                         r"tuned parameter \(c missing\)"):
+        Kernel(scale=3, a=1, b=16)
+    assert isinstance(Kernel(3, 1, 16, 0), Kernel)  # all of them given: built as asked
+
+
 def test_cpu_runs_the_first_config_that_compiles():
     # a=64 warps is invalid, so the first valid config is a=2.
     Kernel = _make(tilus.autotune("a", [64, 2]), tilus.autotune("b", [8, 16]),

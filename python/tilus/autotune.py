@@ -171,8 +171,10 @@ def tuned_instance_or_none(cls, args: tuple, kwargs: dict):
     fixed = {n: given.pop(n) for n in tuned if n in given}
     configs = space.configs(fixed)
     if not configs:
-        raise ValueError(f"{cls.__name__}(): no configuration of the search space matches "
-                         f"{fixed}")
+        missing = [n for n in tuned if n not in fixed]
+        raise ValueError(f"{cls.__name__}(): no configuration of the search space matches {fixed}; "
+                         f"give every tuned parameter ({', '.join(missing)} missing) to build exactly "
+                         f"that configuration, or values the search space holds")
     return TunedScript(cls, given, fixed, configs)
 
 
