@@ -194,8 +194,10 @@ void g2s_interpret(interp::BlockState& st, const StmtNode& stmt, const Instructi
   }
   // Multicast: the same box lands in every block of the mask, at dst's offset inside the
   // same allocation of that block, completing on that block's barrier at the same offset.
+  TILUS_CHECK(st.cluster, "ValueError", "tma.global_to_shared: multicast_mask needs a cluster of blocks "
+              "(self.attrs.cluster_blocks); this kernel runs blocks alone");
   const int64_t mask = interp::eval_int(st, i.args.back());
-  const int64_t blocks = st.cluster ? st.cluster->size() : 1;
+  const int64_t blocks = st.cluster->size();
   TILUS_CHECK(mask > 0 && mask < (int64_t{1} << blocks), "ValueError", "tma.global_to_shared: multicast_mask ",
               mask, " names blocks outside the cluster of ", blocks, " block(s)");
   const size_t root = interp::shared_root_slot(st, dst);
@@ -389,7 +391,8 @@ void copy_emit(CudaEmitter& e, const Instruction& i) {
     e.tma_stores_ = true;
   }
   const std::string bar = load ? "(unsigned)(" + e.expr(i.args[0]) + ")" : "";
-  // A multicast outside a cluster would name blocks that do not exist (a fault on the GPU).
+  // A multicast outside a cluster has no peer to reach: refused here as in the interpreter
+  // (g2s_interpret), rather than compiled to a copy the script did not mean.
   const auto& cluster = e.program_.cluster;
   const bool in_cluster = cluster[0] * cluster[1] * cluster[2] > 1;
   TILUS_CHECK(!multicast(i) || in_cluster, "ValueError", what,

@@ -10,7 +10,7 @@ import torch
 
 import tilus
 from tests.codegen.nvrtc_compile import require_nvrtc
-from tests.interp.test_clusters import ClusterExchange, MulticastRows, MulticastSignal
+from tests.interp.test_clusters import ClusterExchange, MulticastRows, MulticastSignal, MulticastWithoutCluster
 from tests.interp.test_thread_groups import GroupRanges, SetMaxNRegOk, WsCopyMatmul
 from tilus import _C, float32, int32
 
@@ -133,18 +133,6 @@ def test_remote_arrival_of_cta_scope_is_the_plain_arrival():
 
 
 def test_tma_multicast_without_a_cluster_is_refused_at_its_line():
-    from tilus import float32 as f32
-
-    class NoCluster(tilus.Script):
-        def __call__(self, x_ptr: ~f32):
-            self.attrs.blocks = [2]
-            self.attrs.warps = 1
-            gx = self.global_view(x_ptr, dtype=f32, shape=[8, 16])
-            tile = self.shared_tensor(dtype=f32, shape=[8, 16])
-            full = self.mbarrier.alloc(counts=[1])
-            self.mbarrier.arrive_and_expect_tx(full, 8 * 16 * 4)
-            self.tma.global_to_shared(src=gx, dst=tile, offsets=[0, 0], mbarrier=full, multicast_mask=1)
-            self.mbarrier.wait(full, phase=0)
     with pytest.raises(Exception, match="multicast_mask needs a cluster of blocks") as info:
-        _generate(NoCluster(), (torch.zeros(8, 16),), "sm_90a")
+        _generate(MulticastWithoutCluster(), (torch.zeros(8, 16),), "sm_90a")
     assert "multicast_mask=1" in info.value.text

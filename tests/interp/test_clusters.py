@@ -210,3 +210,22 @@ class MulticastOutsideCluster(tilus.Script):
 def test_multicast_to_a_block_outside_the_cluster_is_refused():
     with pytest.raises(ValueError, match=r"multicast_mask 4 names blocks outside the cluster of 2"):
         MulticastOutsideCluster()(torch.randn(8, 16))
+
+
+class MulticastWithoutCluster(tilus.Script):
+    def __call__(self, x_ptr: ~float32):
+        self.attrs.blocks = [2]
+        self.attrs.warps = 1
+        gx = self.global_view(x_ptr, dtype=float32, shape=[8, 16])
+        tile = self.shared_tensor(dtype=float32, shape=[8, 16])
+        full = self.mbarrier.alloc(counts=[1])
+        with self.single_thread():
+            self.mbarrier.arrive_and_expect_tx(full, 8 * 16 * 4)
+            self.tma.global_to_shared(src=gx, dst=tile, offsets=[0, 0], mbarrier=full, multicast_mask=1)
+        self.mbarrier.wait(full, phase=0)
+
+
+def test_multicast_without_a_cluster_is_refused_as_on_cuda():
+    with pytest.raises(ValueError, match="multicast_mask needs a cluster of blocks") as info:
+        MulticastWithoutCluster()(torch.randn(8, 16))
+    assert "multicast_mask=1" in info.value.text
