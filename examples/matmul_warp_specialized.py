@@ -111,7 +111,7 @@ class MatmulWarpSpecialized(tilus.Script):
         cluster_rows = cdiv(m_size, bm * cm)
         tiles_n = cdiv(n_size, bn)
         num_cluster_tiles = cluster_rows * tiles_n
-        # work units: a cluster tile and one of split_k slices of k (chunk steps each)
+        # work units: a cluster tile and one of split_k slices of k (chunk elements each, whole k-steps)
         splits = self.split_k
         num_units = num_cluster_tiles * splits
         chunk = cdiv(cdiv(k_size, splits), bk) * bk

@@ -9,8 +9,9 @@ The protocol a script follows: ``fence()``, then one or more ``mma(a, b, d)``, t
 ``commit_group()`` to close a group, and ``wait_group(n)`` before ``d`` is used again.
 The thread group that issues them (the block outside ``with self.thread_group(...)``)
 must be whole warpgroups starting at a warpgroup; its warpgroups split ``d`` between
-them (a warp-specialised kernel's consumer warpgroups share one accumulator). tilus's automatic wgmma lowering of ``self.dot``
-places its own waits and never adds or removes any around these instructions.
+them (a warp-specialised kernel's consumer warpgroups share one accumulator). tilus's
+automatic wgmma lowering of ``self.dot`` places its own waits and never adds or removes
+any around these instructions.
 """
 
 from __future__ import annotations
