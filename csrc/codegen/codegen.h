@@ -17,6 +17,8 @@ struct CodegenOptions {
   bool wgmma = false;
   // The target is sm_90a: mbarrier transaction counts, TMA and proxy fences may be used.
   bool sm90 = false;
+  // On sm_90a, copy_async lowers to TMA when every copy of the kernel can (ops/async_copy.cc).
+  bool copy_tma = true;
   // Estimated per-thread operations an unrolled loop body may reach
   // (codegen/unroll_budget.h); 0 follows every unroll= hint as written.
   int64_t unroll_budget = 64;

@@ -520,7 +520,9 @@ GeneratedKernel CudaEmitter::run() {
     used_names_.insert(sanitize(v->name));
     line(ctype(v->dtype) + " " + sanitize(v->name) + ";");
   }
+  ops::prepare_copy_lowering(*this);
   stmt(program_.body);
+  ops::finish_copy_lowering(*this);
   // A TMA store reads its shared tile after its instruction; the block's shared memory
   // must outlive that read (the interpreter completes every copy at exit).
   if (tma_stores_) line("if (tl_tid == 0) asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: \"memory\");");

@@ -21,6 +21,13 @@
 namespace tilus {
 
 class CudaEmitter;
+namespace ops {
+// copy_async's lowering to TMA (ops/async_copy.cc): decided and set up before the body,
+// finished after it.
+void prepare_copy_lowering(CudaEmitter& e);
+void finish_copy_lowering(CudaEmitter& e);
+}  // namespace ops
+
 // First-fit allocator of the dynamic shared memory, blocks aligned to 128 bytes or more.
 class SharedAllocator {
  public:
@@ -270,6 +277,7 @@ class CudaEmitter {
   // whether it issues stores (it then waits for their reads before exiting)
   std::vector<TmaMapSpec> tma_maps_;
   bool tma_stores_ = false;
+  bool copy_tma_ = false;  // copy_async runs as TMA copies (ops/async_copy.cc)
   struct GroupScope {
     int64_t begin, threads;
     int barrier;  // named barrier id (1..15) of bar.sync in this group

@@ -290,49 +290,65 @@ const Instruction* view_of(const Program& program, const Tensor& view) {
   return found;
 }
 
-// The tensor map of copy `i` (added to the kernel's parameters when new): the view's
-// pointer, extents and strides, which the host must be able to evaluate, and the box.
-int tensor_map(CudaEmitter& e, const Instruction& i, const std::vector<int64_t>& box, int swizzle_bytes) {
-  const char* what = copy_name(i);
-  const Tensor& g = i.op == Op::TmaGlobalToShared ? i.inputs[0] : i.inputs[1];
+}  // namespace
+
+// Why the TMA unit cannot copy through global view `g` ("" when it can). Its tensor map
+// is encoded on the host before the launch, so the view must start at a pointer
+// parameter and have extents and strides the host computes; rows must be contiguous and
+// constant strides multiples of 16 bytes. `proven`: other strides too must be provably
+// multiples of 16 bytes (copy_async's lowering may not fail at the launch).
+std::string tma_view_refusal(CudaEmitter& e, const Tensor& g, const char* what, bool proven) {
+  const Instruction* view = view_of(e.program_, g);
+  if (!view)
+    return cat(what, ": the global tensor ", g->name, " is a workspace (self.global_tensor); TMA copies need a view "
+               "of a kernel parameter (self.global_view), whose tensor map the host encodes before the launch");
+  HostEvaluator host(e.program_);
+  if (host.pointer_param(view->args[0]) < 0)
+    return cat(what, ": the global view ", g->name, " starts at ", expr_str(view->args[0]), "; TMA copies need a "
+               "view whose pointer is a kernel parameter (its tensor map is encoded on the host before the launch)");
+  const size_t rank = g->global_shape.size();
+  const int64_t bits = g->dtype.bits();
+  const Expr& last = g->global_strides[rank - 1];
+  if (!last->is_const() || last->int_value != 1)
+    return cat(what, ": the global view ", g->name, " has stride ", expr_str(last),
+               " in its last dimension; TMA copies need it contiguous (stride 1)");
+  for (size_t d = 0; d < rank; ++d) {
+    for (const char* kind : {"extent", "stride"}) {
+      const Expr& x = kind[0] == 'e' ? g->global_shape[d] : g->global_strides[d];
+      if (!host.evaluable(x))
+        return cat(what, ": the ", kind, " of dimension ", d, " of the global view ", g->name, " is ", expr_str(x),
+                   ", which the host cannot compute before the launch; a TMA copy's view may only use the "
+                   "kernel's parameters, constants and top-level variables");
+    }
+    const Expr& stride = g->global_strides[d];
+    if (d + 1 == rank) continue;
+    if (stride->is_const() && stride->int_value * bits % 128)
+      return cat(what, ": the global view ", g->name, " has stride ", stride->int_value, " in dimension ", d, " (",
+                 stride->int_value * bits / 8, " bytes); TMA needs strides of a multiple of 16 bytes");
+    if (proven && bits % 8 == 0 && !e.div_.is_multiple(stride, 128 / bits))
+      return cat(what, ": the stride ", expr_str(stride), " of ", g->name, " is not known to be a multiple of 16 bytes");
+  }
+  return "";
+}
+
+namespace {
+
+// The tensor map of a copy through global view `g` (added to the kernel's parameters
+// when new): the view's pointer, extents and strides, and the box.
+int tensor_map(CudaEmitter& e, const char* what, const Tensor& g, const std::vector<int64_t>& box,
+               int swizzle_bytes) {
   for (size_t m = 0; m < e.tma_maps_.size(); ++m) {
     const TmaMapSpec& t = e.tma_maps_[m];
     if (t.view == g->id && t.box == box && t.swizzle_bytes == swizzle_bytes) return static_cast<int>(m);
   }
-  const Instruction* view = view_of(e.program_, g);
-  TILUS_CHECK(view, "ValueError", what, ": the global tensor ", g->name,
-              " is a workspace (self.global_tensor); TMA copies need a view of a kernel parameter "
-              "(self.global_view), whose tensor map the host encodes before the launch");
-  HostEvaluator host(e.program_);
+  const std::string refusal = tma_view_refusal(e, g, what, false);
+  TILUS_CHECK(refusal.empty(), "ValueError", refusal);
+  TILUS_CHECK(g->dtype.bits() % 8 == 0, "TypeError", what, ": ", g->dtype.name(), " elements are ", g->dtype.bits(),
+              " bits; TMA copies move whole bytes per element");
   TmaMapSpec t;
   t.view = g->id;
   t.view_name = g->name;
-  t.pointer_param = host.pointer_param(view->args[0]);
-  TILUS_CHECK(t.pointer_param >= 0, "ValueError", what, ": the global view ", g->name, " starts at ",
-              expr_str(view->args[0]), "; TMA copies need a view whose pointer is a kernel parameter "
-              "(its tensor map is encoded on the host before the launch)");
-  auto host_value = [&](const Expr& x, const char* kind, size_t d) {
-    TILUS_CHECK(host.evaluable(x), "ValueError", what, ": the ", kind, " of dimension ", d, " of the global view ",
-                g->name, " is ", expr_str(x), ", which the host cannot compute before the launch; a TMA "
-                "copy's view may only use the kernel's parameters, constants and top-level variables");
-  };
-  const size_t rank = g->global_shape.size();
-  const int64_t bits = g->dtype.bits();
-  const Expr& last = g->global_strides[rank - 1];
-  TILUS_CHECK(last->is_const() && last->int_value == 1, "ValueError", what, ": the global view ", g->name,
-              " has stride ", expr_str(last), " in its last dimension; TMA copies need it contiguous (stride 1)");
-  for (size_t d = 0; d < rank; ++d) {
-    host_value(g->global_shape[d], "extent", d);
-    host_value(g->global_strides[d], "stride", d);
-    const Expr& stride = g->global_strides[d];
-    if (d + 1 < rank && stride->is_const()) {
-      TILUS_CHECK(stride->int_value * bits % 128 == 0, "ValueError", what, ": the global view ", g->name,
-                  " has stride ", stride->int_value, " in dimension ", d, " (", stride->int_value * bits / 8,
-                  " bytes); TMA needs strides of a multiple of 16 bytes");
-    }
-  }
-  TILUS_CHECK(bits % 8 == 0, "TypeError", what, ": ", g->dtype.name(), " elements are ", bits,
-              " bits; TMA copies move whole bytes per element");
+  t.pointer_param = HostEvaluator(e.program_).pointer_param(view_of(e.program_, g)->args[0]);
   t.shape = g->global_shape;
   t.strides = g->global_strides;
   t.dtype = g->dtype;
@@ -342,6 +358,52 @@ int tensor_map(CudaEmitter& e, const Instruction& i, const std::vector<int64_t>&
   e.tma_maps_.push_back(std::move(t));
   return static_cast<int>(e.tma_maps_.size() - 1);
 }
+
+}  // namespace
+
+void emit_tma_boxes(CudaEmitter& e, const char* what, bool load, const Tensor& g, const Tensor& s,
+                    const std::vector<Expr>& offsets, const std::vector<int>& dims, const TmaTiling& tiling,
+                    const std::string& bar, const std::string& mask, const std::string& first) {
+  const int grank = g->rank();
+  std::vector<int64_t> box(grank, 1);
+  for (size_t p = 0; p < dims.size(); ++p) box[dims[p]] = s->shape[p];
+  box.back() = tiling.block_cols;
+  const int map = tensor_map(e, what, g, box, tiling.swizzle_bytes);
+  const CudaEmitter::SharedInfo& si = e.shared_.at(s->id);
+  // The tile's first element, and the coordinates (innermost first) of its first box.
+  std::vector<Expr> zeros(s->shape.size(), make_int(0));
+  const std::string base = e.fresh("tl_tma_smem");
+  e.open("");
+  e.line("const unsigned " + base + " = tilus::smem_u32(" + si.ptr + " + " + e.expr(e.shared_offset(si, zeros)) +
+         ");  // " + what + " " + s->name + " " + shape_text(s->shape));
+  std::vector<std::string> coords;
+  for (int d = grank - 1; d >= 0; --d) coords.push_back("(int)(" + e.expr(offsets[d]) + ")");
+  if (!load) {
+    // Every thread's writes to the tile are done and visible to the async proxy before
+    // thread 0 hands it to the TMA unit.
+    e.line("asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");");
+    e.line(e.block_sync());
+    e.tma_stores_ = true;
+  }
+  e.open("if (tl_tid == 0)");
+  if (!first.empty()) e.line(first);
+  const int64_t block_bytes =
+      storage_bytes(s->shape.size() >= 2 ? s->shape[s->shape.size() - 2] * tiling.block_cols * s->dtype.bits() : 0);
+  for (int64_t j = 0; j < tiling.blocks; ++j) {
+    std::string call = std::string("tilus::") + (load ? (mask.empty() ? "tma_load_" : "tma_load_multicast_") : "tma_store_") +
+                       std::to_string(grank) + "d(&tl_tma" + std::to_string(map) + ", " + base +
+                       (j ? " + " + std::to_string(j * block_bytes) : "");
+    if (load) call += ", " + bar;
+    if (!mask.empty()) call += ", " + mask;
+    for (size_t k = 0; k < coords.size(); ++k)
+      call += ", " + (k == 0 && j ? coords[k] + " + " + std::to_string(j * tiling.block_cols) : coords[k]);
+    e.line(call + ");");
+  }
+  e.close();
+  e.close();
+}
+
+namespace {
 
 void copy_emit(CudaEmitter& e, const Instruction& i) {
   const bool load = i.op == Op::TmaGlobalToShared;
@@ -370,27 +432,6 @@ void copy_emit(CudaEmitter& e, const Instruction& i) {
   TILUS_CHECK(tiling.error.empty(), "ValueError", what, ": the shared tile ", s->name, " ", s->type_str(), " is laid out as ",
               layout.str(), ", which TMA cannot write: ", tiling.error);
 
-  std::vector<int64_t> box(grank, 1);
-  for (size_t p = 0; p < i.dims.size(); ++p) box[i.dims[p]] = s->shape[p];
-  box.back() = tiling.block_cols;
-  const int map = tensor_map(e, i, box, tiling.swizzle_bytes);
-
-  // The tile's first element, and the coordinates (innermost first) of its first box.
-  std::vector<Expr> zeros(s->shape.size(), make_int(0));
-  const std::string base = e.fresh("tl_tma_smem");
-  e.open("");
-  e.line("const unsigned " + base + " = tilus::smem_u32(" + si.ptr + " + " + e.expr(e.shared_offset(si, zeros)) +
-         ");  // " + what + " " + s->name + " " + shape_text(s->shape));
-  std::vector<std::string> coords;
-  for (int d = grank - 1; d >= 0; --d) coords.push_back("(int)(" + e.expr(i.args[first + d]) + ")");
-  if (!load) {
-    // Every thread's writes to the tile are done and visible to the async proxy before
-    // thread 0 hands it to the TMA unit.
-    e.line("asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");");
-    e.line(e.block_sync());
-    e.tma_stores_ = true;
-  }
-  const std::string bar = load ? "(unsigned)(" + e.expr(i.args[0]) + ")" : "";
   // A multicast outside a cluster has no peer to reach: refused here as in the interpreter
   // (g2s_interpret), rather than compiled to a copy the script did not mean.
   const auto& cluster = e.program_.cluster;
@@ -398,22 +439,11 @@ void copy_emit(CudaEmitter& e, const Instruction& i) {
   TILUS_CHECK(!multicast(i) || in_cluster, "ValueError", what,
               ": multicast_mask needs a cluster of blocks (self.attrs.cluster_blocks); this kernel runs "
               "blocks alone");
+  const std::vector<Expr> offsets(i.args.begin() + first, i.args.begin() + first + grank);
+  const std::string bar = load ? "(unsigned)(" + e.expr(i.args[0]) + ")" : "";
   // a multicast load: the 16-bit mask of the cluster's blocks it lands in
   const std::string mask = multicast(i) ? "(unsigned short)(" + e.expr(i.args.back()) + ")" : "";
-  e.open("if (tl_tid == 0)");
-  const int64_t block_bytes = storage_bytes(layout.rank() >= 2 ? s->shape[s->shape.size() - 2] * tiling.block_cols * s->dtype.bits() : 0);
-  for (int64_t j = 0; j < tiling.blocks; ++j) {
-    std::string call = std::string("tilus::") + (load ? (mask.empty() ? "tma_load_" : "tma_load_multicast_") : "tma_store_") +
-                       std::to_string(grank) + "d(&tl_tma" + std::to_string(map) + ", " + base +
-                       (j ? " + " + std::to_string(j * block_bytes) : "");
-    if (load) call += ", " + bar;
-    if (!mask.empty()) call += ", " + mask;
-    for (size_t k = 0; k < coords.size(); ++k)
-      call += ", " + (k == 0 && j ? coords[k] + " + " + std::to_string(j * tiling.block_cols) : coords[k]);
-    e.line(call + ");");
-  }
-  e.close();
-  e.close();
+  emit_tma_boxes(e, what, load, g, s, offsets, i.dims, tiling, bar, mask, "");
 }
 
 void group_emit(CudaEmitter& e, const Instruction& i) {
@@ -452,7 +482,7 @@ void copy_verify(OperandCheck& c, const Instruction& i) {
 // A TMA load overwrites its shared dst asynchronously, so a dot still reading that tile
 // must finish first.
 WgmmaHazard load_hazard(const Instruction&, const LayoutPlan&, int) {
-  return {WgmmaHazard::WritesShared, 1, "a TMA load overwrites a tile a running dot may read"};
+  return {WgmmaHazard::WritesTile, 1, "a TMA load overwrites a tile a running dot may read"};
 }
 std::string group_print(const Instruction& i) {
   if (i.op == Op::TmaCommitGroup) return inst_text::call(i, "");

@@ -1,5 +1,7 @@
 // How TMA copies see shared tiles (ops/tma.cc): the layout the layout rule gives an
-// allocation a TMA copies, and how a planned layout maps onto the TMA unit's boxes.
+// allocation a TMA copies, how a planned layout maps onto the TMA unit's boxes, and the
+// code that issues the boxes (shared by self.tma and copy_async's lowering to TMA,
+// ops/async_copy.cc).
 //
 // The TMA unit writes a box densely in row-major order and swizzles it by address bits:
 // with a span of S = 32, 64 or 128 bytes, the 16-byte chunk c of the S-byte row at
@@ -13,7 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "ir/expr.h"
+#include "ir/tensor.h"
 #include "layout/shared_layout.h"
+
+namespace tilus {
+class CudaEmitter;
+}
 
 namespace tilus::ops {
 
@@ -33,5 +41,18 @@ struct TmaTiling {
 // out as `layout`, is copied by the TMA unit.
 TmaTiling tma_tiling(const SharedLayout& layout, const std::vector<int64_t>& view_shape, int64_t dtype_bits,
                      size_t lead_dims);
+
+// Why the TMA unit cannot copy through global view `g` ("" when it can): a view of a
+// pointer parameter whose extents and strides the host computes, contiguous rows,
+// strides of 16-byte multiples (`proven`: provably so, not only checked at the launch).
+std::string tma_view_refusal(CudaEmitter& e, const Tensor& g, const char* what, bool proven);
+
+// Thread 0 issues the boxes of one TMA copy of shared tile `s` from (load) or to global
+// view `g` at `offsets` (global coordinates; the tile's dimension p is dims[p]), tiled
+// as `tiling`; a load completes on barrier `bar` (C++), multicast to `mask` when not
+// empty. `first`: a line thread 0 runs before issuing (C++, may be empty).
+void emit_tma_boxes(CudaEmitter& e, const char* what, bool load, const Tensor& g, const Tensor& s,
+                    const std::vector<Expr>& offsets, const std::vector<int>& dims, const TmaTiling& tiling,
+                    const std::string& bar, const std::string& mask, const std::string& first);
 
 }  // namespace tilus::ops

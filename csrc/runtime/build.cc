@@ -15,13 +15,15 @@ double milliseconds_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 CodegenOptions codegen_options_for(const std::string& arch, bool pointers_aligned,
-                                   bool allow_wgmma, int64_t unroll_budget, bool bounds_check) {
+                                   bool allow_wgmma, int64_t unroll_budget, bool bounds_check,
+                                   bool copy_tma) {
   CodegenOptions options;
   options.pointers_aligned = pointers_aligned;
   options.wgmma = allow_wgmma && arch == "sm_90a";
   options.sm90 = arch == "sm_90a";
   options.unroll_budget = unroll_budget;
   options.bounds_check = bounds_check;
+  options.copy_tma = copy_tma;
   return options;
 }
 

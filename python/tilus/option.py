@@ -15,7 +15,9 @@ set here, which then wins for the rest of the process::
     tilus.option.progress(False)               # TILUS_PROGRESS (default 1: show bars)
     tilus.option.check_view_bounds(True)       # TILUS_CHECK_VIEW_BOUNDS (default 0)
     tilus.option.codegen(wgmma=False)          # TILUS_WGMMA (0: mma.sync only),
-                                               # TILUS_UNROLL_BUDGET (default 64)
+                                               # TILUS_UNROLL_BUDGET (default 64),
+                                               # TILUS_COPY_TMA (0: copy_async stays
+                                               # cp.async on sm_90a)
     tilus.option.interpret(True)               # TILUS_INTERPRET (default 0): GPU tensors
                                                # too run in the CPU interpreter
     tilus.option.debug.race_check(True)        # TILUS_RACE_CHECK (default 1): the
@@ -235,29 +237,33 @@ class CodegenChoices:
 
     wgmma: bool = True       # lower qualifying dots to wgmma where the arch has it (sm_90a)
     unroll_budget: int = 64  # operations an unrolled loop body may reach; 0: follow every hint
+    copy_tma: bool = True    # on sm_90a, copy_async as TMA copies where every copy of the kernel can
 
 
-def codegen(wgmma: Optional[bool] = None, unroll_budget: Optional[int] = None) -> None:
+def codegen(wgmma: Optional[bool] = None, unroll_budget: Optional[int] = None,
+            copy_tma: Optional[bool] = None) -> None:
     """Code generator choices; arguments left None keep their current value."""
-    if wgmma is not None and not isinstance(wgmma, bool):
-        raise TypeError(f"codegen: wgmma must be a bool, got {wgmma!r}")
+    for name, value in (("wgmma", wgmma), ("copy_tma", copy_tma)):
+        if value is not None and not isinstance(value, bool):
+            raise TypeError(f"codegen: {name} must be a bool, got {value!r}")
     if unroll_budget is not None and (isinstance(unroll_budget, bool)
                                       or not isinstance(unroll_budget, int) or unroll_budget < 0):
         raise ValueError(f"codegen: unroll_budget must be an int >= 0, got {unroll_budget!r}")
-    for name, value in (("wgmma", wgmma), ("unroll_budget", unroll_budget)):
+    for name, value in (("wgmma", wgmma), ("unroll_budget", unroll_budget), ("copy_tma", copy_tma)):
         if value is not None:
             _set["codegen." + name] = value
 
 
 def reset_codegen() -> None:
     """Forget choices set with :func:`codegen`: the environment decides again."""
-    for name in ("wgmma", "unroll_budget"):
+    for name in ("wgmma", "unroll_budget", "copy_tma"):
         _set.pop("codegen." + name, None)
 
 
 def get_codegen() -> CodegenChoices:
     """The code generator choices a build uses now: those set with :func:`codegen`, else
-    $TILUS_WGMMA (``0``: mma.sync instead of wgmma on sm_90a) and $TILUS_UNROLL_BUDGET."""
+    $TILUS_WGMMA (``0``: mma.sync instead of wgmma on sm_90a), $TILUS_UNROLL_BUDGET and
+    $TILUS_COPY_TMA (``0``: copy_async stays cp.async on sm_90a)."""
     defaults = CodegenChoices()
     wgmma = _set.get("codegen.wgmma")
     if wgmma is None:
@@ -265,8 +271,12 @@ def get_codegen() -> CodegenChoices:
     budget = _set.get("codegen.unroll_budget")
     if budget is None:
         budget = _env_number("TILUS_UNROLL_BUDGET", int, 0)
+    copy_tma = _set.get("codegen.copy_tma")
+    if copy_tma is None:
+        copy_tma = _env("TILUS_COPY_TMA") != "0"
     return CodegenChoices(wgmma=wgmma,
-                          unroll_budget=defaults.unroll_budget if budget is None else budget)
+                          unroll_budget=defaults.unroll_budget if budget is None else budget,
+                          copy_tma=copy_tma)
 
 
 # ---------------------------------------------------------------------------- progress

@@ -20,10 +20,10 @@ def require_nvrtc():
     pytest.skip("NVRTC is not installed (pip install nvidia-cuda-nvrtc)", allow_module_level=True)
 
 
-def kernel_source(kernel, args, arch="sm_80", aligned=True) -> str:
+def kernel_source(kernel, args, arch="sm_80", aligned=True, **options) -> str:
     """The CUDA generated for `kernel` called with `args`, after checking NVRTC compiles it
-    to a cubin for `arch`."""
-    generated = _C.generate_cuda(kernel.compile(*args).program, aligned, arch)
+    to a cubin for `arch`; `options`: _C.generate_cuda's (copy_tma=False, ...)."""
+    generated = _C.generate_cuda(kernel.compile(*args).program, aligned, arch, **options)
     report = rt.compile_report(generated["source"], generated["name"], arch, [], None)
     assert report["cubin"][:4] == ELF_MAGIC
     return generated["source"]

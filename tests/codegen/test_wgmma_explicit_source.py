@@ -28,19 +28,24 @@ def _wait_counts(src):
     return sorted(re.findall(r"wgmma_wait_group<(\d+)>", src))
 
 
-def test_example_configs_compile(example):
+@pytest.mark.parametrize("copy_tma", [True, False])
+def test_example_configs_compile(example, copy_tma):
     module = example("matmul_wgmma")
     args = (4096, 4096, 4096, _h(4, 4), _h(4, 4), _h(4, 4))
     configs = module.MatmulWgmma().configs
     assert len(configs) == 16
     for config in configs:
-        src = kernel_source(module.MatmulWgmma(**config), args, arch="sm_90a")
+        src = kernel_source(module.MatmulWgmma(**config), args, arch="sm_90a", copy_tma=copy_tma)
         assert "wgmma.mma_async.sync.aligned.m64n" in src and ".f32.f16.f16" in src
         assert src.count("tilus::wgmma_fence();") == 1
         assert src.count("tilus::wgmma_commit_group();") == 1
         # the script's wait_group(1) in the loop and wait_group(0) after it, nothing else
         assert _wait_counts(src) == ["0", "1"], (config, _wait_counts(src))
-        assert "tilus::fence_proxy_async_shared();" in src  # cp.async writes -> wgmma reads
+        if copy_tma:  # copy_async lowered to TMA: async-proxy writes, no fence before wgmma
+            assert "tilus::copy_ring_wait(" in src and "cp_async" not in src.split('extern "C"')[1]
+            assert "tilus::fence_proxy_async_shared();" not in src
+        else:
+            assert "tilus::fence_proxy_async_shared();" in src  # cp.async writes -> wgmma reads
 
 
 def test_async_pass_leaves_explicit_programs_alone(example):

@@ -12,6 +12,8 @@ def _mats():
 
 
 def _v5(example, warps=4, stages=3):
+    """(Tests reading cp.async copies in the source set TILUS_COPY_TMA=0: on sm_90a copy_async
+    lowers to TMA otherwise; tests/codegen/test_copy_tma_source.py.)"""
     return example("matmul_v5_splitk").MatmulV5(num_warps=warps, block_m=128, block_n=128, block_k=32,
                                                 num_stages=stages, split_k_factor=1)
 
@@ -33,9 +35,10 @@ def test_seed_tile_uses_wgmma_on_sm90a_and_mma_sync_elsewhere(example, monkeypat
     assert "wgmma.mma_async" not in forced and "tilus::mma_m16n8k16_f16_f32(" in forced
 
 
-def test_pipelined_dot_keeps_running_past_the_next_stage_copies(example):
+def test_pipelined_dot_keeps_running_past_the_next_stage_copies(example, monkeypatch):
     """sa[preload_stage] and sa[current_stage] are ring counters one apart: the copies
     cannot hit the running dot's tiles, so the loop waits only for the previous dot."""
+    monkeypatch.setenv("TILUS_COPY_TMA", "0")
     loop = _main_loop(_v5(example).source(4096, 4096, 4096, *_mats(), arch="sm_90a"))
     assert loop.count("tilus::wgmma_wait_group<1>();") == 1
     assert loop.count("wgmma_wait_group<0>") == 1  # after the loop, before free_shared(sa)
@@ -44,7 +47,8 @@ def test_pipelined_dot_keeps_running_past_the_next_stage_copies(example):
     assert loop.index("wgmma_wait_group<1>") < loop.index("__syncthreads();") < loop.index("cp_async_16")
 
 
-def test_two_warpgroups_wait_before_the_barrier(example):
+def test_two_warpgroups_wait_before_the_barrier(example, monkeypatch):
+    monkeypatch.setenv("TILUS_COPY_TMA", "0")
     loop = _main_loop(_v5(example, warps=8).source(4096, 4096, 4096, *_mats(), arch="sm_90a"))
     last_copy = loop.rindex("cp_async_16")
     assert loop.index("wgmma_wait_group<0>", last_copy) < loop.index("__syncthreads();", last_copy)
@@ -86,9 +90,10 @@ def test_a_dot_in_the_then_branch_is_waited_for_after_an_else_branch():
     assert after_if.index("wgmma_wait_group<0>") < after_if.index("tilus::cast<tilus::half>(acc[")
 
 
-def test_copy_addresses_are_the_threads_offset_plus_a_constant_per_step(example):
+def test_copy_addresses_are_the_threads_offset_plus_a_constant_per_step(example, monkeypatch):
     """The swizzle does not change along a copy's loop, so each step only adds a
     constant (16 rows of the 64-byte-row A tile = 1024 elements) to the thread's offset."""
+    monkeypatch.setenv("TILUS_COPY_TMA", "0")
     loop = _main_loop(_v5(example).source(4096, 4096, 4096, *_mats(), arch="sm_90a"))
     copy = loop[loop.index("tilus::cp_async_16(tilus::smem_u32(sa"):]
     assert "* 1024)))" in copy.split("\n")[0]

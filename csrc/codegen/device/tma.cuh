@@ -158,6 +158,30 @@ static __device__ __forceinline__ void tma_store_5d(const TmaDescriptor* desc, u
                : "memory");
 }
 
+// ---- copy_async lowered to TMA (ops/async_copy.cc): each commit group of the block's
+// cp.async-style copies completes on one mbarrier of a ring (count 1). Thread 0 adds each
+// copy's bytes to the group's barrier before issuing it and arrives at the commit; every
+// thread waits for a group with the parity of its round of the ring.
+static __device__ __forceinline__ void copy_ring_init(uint32_t bar) {
+  asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(bar) : "memory");
+}
+
+static __device__ __forceinline__ void copy_ring_expect(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+static __device__ __forceinline__ void copy_ring_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+static __device__ __forceinline__ void copy_ring_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+  while (!done) {
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  }
+}
+
 }  // namespace tilus
 
 #endif  // TILUS_DEVICE_TMA_CUH

@@ -192,7 +192,7 @@ def build_variant(program, pointers_aligned: bool, arch: str, bounds_check: bool
     key, differs from the unchecked one's)."""
     choices = option.get_codegen()
     built = _C.build_kernel(program, arch, pointers_aligned, choices.wgmma, choices.unroll_budget,
-                            bounds_check)
+                            bounds_check, choices.copy_tma)
     for message in _rt.compile_cache().take_warnings():
         warnings.warn(f"tilus cache: {message}", RuntimeWarning, stacklevel=4)
     return built
@@ -210,4 +210,5 @@ def generate_source(compiled, pointers_aligned: bool = True, arch: Optional[str]
         arch = _rt.arch_string() if _rt.cuda_available() else ""
     choices = option.get_codegen()
     return _C.generate_cuda(compiled.program, pointers_aligned, arch, choices.wgmma,
-                            choices.unroll_budget, option.debug.get_bounds_check())["source"]
+                            choices.unroll_budget, option.debug.get_bounds_check(),
+                            choices.copy_tma)["source"]
