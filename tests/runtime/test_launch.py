@@ -172,6 +172,8 @@ def test_launch_on_side_stream_and_other_thread(axpb):
     x = torch.randn(n, device="cuda")
     out = torch.empty_like(x)
     stream = torch.cuda.Stream()
+    # x is written on the current stream: the side stream must not read it before then
+    stream.wait_stream(torch.cuda.current_stream())
     args = [("ptr", out), ("ptr", x), ("f32", 2.0), ("i32", n), ("i64", 1), ("f64", 0.0)]
     axpb.launch(2, 128, 0, stream.cuda_stream, args)
     stream.synchronize()
