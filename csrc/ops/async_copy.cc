@@ -154,12 +154,13 @@ void emit_wait_group(CudaEmitter& e, const Instruction& i) {
 }
 
 void emit_wait_all(CudaEmitter& e, const Instruction& i) {
-  if (!i.text.empty()) e.line("// " + i.text);
+  const std::string why = i.text.empty() ? "" : "  // " + i.text;
   if (e.copy_tma_) {  // copies not yet committed land too: close their group first
+    e.line("// copy_async_wait_all" + why);
     emit_ring_commit(e);
     return emit_ring_wait(e, 0);
   }
-  e.line("tilus::cp_async_wait_all();");
+  e.line("tilus::cp_async_wait_all();" + why);
   e.fence_for_wgmma();
 }
 
