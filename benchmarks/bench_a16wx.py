@@ -150,7 +150,7 @@ def bench(ex, w_name, group, has_zero, m, n, k, rows, results, with_triton):
                  t["read"] / t["tilus"] * weight_bytes / layer.packed.numel(), t["cublas"] / t["tilus"],
                  t["triton"] / t["tilus"] if "triton" in t else float("nan"),
                  t["cublas"] * w_dtype.bits / 16 / t["tilus"],
-                 str(layer.kernel.chosen_config(m, n, k, x, layer.packed, layer.scales, layer.zeros, y))])
+                 layer.describe(x, y)])
     print(f"  {w_name} m={m} n={n} k={k}: tilus {t['tilus']:.4f} ms, cuBLAS {t['cublas']:.4f} ms, "
           f"triton {t.get('triton', float('nan')):.4f} ms", flush=True)  # a cut-off run keeps its rows
     results.append({"weights": w_name, "group": group, "zero_points": has_zero, "m": m, "n": n, "k": k,
@@ -171,7 +171,7 @@ def main(argv):
         for m in (() if "--prefill-only" in argv else (1, 16)):
             for n, k in (DECODE[::3] if quick else DECODE):
                 bench(ex, w_name, group, has_zero, m, n, k, rows, results, with_triton=w_name == "uint4b")
-        if w_name in ("uint4b", "int8") and "--decode-only" not in argv:
+        if "--decode-only" not in argv:
             for n, k in ([(4096, 4096)] if quick else [(4096, 4096), (14336, 4096)]):
                 bench(ex, w_name, group, has_zero, 4096, n, k, rows, results, with_triton=w_name == "uint4b")
     print_table("A16Wx matmul (ms; fp16 activations)",

@@ -56,3 +56,27 @@ def test_quantized_linear_autotuned(example, m):
     x = torch.randn(m, k, device="cuda").half()
     ref = x.float() @ ex.dequantize(codes, tilus.uint4b, scales, zeros, 128, float16).float()
     torch.testing.assert_close(layer(x).float(), ref, rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("w_name,group,has_zero", [("uint4b", 128, True), ("int8", 32, False),
+                                                    ("float8_e4m3", 128, False), ("int3b", 64, False)])
+@pytest.mark.parametrize("a_dtype", [float16, bfloat16])
+def test_prefill_path(example, w_name, group, has_zero, a_dtype):
+    """From QuantizedLinear.prefill_m rows on (Hopper): the weights dequantised per call,
+    then the warp-specialised matmul; odd m, n and k not multiples of the tiles."""
+    ex = example("matmul_a16wx")
+    w_dtype = getattr(tilus, w_name)
+    t = torch.float16 if a_dtype == float16 else torch.bfloat16
+    m, n, k = 700, 1032, 520
+    codes, scales, zeros = ex.random_weights(k, n, w_dtype, group, a_dtype, has_zero, "cuda", seed=m)
+    layer = ex.QuantizedLinear(codes, w_dtype, scales, zeros, group, a_dtype=a_dtype)
+    deq = ex.dequantize(codes, w_dtype, scales, zeros, group, a_dtype)
+    x = torch.randn(m, k, device="cuda").to(t)
+    hopper = torch.cuda.get_device_capability() == (9, 0)
+    assert layer.uses_prefill_path(x) == hopper
+    if hopper:
+        assert torch.equal(layer.dequantized_t("cuda"), deq.t().contiguous())
+    out = torch.full((m, n), float("nan"), dtype=t, device="cuda")
+    layer(x, out)
+    tol = 1e-2 if a_dtype == float16 else 3e-2
+    torch.testing.assert_close(out.float(), x.float() @ deq.float(), rtol=tol, atol=tol)

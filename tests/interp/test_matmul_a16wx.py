@@ -46,6 +46,36 @@ def test_quantized_linear_autotunes_and_matches(example):
     torch.testing.assert_close(layer(x).float(), ref, rtol=1e-2, atol=1e-2)
 
 
+@pytest.mark.parametrize("w_name,group,has_zero,a_dtype", CASES)
+def test_dequantize_weights_is_the_reference_dequantisation(example, w_name, group, has_zero, a_dtype):
+    """The prefill path's first step, bit for bit: n and k not multiples of the tile."""
+    ex = example("matmul_a16wx")
+    w_dtype = getattr(tilus, w_name)
+    k, n = 200, 328
+    codes, scales, zeros = ex.random_weights(k, n, w_dtype, group, a_dtype, has_zero, "cpu", seed=k + n)
+    layer = ex.QuantizedLinear(codes, w_dtype, scales, zeros, group, a_dtype=a_dtype)
+    assert torch.equal(layer.dequantized_t("cpu"), ex.dequantize(codes, w_dtype, scales, zeros, group,
+                                                                 a_dtype).t().contiguous())
+
+
+def test_prefill_rows_take_the_dequantize_and_matmul_path(example):
+    ex = example("matmul_a16wx")
+    codes, scales, zeros = ex.random_weights(136, 72, tilus.int4b, 64, bfloat16, False, "cpu")
+    layer = ex.QuantizedLinear(codes, tilus.int4b, scales, None, group_size=64, a_dtype=bfloat16, prefill_m=32)
+    ref_w = ex.dequantize(codes, tilus.int4b, scales, None, 64, bfloat16).float()
+    for m in (5, 40):
+        x = torch.randn(m, 136, dtype=torch.bfloat16)
+        assert layer.uses_prefill_path(x) == (m >= 32)
+        assert ("matmul_warp_specialized" in layer.describe(x, None)) == (m >= 32)
+        out = torch.full((m, 72), float("nan"), dtype=torch.bfloat16)
+        assert layer(x, out) is out
+        torch.testing.assert_close(out.float(), x.float() @ ref_w, rtol=3e-2, atol=3e-2)
+    # rows TMA cannot copy (k * 2 bytes not a multiple of 16) stay on the fused kernel
+    codes, scales, _ = ex.random_weights(36, 72, tilus.int4b, 32, float16, False, "cpu")
+    odd = ex.QuantizedLinear(codes, tilus.int4b, scales, group_size=32, prefill_m=1)
+    assert not odd.uses_prefill_path(torch.randn(8, 36, dtype=torch.float16))
+
+
 def test_pack_weights_is_tilus_packing(example):
     ex = example("matmul_a16wx")
     g = torch.Generator().manual_seed(0)
