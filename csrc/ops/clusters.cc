@@ -14,6 +14,7 @@
 #include "interp/tile_ops.h"
 #include "ir/inst_text.h"
 #include "ir/operand_check.h"
+#include "ops/arrive_order.h"
 #include "ops/hopper_state.h"
 #include "ops/op_handler.h"
 #include "support/error.h"
@@ -250,9 +251,8 @@ void arrive_cluster_emit(CudaEmitter& e, const Instruction& i) {
   // (release.cta) arrival, which does not wait for this thread's earlier memory
   // operations to reach the peers: the cheap form for freeing a slot whose reads were
   // retired otherwise (a wgmma wait), as producer/consumer pipelines do.
-  const std::string order = (i.int_attr >> 2) ? ".release.cluster" : "";
   auto arrive = [&](const std::string& remote) {
-    e.line("asm volatile(\"mbarrier.arrive.expect_tx" + order + ".shared::cluster.b64 _, [%0], %1;\" :: \"r\"(" +
+    e.line("asm volatile(\"mbarrier.arrive.expect_tx" + arrive_order(i) + ".shared::cluster.b64 _, [%0], %1;\" :: \"r\"(" +
            remote + "), \"r\"(" + bytes + ") : \"memory\");");
   };
   e.open("");

@@ -13,6 +13,7 @@
 #include "interp/tile_ops.h"
 #include "ir/inst_text.h"
 #include "ir/operand_check.h"
+#include "ops/arrive_order.h"
 #include "ops/hopper_state.h"
 #include "ops/op_handler.h"
 #include "support/error.h"
@@ -61,9 +62,6 @@ void barrier_update(MBarrier& b, int64_t arrivals, int64_t tx_delta) {
 
 namespace ops {
 namespace {
-
-const char* const kSems[] = {"relaxed", "release", "acquire"};
-const char* const kScopes[] = {"cta", "cluster"};
 
 // Every thread of the current thread group executes the instruction.
 int64_t block_threads(const interp::BlockState& st) { return st.threads(); }
@@ -196,12 +194,6 @@ void wait_interpret(interp::BlockState& st, const StmtNode& stmt, const Instruct
 
 // ---- CUDA
 
-std::string sem_scope(const Instruction& i) {
-  (void)kSems;
-  (void)kScopes;
-  return "";
-}
-
 void need_sm90(CudaEmitter& e, const Instruction& i, const char* what) {
   TILUS_CHECK(e.options_.sm90, "NotImplementedError", what, " needs sm_90a (Hopper): ",
               op_name(i.op), " has no sm_80 equivalent; build for sm_90a");
@@ -227,16 +219,10 @@ void arrive_emit(CudaEmitter& e, const Instruction& i) {
   const std::string v = "(unsigned)(" + e.expr(i.args[1]) + ")";
   if (i.op == Op::MbarrierArriveExpectTx) {
     need_sm90(e, i, "mbarrier.arrive_and_expect_tx");
-    // scope='cluster': release at cluster scope (also for sem='relaxed': stronger, and
-    // .relaxed needs PTX 8.6).
-    const std::string order = (i.int_attr >> 2) ? ".release.cluster" : "";
-    e.line("asm volatile(\"mbarrier.arrive.expect_tx" + order + ".shared.b64 _, [%0], %1;\" :: \"r\"(" + bar +
+    e.line("asm volatile(\"mbarrier.arrive.expect_tx" + arrive_order(i) + ".shared.b64 _, [%0], %1;\" :: \"r\"(" + bar +
            "), \"r\"(" + v + ") : \"memory\");");
   } else if (e.options_.sm90) {
-    // scope='cluster': release at cluster scope (also for sem='relaxed': stronger, and
-    // .relaxed needs PTX 8.6).
-    const std::string order = (i.int_attr >> 2) ? ".release.cluster" : "";
-    e.line("asm volatile(\"mbarrier.arrive" + order + ".shared.b64 _, [%0], %1;\" :: \"r\"(" + bar + "), \"r\"(" +
+    e.line("asm volatile(\"mbarrier.arrive" + arrive_order(i) + ".shared.b64 _, [%0], %1;\" :: \"r\"(" + bar + "), \"r\"(" +
            v + ") : \"memory\");");
   } else {  // sm_80 has no count operand: one arrival per step
     const std::string k = e.fresh("tl_k");
