@@ -44,7 +44,7 @@ def _programs(example):
     ws = example("matmul_warp_specialized")
     for bm, bn, stages, epilogue, split_k in ((128, 256, 3, "tma", 1), (128, 256, 4, "tma_halves", 1),
                                               (128, 256, 4, "registers", 1), (256, 128, 3, "tma", 1),
-                                              (128, 128, 6, "registers", 4)):
+                                              (128, 128, 6, "registers", 4), (128, 64, 8, "tma", 1)):
         for cluster_m, dtype in ((1, float16), (2, float16), (2, float8_e4m3)):
             yield (f"matmul_warp_specialized[{bm}x{bn},s{stages},{epilogue},k{split_k},c{cluster_m},{dtype.name}]",
                    ws.MatmulWarpSpecialized(block_m=bm, block_n=bn, stages=stages, group_m=8, cluster_m=cluster_m,

@@ -32,6 +32,19 @@ def test_matches_torch(example, cluster_m, epilogue, m, n, k, blocks):
     torch.testing.assert_close(c.float(), (a.float() @ b.float().T) * 0.5, rtol=2e-2, atol=5e-2)
 
 
+@pytest.mark.parametrize("epilogue, split_k", [("tma", 1), ("registers", 2)])
+def test_64_column_tiles(example, epilogue, split_k):
+    """The m = 128 configurations: 64-column tiles (each consumer warpgroup m64n64)."""
+    ex = example("matmul_warp_specialized")
+    kernel = ex.MatmulWarpSpecialized(block_m=128, block_n=64, stages=8, group_m=8, cluster_m=1,
+                                      epilogue=epilogue, split_k=split_k, num_blocks=3)
+    m, n, k = 130, 200, 136
+    a, b = torch.randn(m, k).half(), torch.randn(n, k).half()
+    c = torch.full((m, n), float("nan")).half()
+    kernel(m, n, k, a, b, c, 0.5)
+    torch.testing.assert_close(c.float(), (a.float() @ b.float().T) * 0.5, rtol=2e-2, atol=5e-2)
+
+
 @pytest.mark.parametrize("cluster_m, split_k, m, n, k, blocks", [
     (1, 2, 200, 264, 136, 4),
     (2, 4, 129, 64, 500, 4),   # two slices of one tile may land on one block
