@@ -1,8 +1,9 @@
 // cp.async copies from global to shared memory, their commit groups and waits.
 //
 // On sm_90a the whole family lowers to TMA when every copy_async of the kernel can be a
-// TMA box copy (prepare_copy_lowering; measured on the seed's MatmulV5: 4096^3 0.270 ->
-// 0.249 ms, 8192^3 2.47 -> 1.93 ms on an H100). Thread 0 issues each tile as TMA boxes
+// TMA box copy (prepare_copy_lowering; the seed's MatmulV5, each tile built both ways on
+// one H100: 4096^3 0.26-0.29 -> 0.24-0.26 ms, 8192^3 2.11-2.25 -> 1.95-2.13 ms; docs/codegen.md
+// has the rest). Thread 0 issues each tile as TMA boxes
 // that complete on the mbarrier of the current commit group, one of a ring of
 // kCopyRing; commit_group arrives on it; wait_group(n) waits, with the parity of the
 // group's round, for every group but the newest n. The semantics are cp.async's, made
