@@ -53,6 +53,32 @@ def test_both_paths_read_the_codegen_choices_alike(example, cache_dir, monkeypat
     assert _C.runtime.compile_cache().stats()["compiles"] == 1
 
 
+@pytest.mark.parametrize("copy_tma", ["1", "0"])
+def test_both_paths_read_copy_tma_alike(example, cache_dir, monkeypatch, copy_tma):
+    """TILUS_COPY_TMA (copy_async lowered to TMA on sm_90a) reaches both builds alike; a
+    choice set with tilus.option.codegen wins over the environment."""
+    import tilus
+
+    monkeypatch.setenv("TILUS_COPY_TMA", copy_tma)
+    kernel = example("matmul_v5_splitk").MatmulV5(num_warps=4, block_m=128, block_n=128, block_k=32,
+                                                  num_stages=3, split_k_factor=1)
+    z = torch.zeros(4, 4, dtype=torch.float16)
+    compiled = kernel.compile(256, 256, 256, z, z, z)
+    [candidate], _ = build_candidates([Candidate(0, {}, kernel, compiled)], _target("sm_90a", 227 * 1024),
+                                      True, "v5")
+    assert ("tilus::copy_ring_expect(" in candidate.meta["source"]) == (copy_tma == "1")
+    single = launcher.build_variant(compiled.program, True, "sm_90a")
+    assert single["cache_key"] == candidate.meta["cache_key"]
+    try:
+        tilus.option.codegen(copy_tma=copy_tma == "0")
+        assert tilus.option.get_codegen().copy_tma == (copy_tma == "0")
+        with pytest.raises(TypeError, match="copy_tma must be a bool"):
+            tilus.option.codegen(copy_tma="no")
+    finally:
+        tilus.option.reset_codegen()
+    assert tilus.option.get_codegen().copy_tma == (copy_tma == "1")
+
+
 def test_every_scalar_type_has_one_parameter_kind():
     import tilus
 
