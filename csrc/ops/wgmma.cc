@@ -28,7 +28,8 @@
 // them until the wait (it serialises the wgmma where it cannot prove that).
 //
 // Warpgroups. Every thread of the current thread group (the block outside groups) issues
-// the instructions, so the group must be whole warpgroups starting at a warpgroup; its
+// the instructions, so the group must be whole warpgroups starting at a warpgroup (the
+// handlers' ThreadsRule::Warpgroups: the builder refuses any other with the line); its
 // warpgroups split d along M first (wg_m), then N, each issuing its part (a warp-
 // specialised kernel's consumer warpgroups share one accumulator this way).
 //
@@ -323,13 +324,11 @@ std::string helper(CudaEmitter& e, int64_t n, int64_t k, DataType ta, DataType t
   return name;
 }
 
+// (Whole warpgroups issue the four: ThreadsRule::Warpgroups, checked by the builder.)
 void need_sm90(const CudaEmitter& e, const char* what) {
   TILUS_CHECK(e.options_.sm90, "ValueError", what,
               " needs an sm_90a target (wgmma is Hopper's); this kernel is being compiled for an earlier "
               "architecture");
-  TILUS_CHECK(e.group_threads() % 128 == 0 && e.group_begin() % 128 == 0, "ValueError", what,
-              " is issued by whole warpgroups (4 warps each), but its thread group is threads [", e.group_begin(),
-              ", ", e.group_begin() + e.group_threads(), ")");
 }
 
 void mma_emit(CudaEmitter& e, const Instruction& inst) {
@@ -432,13 +431,6 @@ void pin_accumulators(CudaEmitter& e) {
 
 // ---- the interpreter
 
-void need_warpgroups(interp::BlockState& st, const char* what) {
-  const int64_t begin = st.group_begin, threads = st.group_threads ? st.group_threads : st.launch->program->warps * 32;
-  TILUS_CHECK(threads % 128 == 0 && begin % 128 == 0, "ValueError", what,
-              " is issued by whole warpgroups (4 warps each), but its thread group is threads [", begin, ", ",
-              begin + threads, ")");
-}
-
 }  // namespace
 
 }  // namespace ops
@@ -488,7 +480,6 @@ std::vector<float> read_floats(const TensorValue& x) {
 }
 
 void mma_interpret(BlockState& st, const StmtNode& stmt, const Instruction& inst) {
-  ops::need_warpgroups(st, "wgmma.mma");
   WgmmaState& w = wgmma_state(st);
   const Tensor &a = inst.inputs[0], &b = inst.inputs[1], &d = inst.inputs[2];
   const int64_t m = a->shape[0], k = a->shape[1], n = b->shape[1];
@@ -519,7 +510,6 @@ void mma_interpret(BlockState& st, const StmtNode& stmt, const Instruction& inst
 }
 
 void commit_interpret(BlockState& st, const StmtNode&, const Instruction&) {
-  ops::need_warpgroups(st, "wgmma.commit_group");
   if (!st.wgmma) return;
   WgmmaState& w = *st.wgmma;
   if (!w.open.empty()) w.committed.push_back(std::move(w.open));
@@ -528,7 +518,6 @@ void commit_interpret(BlockState& st, const StmtNode&, const Instruction&) {
 }
 
 void wait_interpret(BlockState& st, const StmtNode&, const Instruction& inst) {
-  ops::need_warpgroups(st, "wgmma.wait_group");
   if (!st.wgmma) return;
   WgmmaState& w = *st.wgmma;
   while (static_cast<int64_t>(w.committed.size()) > inst.int_attr) {
@@ -606,22 +595,22 @@ void mma_verify(OperandCheck& c, const Instruction& i) {
 namespace ops {
 
 const OpHandler kWgmmaFence = {
-    no_operands_check, nullptr,
-    [](interp::BlockState& st, const StmtNode&, const Instruction&) { need_warpgroups(st, "wgmma.fence"); },
+    no_operands_check, nullptr, [](interp::BlockState&, const StmtNode&, const Instruction&) {},
     [](CudaEmitter& e, const Instruction&) {
       need_sm90(e, "wgmma.fence");
       e.line("tilus::wgmma_fence();");
     },
-    nullptr, no_operands_verify};
+    nullptr, no_operands_verify, nullptr, ThreadsRule::Warpgroups};
 
-const OpHandler kWgmmaMma = {mma_check, mma_layout, interp::mma_interpret, mma_emit, mma_print, mma_verify};
+const OpHandler kWgmmaMma = {mma_check, mma_layout, interp::mma_interpret, mma_emit, mma_print, mma_verify,
+                             nullptr, ThreadsRule::Warpgroups};
 
 const OpHandler kWgmmaCommit = {
     no_operands_check, nullptr, interp::commit_interpret, [](CudaEmitter& e, const Instruction&) {
       need_sm90(e, "wgmma.commit_group");
       e.line("tilus::wgmma_commit_group();");
     },
-    nullptr, no_operands_verify};
+    nullptr, no_operands_verify, nullptr, ThreadsRule::Warpgroups};
 
 const OpHandler kWgmmaWait = {
     wait_check, nullptr, interp::wait_interpret, [](CudaEmitter& e, const Instruction& i) {
@@ -629,7 +618,7 @@ const OpHandler kWgmmaWait = {
       e.line(cat("tilus::wgmma_wait_group<", i.int_attr, ">();"));
       pin_accumulators(e);
     },
-    wait_print, no_operands_verify};
+    wait_print, no_operands_verify, nullptr, ThreadsRule::Warpgroups};
 
 }  // namespace ops
 }  // namespace tilus
