@@ -467,7 +467,7 @@ void CudaEmitter::emit_store_shared(const Instruction& i) {
     if (!mask.empty()) close();
   });
   if (!leader.empty()) close();
-  if (plan_.wgmma_roots.count(s.root)) fence_for_wgmma();
+  if (plan_.wgmma_roots.count(s.root) && !copy_tma_) fence_for_wgmma();  // else inst() fences
 }
 
 // ldmatrix for the operands of an mma dot read straight from shared memory.

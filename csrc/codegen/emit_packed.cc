@@ -220,7 +220,7 @@ void CudaEmitter::emit_store_shared_packed(const Instruction& i) {
     if (!mask.empty()) close();
   });
   if (!leader.empty()) close();
-  if (plan_.wgmma_roots.count(s.root)) fence_for_wgmma();
+  if (plan_.wgmma_roots.count(s.root) && !copy_tma_) fence_for_wgmma();  // else inst() fences
 }
 
 void CudaEmitter::emit_copy_async_packed(const Instruction& i) {

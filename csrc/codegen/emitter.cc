@@ -425,6 +425,12 @@ void CudaEmitter::stmt(const Stmt& s) {
 void CudaEmitter::inst(const Instruction& i) {
   if (i.output) packed_words_.erase(i.output->id);  // written again: the words are stale
   op_handler(i.op).emit(*this, i);
+  // copy_async runs as TMA (the async proxy): shared-memory writes of the generic proxy are
+  // fenced before a later TMA copy may overwrite them (the barrier a cp.async program needs
+  // between them anyway follows); wgmma reads them through the same proxy.
+  if (copy_tma_ && i.op != Op::MbarrierAlloc && op_has_effect(i.op, eff::WritesShared) &&
+      !op_has_effect(i.op, eff::Async | eff::EndsShared))
+    line("tilus::fence_proxy_async_shared();  // generic shared writes -> before TMA copies");
 }
 
 const CudaEmitter::PackedWords* CudaEmitter::packed_words_of(const Tensor& t) const {

@@ -64,6 +64,11 @@ def test_seed_matmul_copies_are_tma_on_sm90a(example, config):
     assert "if (tl_tid == 0) tilus::copy_ring_arrive(" in loop
     assert f"while (tl_copy_waited + {stages - 2} < tl_copy_committed)" in loop
     assert "fence_proxy_async_shared" not in loop  # TMA writes are the async proxy's already
+    # the epilogue's generic-proxy writes (store_shared) are fenced against later TMA copies
+    epilogue = source[source.index("// free_shared(sa)"):]
+    store = epilogue.index("tilus::store_shared_vec")
+    assert epilogue.index("fence_proxy_async_shared();  // generic shared writes", store) < epilogue.index(
+        "__syncthreads();", store)
     if bk == 16:
         return
     # the dot keeps running past the copies into the other stage
