@@ -72,6 +72,7 @@ struct GeneratedKernel {
   std::vector<KernelParam> params;
   std::vector<TmaMapSpec> tma_maps;  // parameters after the workspaces, in order
   std::vector<BoundsSite> bounds_sites;  // index = BoundsRecord::site
+  bool copy_tma = false;  // copy_async was lowered to TMA (CodegenOptions::copy_tma)
 };
 
 // Throws ScriptError (with the script line) for what the CUDA backend cannot express.

@@ -26,6 +26,9 @@ namespace ops {
 // finished after it.
 void prepare_copy_lowering(CudaEmitter& e);
 void finish_copy_lowering(CudaEmitter& e);
+// Places the ring of group barriers after the tiles: fixes its offset in `body` and grows
+// `dynamic_smem` by it.
+void place_copy_ring(const CudaEmitter& e, std::string& body, int64_t& dynamic_smem);
 }  // namespace ops
 
 // First-fit allocator of the dynamic shared memory, blocks aligned to 128 bytes or more.

@@ -32,6 +32,8 @@ namespace tilus::ops {
 namespace {
 
 constexpr int kCopyRing = 8;  // commit groups in flight at most (a power of two)
+// Where the ring sits in dynamic shared memory: known only after the body (place_copy_ring).
+constexpr const char* kRingOffset = "TL_COPY_RING_OFFSET";
 
 // How copy_async `i` runs as TMA boxes; an error when it cannot. `transformed`: shared
 // views whose indices are not their allocation's (reshaped, permuted, or slices of those).
@@ -216,9 +218,8 @@ void prepare_copy_lowering(CudaEmitter& e) {
   // TMA swizzles by address bits: the tiles start at multiples of 1024 bytes
   e.plan_.tma_roots.insert(scan.roots.begin(), scan.roots.end());
   e.line("// copy_async lowered to TMA: a ring of " + std::to_string(kCopyRing) +
-         " mbarriers, one per commit group in flight (ops/async_copy.cc)");
-  e.line("__shared__ alignas(8) unsigned long long tl_copy_ring[" + std::to_string(kCopyRing) + "];");
-  e.line("const unsigned tl_copy_ring_base = (unsigned)__cvta_generic_to_shared(tl_copy_ring);");
+         " mbarriers after the tiles, one per commit group in flight (ops/async_copy.cc)");
+  e.line(std::string("const unsigned tl_copy_ring_base = tilus::smem_u32(tl_smem) + ") + kRingOffset + ";");
   e.line("int tl_copy_committed = 0, tl_copy_waited = 0;");
   e.open("if (tl_tid == 0)");
   e.open("for (int k = 0; k < " + std::to_string(kCopyRing) + "; ++k)");
@@ -227,6 +228,19 @@ void prepare_copy_lowering(CudaEmitter& e) {
   e.line("asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");");
   e.close();
   e.line("__syncthreads();");
+}
+
+void place_copy_ring(const CudaEmitter& e, std::string& body, int64_t& dynamic_smem) {
+  if (!e.copy_tma_) return;
+  // After every tile (past the allocator's peak, never in a hole a tile used earlier):
+  // 64 more bytes of dynamic shared memory, which the autotuner's and the launcher's
+  // shared-memory checks see, and no static shared memory (that would round the dynamic
+  // part's start up to its 1024-byte alignment).
+  const int64_t offset = (dynamic_smem + 7) / 8 * 8;
+  dynamic_smem = offset + 8 * kCopyRing;
+  const std::string token = kRingOffset, value = std::to_string(offset) + "u";
+  for (size_t at = body.find(token); at != std::string::npos; at = body.find(token, at + value.size()))
+    body.replace(at, token.size(), value);
 }
 
 void finish_copy_lowering(CudaEmitter& e) {

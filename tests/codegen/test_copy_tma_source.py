@@ -80,15 +80,30 @@ def test_seed_matmul_copies_are_tma_on_sm90a(example, config):
 
 
 def test_ring_of_barriers_retires_its_oldest_group_when_full():
-    source = _generate(ManyGroups(groups=10), (150, torch.zeros(150, 32), torch.zeros(150, 32)))["source"]
+    generated = _generate(ManyGroups(groups=10), (150, torch.zeros(150, 32), torch.zeros(150, 32)))
+    source = generated["source"]
     assert _lowered(source)
-    assert "tl_copy_ring[8]" in source
+    # 8 barriers after the tiles (10 x 16 x 32 floats), in the dynamic shared memory the
+    # launch asks for; no static shared memory
+    tiles = 10 * 16 * 32 * 4
+    assert f"tl_copy_ring_base = tilus::smem_u32(tl_smem) + {tiles}u;" in source
+    assert generated["dynamic_smem"] == tiles + 64 and "__shared__ alignas" not in source
     commit = source.index("tilus::copy_ring_arrive(")
     assert source.index("while (tl_copy_waited + 7 < tl_copy_committed)", commit) < source.index("__syncthreads();",
                                                                                                 commit)
     # the kernel lets every copy land before it exits
     tail = source[source.rindex("no TMA copy may still write"):]
     assert "while (tl_copy_waited + 0 < tl_copy_committed)" in tail
+
+
+def test_a_kernel_that_fits_only_without_the_barriers_keeps_cp_async():
+    """The ring's 64 bytes come on top of the tiles: at exactly 227 KB of tiles (an sm_90
+    block's most) the kernel stays on cp.async; 2 KB less and it is lowered."""
+    x = torch.zeros(4000, 32)
+    full = _generate(ManyGroups(groups=113, pad=256), (4000, x, x))
+    assert full["dynamic_smem"] == 227 * 1024 and not _lowered(full["source"])
+    roomy = _generate(ManyGroups(groups=112, pad=256), (4000, x, x))
+    assert roomy["dynamic_smem"] == 227 * 1024 - 2048 + 64 and _lowered(roomy["source"])
 
 
 def test_kernels_that_stay_on_cp_async(example, monkeypatch):
