@@ -34,22 +34,29 @@ def test_a_single_build_hits_what_the_parallel_build_compiled(cache_dir):
     assert after["memory_hits"] == before["memory_hits"] + len(built)
 
 
-@pytest.mark.parametrize("wgmma", ["1", "0"])
-def test_both_paths_read_the_codegen_choices_alike(example, cache_dir, monkeypatch, wgmma):
-    """TILUS_WGMMA / TILUS_UNROLL_BUDGET are read by the callers (tilus.option), not by
-    codegen; the tuner's build and the launch read them the same way."""
-    monkeypatch.setenv("TILUS_WGMMA", wgmma)
-    monkeypatch.setenv("TILUS_UNROLL_BUDGET", "0")
+def _v5_built_both_ways(example) -> str:
+    """The seed's MatmulV5 tile built for sm_90a by the tuner and by the launch: the same
+    cache entry; returns its source."""
     kernel = example("matmul_v5_splitk").MatmulV5(num_warps=4, block_m=128, block_n=128, block_k=32,
                                                   num_stages=3, split_k_factor=1)
     z = torch.zeros(4, 4, dtype=torch.float16)
     compiled = kernel.compile(256, 256, 256, z, z, z)
     [candidate], _ = build_candidates([Candidate(0, {}, kernel, compiled)], _target("sm_90a", 227 * 1024),
                                       True, "v5")
-    assert ("wgmma.mma_async" in candidate.meta["source"]) == (wgmma == "1")
-    assert "#pragma unroll 3\n" in candidate.meta["source"]  # the hint, followed as written
     single = launcher.build_variant(compiled.program, True, "sm_90a")
     assert single["cache_key"] == candidate.meta["cache_key"]
+    return candidate.meta["source"]
+
+
+@pytest.mark.parametrize("wgmma", ["1", "0"])
+def test_both_paths_read_the_codegen_choices_alike(example, cache_dir, monkeypatch, wgmma):
+    """TILUS_WGMMA / TILUS_UNROLL_BUDGET are read by the callers (tilus.option), not by
+    codegen; the tuner's build and the launch read them the same way."""
+    monkeypatch.setenv("TILUS_WGMMA", wgmma)
+    monkeypatch.setenv("TILUS_UNROLL_BUDGET", "0")
+    source = _v5_built_both_ways(example)
+    assert ("wgmma.mma_async" in source) == (wgmma == "1")
+    assert "#pragma unroll 3\n" in source  # the hint, followed as written
     assert _C.runtime.compile_cache().stats()["compiles"] == 1
 
 
@@ -60,15 +67,7 @@ def test_both_paths_read_copy_tma_alike(example, cache_dir, monkeypatch, copy_tm
     import tilus
 
     monkeypatch.setenv("TILUS_COPY_TMA", copy_tma)
-    kernel = example("matmul_v5_splitk").MatmulV5(num_warps=4, block_m=128, block_n=128, block_k=32,
-                                                  num_stages=3, split_k_factor=1)
-    z = torch.zeros(4, 4, dtype=torch.float16)
-    compiled = kernel.compile(256, 256, 256, z, z, z)
-    [candidate], _ = build_candidates([Candidate(0, {}, kernel, compiled)], _target("sm_90a", 227 * 1024),
-                                      True, "v5")
-    assert ("tilus::copy_ring_expect(" in candidate.meta["source"]) == (copy_tma == "1")
-    single = launcher.build_variant(compiled.program, True, "sm_90a")
-    assert single["cache_key"] == candidate.meta["cache_key"]
+    assert ("tilus::copy_ring_expect(" in _v5_built_both_ways(example)) == (copy_tma == "1")
     try:
         tilus.option.codegen(copy_tma=copy_tma == "0")
         assert tilus.option.get_codegen().copy_tma == (copy_tma == "0")
