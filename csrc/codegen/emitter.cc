@@ -428,9 +428,11 @@ void CudaEmitter::inst(const Instruction& i) {
   // copy_async runs as TMA (the async proxy): shared-memory writes of the generic proxy are
   // fenced before a later TMA copy may overwrite them (the barrier a cp.async program needs
   // between them anyway follows); wgmma reads them through the same proxy.
-  if (copy_tma_ && i.op != Op::MbarrierAlloc && op_has_effect(i.op, eff::WritesShared) &&
-      !op_has_effect(i.op, eff::Async | eff::EndsShared))
-    line("tilus::fence_proxy_async_shared();  // generic shared writes -> before TMA copies");
+  auto writes_a_tile = [&] {
+    return op_has_effect(i.op, eff::WritesShared) && !op_has_effect(i.op, eff::Async | eff::EndsShared) &&
+           std::any_of(i.inputs.begin(), i.inputs.end(), [](const Tensor& t) { return t->scope == Scope::Shared; });
+  };
+  if (copy_tma_ && writes_a_tile()) line("tilus::fence_proxy_async_shared();  // generic shared writes -> before TMA copies");
 }
 
 const CudaEmitter::PackedWords* CudaEmitter::packed_words_of(const Tensor& t) const {

@@ -98,12 +98,16 @@ void emit_ring_wait(CudaEmitter& e, int64_t n) {
   e.close();
 }
 
-// Closes the current group; a full ring first retires its oldest group, so a barrier is
-// armed again only after its previous round was waited for.
-void emit_ring_commit(CudaEmitter& e) {
+// Closes the current group.
+void emit_ring_arrive(CudaEmitter& e) {
   e.line("if (tl_tid == 0) tilus::copy_ring_arrive(" + ring_slot("tl_copy_committed") + ");");
   e.line("++tl_copy_committed;");
-  emit_ring_wait(e, kCopyRing - 1);
+}
+
+// Closes the current group and lets every group land (copies not yet committed too).
+void emit_ring_wait_all(CudaEmitter& e) {
+  emit_ring_arrive(e);
+  emit_ring_wait(e, 0);
 }
 
 // The destination's allocation being live is the builder's (IRBuilder::copy_async).
@@ -137,17 +141,18 @@ void emit_copy_async(CudaEmitter& e, const Instruction& i) {
   const TmaTiling tiling = copy_tiling(e, i, e.plan_.transformed_views);
   TILUS_ASSERT(tiling.error.empty());  // prepare_copy_lowering checked every copy
   const Tensor& s = i.inputs[1];
-  int64_t elems = 1;
-  for (int64_t x : s->shape) elems *= x;
-  const int64_t bytes = storage_bytes(elems * s->dtype.bits());  // the whole box, zero-filled parts too
+  const int64_t bytes = storage_bytes(s->numel() * s->dtype.bits());  // the whole box, zero-filled parts too
   e.line("// copy_async lowered to TMA: " + std::to_string(bytes) + " bytes on the current group's barrier");
   emit_tma_boxes(e, "copy_async", true, i.inputs[0], s, i.args, i.dims, tiling, ring_slot("tl_copy_committed"), "",
                  "tilus::copy_ring_expect(" + ring_slot("tl_copy_committed") + ", " + std::to_string(bytes) + "u);");
 }
 
 void emit_commit_group(CudaEmitter& e, const Instruction&) {
-  if (e.copy_tma_) return emit_ring_commit(e);
-  e.line("tilus::cp_async_commit_group();");
+  if (!e.copy_tma_) return e.line("tilus::cp_async_commit_group();");
+  emit_ring_arrive(e);
+  // a full ring retires its oldest group: a barrier is armed again only after its
+  // previous round was waited for
+  emit_ring_wait(e, kCopyRing - 1);
 }
 
 void emit_wait_group(CudaEmitter& e, const Instruction& i) {
@@ -158,10 +163,9 @@ void emit_wait_group(CudaEmitter& e, const Instruction& i) {
 
 void emit_wait_all(CudaEmitter& e, const Instruction& i) {
   const std::string why = i.text.empty() ? "" : "  // " + i.text;
-  if (e.copy_tma_) {  // copies not yet committed land too: close their group first
+  if (e.copy_tma_) {
     e.line("// copy_async_wait_all" + why);
-    emit_ring_commit(e);
-    return emit_ring_wait(e, 0);
+    return emit_ring_wait_all(e);
   }
   e.line("tilus::cp_async_wait_all();" + why);
   e.fence_for_wgmma();
@@ -238,16 +242,15 @@ void place_copy_ring(const CudaEmitter& e, std::string& body, int64_t& dynamic_s
   // part's start up to its 1024-byte alignment).
   const int64_t offset = (dynamic_smem + 7) / 8 * 8;
   dynamic_smem = offset + 8 * kCopyRing;
-  const std::string token = kRingOffset, value = std::to_string(offset) + "u";
-  for (size_t at = body.find(token); at != std::string::npos; at = body.find(token, at + value.size()))
-    body.replace(at, token.size(), value);
+  const size_t at = body.find(kRingOffset);  // prepare_copy_lowering's one use
+  TILUS_ASSERT(at != std::string::npos);
+  body.replace(at, std::char_traits<char>::length(kRingOffset), std::to_string(offset) + "u");
 }
 
 void finish_copy_lowering(CudaEmitter& e) {
   if (!e.copy_tma_) return;
   e.line("// no TMA copy may still write the block's shared memory when it exits");
-  emit_ring_commit(e);
-  emit_ring_wait(e, 0);
+  emit_ring_wait_all(e);
 }
 
 }  // namespace tilus::ops
