@@ -264,19 +264,17 @@ def get_codegen() -> CodegenChoices:
     """The code generator choices a build uses now: those set with :func:`codegen`, else
     $TILUS_WGMMA (``0``: mma.sync instead of wgmma on sm_90a), $TILUS_UNROLL_BUDGET and
     $TILUS_COPY_TMA (``0``: copy_async stays cp.async on sm_90a)."""
+    def switch(name, variable):  # on unless the variable is "0"
+        value = _set.get("codegen." + name)
+        return _env(variable) != "0" if value is None else value
+
     defaults = CodegenChoices()
-    wgmma = _set.get("codegen.wgmma")
-    if wgmma is None:
-        wgmma = _env("TILUS_WGMMA") != "0"
     budget = _set.get("codegen.unroll_budget")
     if budget is None:
         budget = _env_number("TILUS_UNROLL_BUDGET", int, 0)
-    copy_tma = _set.get("codegen.copy_tma")
-    if copy_tma is None:
-        copy_tma = _env("TILUS_COPY_TMA") != "0"
-    return CodegenChoices(wgmma=wgmma,
+    return CodegenChoices(wgmma=switch("wgmma", "TILUS_WGMMA"),
                           unroll_budget=defaults.unroll_budget if budget is None else budget,
-                          copy_tma=copy_tma)
+                          copy_tma=switch("copy_tma", "TILUS_COPY_TMA"))
 
 
 # ---------------------------------------------------------------------------- progress
