@@ -81,9 +81,19 @@ def dequant_layouts(units_k, units_n, num_warps, nbytes):
     return weights, unit_reader(units_k, units_n, nbytes, wk, wn, 1)
 
 
+class TileDequantizer:
+    """What MatmulA16Wx and DequantizeWeights share: a tile of packed weights (its bytes
+    laid out as w_load_layout) to the activation type, (value - zero) * scale; `zero` is
+    None without zero points."""
+
+    def dequantize(self, packed, scale, zero):
+        b = self.cast(self.view(packed, dtype=self.w_dtype, layout=self.w_layout), dtype=self.a_dtype)
+        return (b - zero) * scale if self.has_zero else b * scale
+
+
 @tilus.autotune("block_m, block_n, block_k, split_k, num_warps", TILES)
 @tilus.autotune("num_stages", [3, 4])
-class MatmulA16Wx(tilus.Script):
+class MatmulA16Wx(TileDequantizer, tilus.Script):
     """c = a @ dequant(w): a [m, k] (a_dtype), w pre-packed by `prepack` (uint8
     [cdiv(k, 16), cdiv(n, 64), 32, 4 * bits]), scales (and zeros when has_zero)
     [cdiv(k, group_size), n] (a_dtype), c [m, n] (a_dtype)."""
@@ -163,14 +173,8 @@ class MatmulA16Wx(tilus.Script):
         stage: int32 = 0
         preload: int32 = stages - 1
         for offset_k in self.range(k_begin, k_end, bk):
-            packed = self.load_shared(sw[stage], layout=self.w_load_layout)
-            w = self.view(packed, dtype=self.w_dtype, layout=self.w_layout)
-            scale = self.load_shared(ss[stage])
-            b = self.cast(w, dtype=self.a_dtype)
-            if self.has_zero:
-                b = (b - self.load_shared(sz[stage])) * scale
-            else:
-                b = b * scale
+            b = self.dequantize(self.load_shared(sw[stage], layout=self.w_load_layout), self.load_shared(ss[stage]),
+                                self.load_shared(sz[stage]) if self.has_zero else None)
             if self.dequant_in_shared:
                 self.store_shared(sbt, self.transpose(b))
                 self.sync()
@@ -226,7 +230,7 @@ class MatmulA16Wx(tilus.Script):
 # the rate of a device copy moving the same bytes)
 @tilus.autotune("block_k, block_n, num_warps", [(64, 256, 8), (32, 256, 4), (64, 128, 4), (128, 128, 4),
                                                  (64, 128, 2)])
-class DequantizeWeights(tilus.Script):
+class DequantizeWeights(TileDequantizer, tilus.Script):
     """w_t = dequant(w)^T, [n, k] in a_dtype, from the packed weights: the first step of the
     prefill path (QuantizedLinear). One pass over the weight bytes; each block dequantises
     a [block_k, block_n] tile in registers as MatmulA16Wx's prefill tiles do, turns it k-major
@@ -255,12 +259,9 @@ class DequantizeWeights(tilus.Script):
         go = self.global_view(out_ptr, dtype=self.a_dtype, shape=[n_size, k_size])
         packed = self.load_global(gw, offsets=[offset_k // UNIT_K, offset_n // UNIT_N, 0, 0],
                                   shape=[uk, un, 32, self.unit_bytes], layout=self.w_load_layout)
-        b = self.cast(self.view(packed, dtype=self.w_dtype, layout=self.w_layout), dtype=self.a_dtype)
-        scale = self.load_global(gs, offsets=[offset_k // group, offset_n], shape=[1, bn])
-        if self.has_zero:
-            b = (b - self.load_global(gz, offsets=[offset_k // group, offset_n], shape=[1, bn])) * scale
-        else:
-            b = b * scale
+        row = [offset_k // group, offset_n]  # the tile's scale (and zero-point) row
+        b = self.dequantize(packed, self.load_global(gs, offsets=row, shape=[1, bn]),
+                            self.load_global(gz, offsets=row, shape=[1, bn]) if self.has_zero else None)
         st = self.shared_tensor(dtype=self.a_dtype, shape=[bn, bk])
         self.store_shared(st, self.transpose(b))
         self.sync()
