@@ -24,6 +24,7 @@ number of splits is chosen to give every SM several blocks.
 """
 
 import math
+import os
 import sys
 
 import torch
@@ -32,11 +33,14 @@ import tilus
 from tilus import bfloat16, float16, float32, int32
 from tilus.utils import benchmark_func, cdiv
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from flash_attention import OnlineSoftmax  # noqa: E402
+
 LOG2E = 1.4426950408889634
 
 
 @tilus.autotune("block_kv, stages", [(32, 4), (32, 6), (64, 3)])
-class DecodeAttentionSplit(tilus.Script):
+class DecodeAttentionSplit(OnlineSoftmax, tilus.Script):
     def __init__(self, dtype, num_heads: int, num_kv_heads: int, head_dim: int, num_splits: int,
                  block_kv: int, stages: int, warps: int = 4):
         super().__init__()
@@ -47,12 +51,12 @@ class DecodeAttentionSplit(tilus.Script):
         self.group = num_heads // num_kv_heads
         self.rows = max(16, 1 << (self.group - 1).bit_length())  # query rows, padded for mma
         self.qk_scale = LOG2E / math.sqrt(head_dim)
+        self.causal = False  # (OnlineSoftmax: one query token sees the whole chunk)
 
     def __call__(self, batch: int32, max_kv: int32, q_ptr: tilus.void_p, k_ptr: tilus.void_p,
                  v_ptr: tilus.void_p, lengths_ptr: tilus.void_p, po_ptr: tilus.void_p,
                  pm_ptr: tilus.void_p, pl_ptr: tilus.void_p):
-        bkv, d, stages, c, rows, splits = (self.block_kv, self.head_dim, self.stages, self.qk_scale,
-                                           self.rows, self.num_splits)
+        bkv, d, stages, rows, splits = self.block_kv, self.head_dim, self.stages, self.rows, self.num_splits
         self.attrs.blocks = [splits, self.num_kv_heads, batch]
         self.attrs.warps = self.warps
         split = self.blockIdx.x
@@ -97,16 +101,8 @@ class DecodeAttentionSplit(tilus.Script):
             self.copy_async_commit_group()
 
             s = self.dot(q, self.load_shared(sk[current_stage].transpose()), acc_dtype=float32)
-            if kv_start + bkv > kv_end:  # the chunk's last tile: tokens past it are -inf
-                s = self.where(self.register_tensor(
-                    dtype=int32, shape=[rows, bkv], init=lambda i, j: j + kv_start) < kv_end,
-                    s, float("-inf"))
-            m_new = self.maximum(m, self.max(s, dim=1, keepdim=True))
-            m_scaled = m_new * c
-            p = self.exp2(s * c - m_scaled)
-            alpha = self.exp2(m * c - m_scaled)
-            l = l * alpha + self.sum(p, dim=1, keepdim=True)
-            m = m_new
+            # the chunk's last tile: tokens past kv_end are -inf
+            p, m, l, alpha = self.softmax_step(s, m, l, rows, bkv, kv_start, 0, kv_end, kv_end)
             o = self.dot(p.to(self.dtype), self.load_shared(sv[current_stage]), o * alpha)
             current_stage = (current_stage + 1) % stages
             preload_stage = (preload_stage + 1) % stages
