@@ -4,11 +4,15 @@ Same contract as examples/flash_attention.py: tensors [batch, seqlen, heads, hea
 grouped-query heads (query head h reads KV head h // (heads // kv_heads)), fp16 or bf16,
 head_dim 64 or 128, causal (top-left aligned, as torch's is_causal) or not, any length.
 
-A block owns 128 query rows of one head. Its threads are split by role and talk only
-through mbarriers:
+The kernel is persistent: one block per SM takes work units (128 query rows of one head
+of one sequence) dealt in a snake over the blocks, so the next unit's Q and first K/V
+blocks load while the current one finishes (a block per unit paid that latency, its
+epilogue and its start-up every 128 rows: 3-4 us a unit, most of the time of a short or
+causal unit). Its threads are split by role and talk only through mbarriers:
 
 * warpgroup 0 is the producer: it gives registers back (``setmaxnreg``) and one thread
-  loads Q once, then K and V block by block with TMA into a ring of ``stages`` slots;
+  loads each unit's Q (once both consumers issued their last Q K^T of the unit before,
+  ``q_empty``), then K and V block by block with TMA into a ring of ``stages`` slots;
   K and V of a slot complete on separate barriers, so the first product can start while
   V is still landing. ``empty[s]`` completes when both consumer warpgroups are done with
   slot s.
@@ -20,8 +24,9 @@ through mbarriers:
   so P never goes through shared memory).
 
 Only the blocks that need it are masked: the last KV block of a sequence that is not a
-multiple of 128, and, when causal, the blocks that cross the diagonal; causal blocks
-skip every KV block wholly above it and launch heaviest (last query block) first. TMA
+multiple of 128, and, when causal, the blocks that cross the diagonal; causal units
+skip every KV block wholly above them and are numbered heaviest (last query block)
+first, which the snake turns into an even load per block. TMA
 zero-fills rows past the sequence; their results are dropped at the store.
 
     python examples/flash_attention_hopper.py            # CPU interpreter, small sizes
@@ -40,6 +45,7 @@ from tilus.utils import cdiv
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from flash_attention import OnlineSoftmax, attention_reference, check_cases, check_inputs  # noqa: E402
+from matmul_warp_specialized import multiprocessor_count  # noqa: E402
 
 __all__ = ["FlashAttentionHopper", "flash_attention", "attention_reference"]
 
@@ -49,7 +55,8 @@ BLOCK_Q, BLOCK_KV = 128, 128
 
 @tilus.autotune("stages", [2, 3])
 class FlashAttentionHopper(OnlineSoftmax, tilus.Script):
-    def __init__(self, dtype, num_heads: int, num_kv_heads: int, head_dim: int, causal: bool, stages: int):
+    def __init__(self, dtype, num_heads: int, num_kv_heads: int, head_dim: int, causal: bool, stages: int,
+                 num_blocks: int = None):
         super().__init__()
         if num_heads % num_kv_heads:
             raise ValueError(f"num_heads ({num_heads}) must be a multiple of num_kv_heads ({num_kv_heads})")
@@ -59,29 +66,17 @@ class FlashAttentionHopper(OnlineSoftmax, tilus.Script):
         self.causal, self.stages = causal, stages
         self.group = num_heads // num_kv_heads
         self.qk_scale = LOG2E / math.sqrt(head_dim)  # exp(x / sqrt(d)) == exp2(x * qk_scale)
+        self.num_blocks = num_blocks or multiprocessor_count()
 
     def __call__(self, batch: int32, seqlen: int32, q_ptr: tilus.void_p, k_ptr: tilus.void_p,
                  v_ptr: tilus.void_p, o_ptr: tilus.void_p):
         bq, bkv, d, stages = BLOCK_Q, BLOCK_KV, self.head_dim, self.stages
-        # heads vary fastest (the query heads of one KV head run side by side); causal
-        # query blocks run from the last (the longest) to the first
         q_blocks = cdiv(seqlen, bq)
-        self.attrs.blocks = [q_blocks * self.num_heads, 1, batch]
+        num_units = q_blocks * self.num_heads * batch
+        blocks = min(num_units, self.num_blocks)
+        rounds = cdiv(num_units, blocks)
+        self.attrs.blocks = [blocks]
         self.attrs.warps = 12
-        head = self.blockIdx.x % self.num_heads
-        q_block = self.blockIdx.x // self.num_heads
-        if self.causal:
-            q_block = q_blocks - 1 - q_block
-        q_start = q_block * bq
-        b = self.blockIdx.z
-        kv_head = head // self.group
-        # KV blocks [0, kv_blocks) are visited; those ending past mask_from need a mask
-        if self.causal:
-            kv_blocks = cdiv(min(seqlen, q_start + bq), bkv)
-            mask_from = min(seqlen, q_start + 1)
-        else:
-            kv_blocks = cdiv(seqlen, bkv)
-            mask_from = seqlen
 
         gq = self.global_view(q_ptr, dtype=self.dtype, shape=[batch, seqlen, self.num_heads, d])
         gk = self.global_view(k_ptr, dtype=self.dtype, shape=[batch, seqlen, self.num_kv_heads, d])
@@ -91,6 +86,7 @@ class FlashAttentionHopper(OnlineSoftmax, tilus.Script):
         sk = self.shared_tensor(dtype=self.dtype, shape=[stages, bkv, d])
         sv = self.shared_tensor(dtype=self.dtype, shape=[stages, bkv, d])
         q_full = self.mbarrier.alloc(counts=[1])
+        q_empty = self.mbarrier.alloc(counts=[2])  # both consumer warpgroups issued their last Q K^T
         k_full = self.mbarrier.alloc(counts=[1] * stages)
         v_full = self.mbarrier.alloc(counts=[1] * stages)
         empty = self.mbarrier.alloc(counts=[2] * stages)  # one arrival per consumer warpgroup
@@ -99,52 +95,99 @@ class FlashAttentionHopper(OnlineSoftmax, tilus.Script):
         with self.warp_group(warp_begin=0, num_warps=4):  # producer
             self.setmaxnreg(40, "dec")
             with self.single_thread():
-                self.mbarrier.arrive_and_expect_tx(q_full, bq * d * self.dtype.nbytes)
-                self.tma.global_to_shared(src=gq, dst=sq, offsets=[b, q_start, head, 0], dims=[1, 3],
-                                          mbarrier=q_full)
                 stage: int32 = 0
                 phase: uint32 = self.mbarrier.producer_initial_phase
-                for j in range(kv_blocks):
-                    self.mbarrier.wait(empty[stage], phase=phase)
-                    self.mbarrier.arrive_and_expect_tx(k_full[stage], kv_bytes)
-                    self.tma.global_to_shared(src=gk, dst=sk[stage], offsets=[b, j * bkv, kv_head, 0],
-                                              dims=[1, 3], mbarrier=k_full[stage])
-                    self.mbarrier.arrive_and_expect_tx(v_full[stage], kv_bytes)
-                    self.tma.global_to_shared(src=gv, dst=sv[stage], offsets=[b, j * bkv, kv_head, 0],
-                                              dims=[1, 3], mbarrier=v_full[stage])
-                    stage = (stage + 1) % stages
-                    if stage == 0:
-                        phase ^= 1
+                q_phase: uint32 = self.mbarrier.producer_initial_phase
+                for r in range(rounds):
+                    unit = self.unit_of_round(r, blocks)
+                    if unit < num_units:
+                        b, head, q_start, kv_blocks, _ = self.unit_origin(unit, batch, seqlen, q_blocks)
+                        kv_head = head // self.group
+                        # the next unit's Q lands while the consumers finish this one
+                        self.mbarrier.wait(q_empty, phase=q_phase)
+                        q_phase ^= 1
+                        self.mbarrier.arrive_and_expect_tx(q_full, bq * d * self.dtype.nbytes)
+                        self.tma.global_to_shared(src=gq, dst=sq, offsets=[b, q_start, head, 0], dims=[1, 3],
+                                                  mbarrier=q_full)
+                        for j in range(kv_blocks):
+                            self.mbarrier.wait(empty[stage], phase=phase)
+                            self.mbarrier.arrive_and_expect_tx(k_full[stage], kv_bytes)
+                            self.tma.global_to_shared(src=gk, dst=sk[stage], offsets=[b, j * bkv, kv_head, 0],
+                                                      dims=[1, 3], mbarrier=k_full[stage])
+                            self.mbarrier.arrive_and_expect_tx(v_full[stage], kv_bytes)
+                            self.tma.global_to_shared(src=gv, dst=sv[stage], offsets=[b, j * bkv, kv_head, 0],
+                                                      dims=[1, 3], mbarrier=v_full[stage])
+                            stage = (stage + 1) % stages
+                            if stage == 0:
+                                phase ^= 1
 
         with self.warp_group(warp_begin=4, num_warps=8):  # two consumer warpgroups
             self.setmaxnreg(232, "inc")
-            self.mbarrier.wait(q_full, phase=0)
-            o = self.register_tensor(dtype=float32, shape=[bq, d], init=0.0)
-            m = self.register_tensor(dtype=float32, shape=[bq, 1], init=float("-inf"))
-            l = self.register_tensor(dtype=float32, shape=[bq, 1], init=0.0)
             stage: int32 = 0
             phase: uint32 = self.mbarrier.consumer_initial_phase
-            for j in range(kv_blocks):
-                kv_start = j * bkv
-                self.mbarrier.wait(k_full[stage], phase=phase)
-                s = self.register_tensor(dtype=float32, shape=[bq, bkv], init=0.0)
-                self.wgmma.fence()
-                self.wgmma.mma(sq, sk[stage].transpose(), s)
-                self.wgmma.commit_group()
-                self.wgmma.wait_group(0)
-                p, m, l, alpha = self.softmax_step(s, m, l, bq, bkv, kv_start, q_start, mask_from, seqlen)
-                o = o * alpha
-                self.mbarrier.wait(v_full[stage], phase=phase)
-                self.wgmma.fence()
-                self.wgmma.mma(p.to(self.dtype), sv[stage], o)
-                self.wgmma.commit_group()
-                self.wgmma.wait_group(0)
-                self.release(empty[stage])
-                stage = (stage + 1) % stages
-                if stage == 0:
-                    phase ^= 1
-            o = o / l
-            self.store_global(go, o.to(self.dtype), offsets=[b, q_start, head, 0], dims=[1, 3])
+            q_phase: uint32 = 0
+            for r in range(rounds):
+                unit = self.unit_of_round(r, blocks)
+                if unit < num_units:
+                    b, head, q_start, kv_blocks, mask_from = self.unit_origin(unit, batch, seqlen, q_blocks)
+                    self.mbarrier.wait(q_full, phase=q_phase)
+                    q_phase ^= 1
+                    o = self.register_tensor(dtype=float32, shape=[bq, d], init=0.0)
+                    m = self.register_tensor(dtype=float32, shape=[bq, 1], init=float("-inf"))
+                    l = self.register_tensor(dtype=float32, shape=[bq, 1], init=0.0)
+                    for j in range(kv_blocks):
+                        kv_start = j * bkv
+                        self.mbarrier.wait(k_full[stage], phase=phase)
+                        s = self.register_tensor(dtype=float32, shape=[bq, bkv], init=0.0)
+                        self.wgmma.fence()
+                        self.wgmma.mma(sq, sk[stage].transpose(), s)
+                        self.wgmma.commit_group()
+                        self.wgmma.wait_group(0)
+                        if j == kv_blocks - 1:
+                            self.release(q_empty)
+                        p, m, l, alpha = self.softmax_step(s, m, l, bq, bkv, kv_start, q_start, mask_from, seqlen)
+                        o = o * alpha
+                        self.mbarrier.wait(v_full[stage], phase=phase)
+                        self.wgmma.fence()
+                        self.wgmma.mma(p.to(self.dtype), sv[stage], o)
+                        self.wgmma.commit_group()
+                        self.wgmma.wait_group(0)
+                        self.release(empty[stage])
+                        stage = (stage + 1) % stages
+                        if stage == 0:
+                            phase ^= 1
+                    o = o * (1.0 / l)  # one division per row, not per element
+                    self.store_global(go, o.to(self.dtype), offsets=[b, q_start, head, 0], dims=[1, 3])
+
+    def unit_of_round(self, r: int32, blocks: int32):
+        """The work unit this block takes in round r: units are dealt to the blocks in a
+        snake (0..blocks-1, then back), so with units ordered heaviest first (causal) the
+        blocks that got the heaviest of one round get the lightest of the next."""
+        lane = self.blockIdx.x
+        if r % 2 == 1:
+            lane = blocks - 1 - lane
+        return r * blocks + lane
+
+    def unit_origin(self, unit: int32, batch: int32, seqlen: int32, q_blocks: int32):
+        """Unit `unit`'s sequence, query head, first query row, the number of KV blocks it
+        visits and the first KV position that needs a mask. Heads vary fastest (the query
+        heads of one KV head run side by side); causal units run from the last query
+        block (the longest) to the first."""
+        head = unit % self.num_heads
+        rest = unit // self.num_heads
+        b = rest % batch
+        q_block = rest // batch
+        if self.causal:
+            q_block = q_blocks - 1 - q_block
+        q_start = q_block * BLOCK_Q
+        # KV blocks [0, kv_blocks) are visited; those ending past mask_from need a mask
+        if self.causal:
+            kv_blocks = cdiv(min(seqlen, q_start + BLOCK_Q), BLOCK_KV)
+            mask_from = min(seqlen, q_start + 1)
+        else:
+            kv_blocks = cdiv(seqlen, BLOCK_KV)
+            mask_from = seqlen
+        return b, head, q_start, kv_blocks, mask_from
 
     def release(self, barrier):
         """One thread of each consumer warpgroup frees the slot: its wgmma waits retired

@@ -7,8 +7,10 @@
 // abs and square); CUDA uses the instruction each docstring names (math.cuh holds the
 // approximations), so results agree within the tolerance the docstring states.
 // Operands: inputs = {x}; clip: args = {lo, hi} (already of x's dtype); int_attr = 1
-// selects the approximate variant of log, sin, cos and sqrt.
+// selects the approximate variant of log, sin, cos and sqrt, and for exp2 the variant that
+// flushes subnormal results to zero (one MUFU.EX2 instead of four instructions).
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 
 #include "codegen/emitter.h"
@@ -30,7 +32,7 @@ Domain domain_of(Op op) {
 }
 
 bool has_approx_variant(Op op) {
-  return op == Op::Log || op == Op::Sin || op == Op::Cos || op == Op::Sqrt;
+  return op == Op::Exp2 || op == Op::Log || op == Op::Sin || op == Op::Cos || op == Op::Sqrt;
 }
 
 OutputType unary_check(Instruction& inst) {
@@ -60,7 +62,8 @@ OutputType unary_check(Instruction& inst) {
 
 // ---- interpreter
 
-// The interpreter evaluates the exact function for both variants (approx or not).
+// The interpreter evaluates the exact function for both variants (approx or not); only
+// exp2(approx=True) also flushes as CUDA does (unary_interpret).
 float float_function(Op op, float v) {
   if (op == Op::Abs) return std::fabs(v);
   if (op == Op::Exp2) return std::exp2(v);
@@ -110,6 +113,8 @@ void unary_interpret(interp::BlockState& st, const StmtNode&, const Instruction&
       if (inst.op == Op::Clip) r = std::fmax(std::fmin(v, hi), lo);  // fminf/fmaxf as on CUDA
       else if (wide) r = double_function(inst.op, v);
       else r = float_function(inst.op, static_cast<float>(v));
+      // exp2(approx=True) on CUDA (ex2.approx.ftz) gives 0 for results below 2^-126
+      if (inst.op == Op::Exp2 && inst.int_attr == 1 && !wide && r < FLT_MIN) r = 0;
       interp::store_f(y.data + i * b, k, r);
     }
     return;
@@ -141,7 +146,7 @@ void unary_interpret(interp::BlockState& st, const StmtNode&, const Instruction&
 
 // The float32 expression of the function applied to `a` (a float).
 std::string float32_call(Op op, bool approx, const std::string& a) {
-  if (op == Op::Exp2) return "tilus::ex2_approx(" + a + ")";
+  if (op == Op::Exp2) return (approx ? "tilus::ex2_approx_ftz(" : "tilus::ex2_approx(") + a + ")";
   if (op == Op::Log) return approx ? "(tilus::lg2_approx(" + a + ") * 0.69314718055994531f)" : "logf(" + a + ")";
   if (op == Op::Sin) return approx ? "tilus::sin_approx(" + a + ")" : "sinf(" + a + ")";
   if (op == Op::Cos) return approx ? "tilus::cos_approx(" + a + ")" : "cosf(" + a + ")";

@@ -12,6 +12,7 @@
 // __shfl_xor_sync (a butterfly: every lane ends with the same result, in the same
 // order, so replicas agree bit for bit); only spatial modes that span warps go through
 // shared memory.
+#include <algorithm>
 #include <cstring>
 
 #include "codegen/emitter.h"
@@ -197,9 +198,13 @@ CudaCombine cuda_combine(CudaEmitter& e, Combine c, DataType t) {
     case Combine::Max:
     case Combine::Min: {
       const char* cmp = c == Combine::Max ? ">" : "<";
-      // Floats: a NaN wins, as in torch; its first operand stays first so every lane of
-      // a butterfly picks the same one.
-      body = is_f ? std::string("(a ") + cmp + " b || a != a) ? a : b" : std::string("(a ") + cmp + " b) ? a : b";
+      // Floats: a NaN wins, as in torch. float: max.NaN / min.NaN (sm_80), one instruction
+      // (the compare-and-select spelling costs three); double: a NaN first operand stays
+      // first so every lane of a butterfly picks the same one.
+      if (r.acc_t == "float")
+        body = std::string("tilus::") + (c == Combine::Max ? "max" : "min") + "_nan(a, b)";
+      else
+        body = is_f ? std::string("(a ") + cmp + " b || a != a) ? a : b" : std::string("(a ") + cmp + " b) ? a : b";
       if (is_f) {  // -inf / +inf, spelled by their bits (no math_constants.h)
         if (r.acc_t == "float")
           r.identity = c == Combine::Max ? "__int_as_float(0xff800000)" : "__int_as_float(0x7f800000)";
@@ -256,11 +261,27 @@ void reduce_emit(CudaEmitter& e, const Instruction& inst) {
   const std::string acc = e.fresh(std::string("tl_") + op_name(inst.op));
 
   // 1. This thread's own elements: local element l of x merges into the result element
-  // holding its row (same local part of the coordinate, dimension d at 0).
+  // holding its row (same local part of the coordinate, dimension d at 0). A row's
+  // elements are dealt over up to kPartials partial results combined pairwise at the end,
+  // so the dependent chain is short (32 elements: 8 + 2 steps, not 32) — the combine is
+  // associative for every kind but float sums, whose rounding this order changes as any
+  // tree would.
+  constexpr int64_t kPartials = 4;
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> rows(n_out);  // (l, position along d)
+  for (int64_t l = 0; l < in.local_size(); ++l) {
+    std::vector<int64_t> co = in.local_coords(l);
+    const int64_t along = co[d];
+    co[d] = 0;
+    rows[kept.owner(co).first].push_back({l, along});
+  }
+  int64_t parts = 1;
+  for (const auto& row : rows) parts = std::max(parts, std::min<int64_t>(kPartials, row.size()));
+  const std::string part = parts == 1 ? acc : e.fresh(acc + "_part");
   e.line(acc_t + " " + acc + "[" + std::to_string(n_out) + "];");
+  if (parts > 1) e.line(acc_t + " " + part + "[" + std::to_string(n_out * parts) + "];");
   e.line("#pragma unroll");
-  e.open("for (int i = 0; i < " + std::to_string(n_out) + "; ++i)");
-  e.line(acc + "[i] = " + cc.identity + ";");
+  e.open("for (int i = 0; i < " + std::to_string(n_out * parts) + "; ++i)");
+  e.line(part + "[i] = " + cc.identity + ";");
   e.close();
   // A padded layout (block_layouts.h default_tile_layout) holds elements past the end of
   // dimension d: they are skipped. Padding in the other dimensions only makes results
@@ -270,15 +291,22 @@ void reduce_emit(CudaEmitter& e, const Instruction& inst) {
     row_start = e.fresh("tl_row");
     e.line("const int " + row_start + " = " + e.expr(in.thread_coord_exprs(e.tid_)[d]) + ";");
   }
-  for (int64_t l = 0; l < in.local_size(); ++l) {
-    std::vector<int64_t> co = in.local_coords(l);
-    const int64_t along = co[d];
-    co[d] = 0;
-    const int64_t j = kept.owner(co).first;
-    const std::string step = merge(acc + "[" + std::to_string(j) + "]",
-                                   "tilus::cast<" + acc_t + ">(" + src + "[" + std::to_string(l) + "])");
-    if (row_start.empty()) e.line(step);
-    else e.line("if (" + row_start + " + " + std::to_string(along) + " < " + std::to_string(x->shape[d]) + ") " + step);
+  for (int64_t j = 0; j < n_out; ++j) {
+    for (size_t t = 0; t < rows[j].size(); ++t) {
+      const auto [l, along] = rows[j][t];
+      const std::string step = merge(part + "[" + std::to_string(j * parts + static_cast<int64_t>(t) % parts) + "]",
+                                     "tilus::cast<" + acc_t + ">(" + src + "[" + std::to_string(l) + "])");
+      if (row_start.empty()) e.line(step);
+      else e.line("if (" + row_start + " + " + std::to_string(along) + " < " + std::to_string(x->shape[d]) + ") " + step);
+    }
+  }
+  if (parts > 1) {
+    for (int64_t j = 0; j < n_out; ++j) {
+      const auto at = [&](int64_t p) { return part + "[" + std::to_string(j * parts + p) + "]"; };
+      for (int64_t gap = 1; gap < parts; gap *= 2)
+        for (int64_t p = 0; p + gap < parts; p += 2 * gap) e.line(merge(at(p), at(p + gap)));
+      e.line(acc + "[" + std::to_string(j) + "] = " + at(0) + ";");
+    }
   }
 
   // 2. Threads holding parts of the same row: the spatial modes of dimension d. A mode

@@ -78,6 +78,15 @@ def test_approx_variants_stay_within_their_bound(fn, m, n):
     torch.testing.assert_close(got, want, **_APPROX[fn])
 
 
+def test_exp2_approx_flushes_only_subnormal_results():
+    # the GPU (ex2.approx.ftz) and the interpreter agree: below 2^-126 is 0, the rest 2 ulp
+    x = torch.cat([torch.rand(4, 40) * 40 - 30, torch.tensor([[-130.0, -140.0, -126.0, float("-inf")] * 10])])
+    got = _gpu(MathTile("exp2", 5, 40, float32, approx=True), x.cuda()).cpu()
+    want = _cpu(MathTile("exp2", 5, 40, float32, approx=True), x)
+    assert (got[4] == want[4]).all() and got[4, 0] == 0 and got[4, 2] > 0
+    torch.testing.assert_close(got, want, rtol=5e-7, atol=0)
+
+
 def test_special_values():
     x = torch.tensor([[0.0, -1.0, float("inf"), float("nan"), 1e-40, 0.5, 2.5, -2.5]], device="cuda")
     for fn in ("log", "sqrt", "rsqrt", "exp2", "round", "abs"):

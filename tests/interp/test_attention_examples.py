@@ -55,17 +55,21 @@ def test_decode_attention_matches_torch(heads, kv_heads, splits, dtype):
 FAH = load_example("flash_attention_hopper")
 
 
-@pytest.mark.parametrize("seqlen,heads,kv_heads,d,causal,dtype,stages", [
-    (150, 2, 1, 128, False, torch.float16, 2),   # two KV blocks, a ragged last one
-    (150, 2, 1, 128, True, torch.float16, 3),    # the second query block crosses the diagonal
-    (70, 4, 2, 64, True, torch.bfloat16, 2),     # one short block: masked by both rules
-    (260, 2, 2, 64, False, torch.bfloat16, 2),   # three KV blocks through a two-slot ring
+# the interpreter runs 4 persistent blocks (matmul_warp_specialized.multiprocessor_count)
+@pytest.mark.parametrize("batch,seqlen,heads,kv_heads,d,causal,dtype,stages", [
+    (1, 150, 2, 1, 128, False, torch.float16, 2),   # two KV blocks, a ragged last one
+    (1, 150, 2, 1, 128, True, torch.float16, 3),    # the second query block crosses the diagonal
+    (1, 70, 4, 2, 64, True, torch.bfloat16, 2),     # one short block: masked by both rules
+    (1, 260, 2, 2, 64, False, torch.bfloat16, 2),   # three KV blocks through a two-slot ring; 2 rounds
+    # 18 units over 4 blocks: 5 rounds dealt in a snake, the last one partial; Q and the
+    # ring carried from unit to unit; sequences and heads both in the unit number
+    (2, 300, 3, 1, 64, True, torch.float16, 2),
 ])
-def test_hopper_flash_attention_matches_torch(seqlen, heads, kv_heads, d, causal, dtype, stages):
+def test_hopper_flash_attention_matches_torch(batch, seqlen, heads, kv_heads, d, causal, dtype, stages):
     torch.manual_seed(seqlen + heads + d)
-    q = torch.randn(1, seqlen, heads, d).to(dtype)
-    k = torch.randn(1, seqlen, kv_heads, d).to(dtype)
-    v = torch.randn(1, seqlen, kv_heads, d).to(dtype)
+    q = torch.randn(batch, seqlen, heads, d).to(dtype)
+    k = torch.randn(batch, seqlen, kv_heads, d).to(dtype)
+    v = torch.randn(batch, seqlen, kv_heads, d).to(dtype)
     out = torch.full_like(q, float("nan"))
     FAH.flash_attention(q, k, v, causal, out=out, stages=stages)
     torch.testing.assert_close(out.float(), FAH.attention_reference(q, k, v, causal), atol=2e-2, rtol=2e-2)

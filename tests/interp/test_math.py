@@ -87,6 +87,16 @@ def test_approx_variants_compute_the_same_function(fn):
     torch.testing.assert_close(out, _expected(fn, x, float32), **_TOL[float32])
 
 
+def test_exp2_approx_flushes_subnormal_results_as_cuda_does():
+    # 2^-130 and 2^-140 are float32 subnormals: kept by exp2, 0 with approx=True (ex2.approx.ftz)
+    x = torch.tensor([[-130.0, -140.0, -126.0, -1.0, 0.0, 3.5, float("-inf"), float("nan")]])
+    exact = _run(MathTile("exp2", 1, 8, float32), x)
+    flushed = _run(MathTile("exp2", 1, 8, float32, approx=True), x)
+    assert exact[0, 0] > 0 and exact[0, 1] > 0
+    assert flushed[0, :2].tolist() == [0.0, 0.0]
+    torch.testing.assert_close(flushed[:, 2:], torch.exp2(x[:, 2:]), equal_nan=True)
+
+
 def test_round_ties_to_even():
     x = torch.tensor([[0.5, 1.5, 2.5, -0.5, -1.5, 3.49, -2.51]])
     out = _run(MathTile("round", 1, 7, float32), x)

@@ -159,6 +159,18 @@ static __device__ __forceinline__ T mod(T a, T b) {
   }
 }
 
+// NaN-propagating float max/min (a reduction's combine, as torch's max): one FMNMX.NAN.
+static __device__ __forceinline__ float max_nan(float a, float b) {
+  float y;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(y) : "f"(a), "f"(b));
+  return y;
+}
+static __device__ __forceinline__ float min_nan(float a, float b) {
+  float y;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(y) : "f"(a), "f"(b));
+  return y;
+}
+
 template <typename T>
 static __device__ __forceinline__ T min_(T a, T b) {
   typedef typename detail::compute_type<T>::type C;

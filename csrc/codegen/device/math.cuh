@@ -5,6 +5,7 @@
 // Accuracy on float32 (the CUDA C++ Programming Guide's figures for the intrinsics
 // these instructions implement):
 //   ex2.approx.f32     2 ulp over the full range (exp2f; no .ftz, subnormals kept)
+//   ex2.approx.ftz.f32 the same for results of at least 2^-126, 0 below (exp2(approx=True))
 //   lg2.approx.f32     times ln 2 (__logf): absolute error 2^-21.41 for x in [0.5, 2],
 //                      else 3 ulp
 //   sin/cos.approx.f32 (__sinf/__cosf): absolute error 2^-21.41 for |x| <= pi, larger
@@ -23,6 +24,14 @@ namespace tilus {
 static __device__ __forceinline__ float ex2_approx(float x) {
   float y;
   asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// Without .ftz ptxas scales subnormal results in and out around MUFU.EX2 (a compare and
+// two multiplies per element); with it, one instruction (softmax's inner loop).
+static __device__ __forceinline__ float ex2_approx_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
 }
 

@@ -100,12 +100,15 @@ class MathInstructions:
         """
         return math_unary("exp", x, out)
 
-    def exp2(self, x, /, *, out=None):
+    def exp2(self, x, /, *, out=None, approx: bool = False):
         """Elementwise base-2 exponential ``2 ** x``.
 
         Args:
             x: a float register tensor.
             out: write the result into this register tensor instead of a new one.
+            approx: flush results below ``2 ** -126`` (subnormal in float32) to zero:
+                ``ex2.approx.ftz.f32``, one instruction per element instead of four.
+                What a softmax wants; the interpreter flushes the same results.
 
         Returns:
             A register tensor of ``x``'s dtype, shape and layout.
@@ -113,10 +116,12 @@ class MathInstructions:
         Dtypes and layouts:
             float16, bfloat16, float32 (computed in float32) and float64. CUDA lowers
             float32 to ``ex2.approx.f32`` (within 2 ulp of the interpreter's
-            ``std::exp2``, the accuracy of CUDA's ``exp2f``); float64 uses ``exp2``.
+            ``std::exp2``, the accuracy of CUDA's ``exp2f``); float64 uses ``exp2``
+            (``approx`` changes nothing there).
 
         Raises:
-            TypeError: ``x`` is not a register tensor, or not of a float dtype.
+            TypeError: ``x`` is not a register tensor, or not of a float dtype; ``approx``
+                is not a bool.
             ValueError: ``out`` has another dtype or shape.
             RuntimeError: called outside a script's ``__call__`` while tilus compiles it.
 
@@ -125,7 +130,7 @@ class MathInstructions:
 
                 p = self.exp2(scores * 1.4426950408889634 - row_max)
         """
-        return math_unary("exp2", x, out)
+        return math_unary("exp2", x, out, approx)
 
     def log(self, x, /, *, out=None, approx: bool = False):
         """Elementwise natural logarithm ``ln x``.
