@@ -51,10 +51,11 @@ def _programs(example):
                                             epilogue=epilogue, split_k=split_k, dtype=dtype, num_blocks=132),
                    (4096, 4096, 4096, *_mats(8, 8, 8), 1.0))
     fah = example("flash_attention_hopper")
-    for d, causal, stages in ((128, False, 2), (128, True, 3), (64, True, 2)):
+    for d, causal, stages, epilogue in ((128, False, 2, "registers"), (128, True, 3, "registers"),
+                                        (64, True, 2, "registers"), (128, True, 2, "tma")):
         qkv = torch.zeros(1, 8, 8, d, dtype=torch.float16)
-        yield (f"flash_attention_hopper[d{d},{'causal' if causal else 'full'},s{stages}]",
-               fah.FlashAttentionHopper(float16, 32, 8, d, causal, stages=stages),
+        yield (f"flash_attention_hopper[d{d},{'causal' if causal else 'full'},s{stages},{epilogue}]",
+               fah.FlashAttentionHopper(float16, 32, 8, d, causal, stages=stages, epilogue=epilogue),
                (1, 4096, torch.zeros(1, 8, 32, d, dtype=torch.float16), qkv, qkv,
                 torch.zeros(1, 8, 32, d, dtype=torch.float16)))
     yield ("matmul_relu_fp32_simt", example("matmul_relu_fp32_simt").MatmulReluSimt(),

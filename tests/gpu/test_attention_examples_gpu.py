@@ -73,9 +73,9 @@ def _hopper():
 
 
 @pytest.mark.skipif(not _hopper(), reason="needs sm_90a (TMA, wgmma, setmaxnreg)")
-@pytest.mark.parametrize("stages", [2, 3])
+@pytest.mark.parametrize("stages,epilogue", [(2, "registers"), (3, "registers"), (2, "tma")])
 @pytest.mark.parametrize("causal", [False, True])
-def test_hopper_flash_attention_matches_torch(example, stages, causal):
+def test_hopper_flash_attention_matches_torch(example, stages, epilogue, causal):
     fah = example("flash_attention_hopper")
     # 1000 and 333 are not multiples of the 128-row blocks; causal blocks run in reverse order
     for batch, seqlen, heads, kv_heads, d, dtype in [(2, 1000, 8, 2, 128, torch.float16),
@@ -83,6 +83,6 @@ def test_hopper_flash_attention_matches_torch(example, stages, causal):
                                                       (1, 4096, 32, 8, 128, torch.float16)]:
         q, k, v = _qkv(batch, seqlen, heads, kv_heads, d, dtype)
         out = torch.full_like(q, float("nan"))
-        fah.flash_attention(q, k, v, causal, out=out, stages=stages)
+        fah.flash_attention(q, k, v, causal, out=out, stages=stages, epilogue=epilogue)
         torch.cuda.synchronize()
         torch.testing.assert_close(out.float(), fah.attention_reference(q, k, v, causal), **_tol(dtype))

@@ -65,13 +65,14 @@ FAH = load_example("flash_attention_hopper")
     # ring carried from unit to unit; sequences and heads both in the unit number
     (2, 300, 3, 1, 64, True, torch.float16, 2),
 ])
-def test_hopper_flash_attention_matches_torch(batch, seqlen, heads, kv_heads, d, causal, dtype, stages):
+@pytest.mark.parametrize("epilogue", ["registers", "tma"])
+def test_hopper_flash_attention_matches_torch(batch, seqlen, heads, kv_heads, d, causal, dtype, stages, epilogue):
     torch.manual_seed(seqlen + heads + d)
     q = torch.randn(batch, seqlen, heads, d).to(dtype)
     k = torch.randn(batch, seqlen, kv_heads, d).to(dtype)
     v = torch.randn(batch, seqlen, kv_heads, d).to(dtype)
     out = torch.full_like(q, float("nan"))
-    FAH.flash_attention(q, k, v, causal, out=out, stages=stages)
+    FAH.flash_attention(q, k, v, causal, out=out, stages=stages, epilogue=epilogue)
     torch.testing.assert_close(out.float(), FAH.attention_reference(q, k, v, causal), atol=2e-2, rtol=2e-2)
 
 
@@ -84,3 +85,5 @@ def test_hopper_flash_attention_refuses_what_it_cannot_run():
     kv = torch.zeros(1, 8, 2, 64, dtype=torch.float16)
     with pytest.raises(ValueError, match="num_heads"):
         FAH.flash_attention(q, kv, kv, stages=2)
+    with pytest.raises(ValueError, match="epilogue must be 'registers' or 'tma'"):
+        FAH.flash_attention(q, q, q, epilogue="smem")
