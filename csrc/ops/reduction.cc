@@ -274,15 +274,13 @@ void reduce_emit(CudaEmitter& e, const Instruction& inst) {
     co[d] = 0;
     rows[kept.owner(co).first].push_back({l, along});
   }
-  int64_t parts = 1;
-  for (const auto& row : rows) parts = std::max(parts, std::min<int64_t>(kPartials, row.size()));
+  // Rows shorter than 8 keep one chain (splitting them saves no latency worth the merges).
+  int64_t shortest = in.local_size();
+  for (const auto& row : rows) shortest = std::min<int64_t>(shortest, row.size());
+  const int64_t parts = shortest >= 2 * kPartials ? kPartials : 1;
   const std::string part = parts == 1 ? acc : e.fresh(acc + "_part");
   e.line(acc_t + " " + acc + "[" + std::to_string(n_out) + "];");
   if (parts > 1) e.line(acc_t + " " + part + "[" + std::to_string(n_out * parts) + "];");
-  e.line("#pragma unroll");
-  e.open("for (int i = 0; i < " + std::to_string(n_out * parts) + "; ++i)");
-  e.line(part + "[i] = " + cc.identity + ";");
-  e.close();
   // A padded layout (block_layouts.h default_tile_layout) holds elements past the end of
   // dimension d: they are skipped. Padding in the other dimensions only makes results
   // for rows outside the tile, which nothing reads.
@@ -291,11 +289,25 @@ void reduce_emit(CudaEmitter& e, const Instruction& inst) {
     row_start = e.fresh("tl_row");
     e.line("const int " + row_start + " = " + e.expr(in.thread_coord_exprs(e.tid_)[d]) + ";");
   }
+  // Without padding each partial starts from its first element (no identity, one step
+  // fewer); with it every element may be skipped, so they start from the identity.
+  const bool seeded = row_start.empty() && shortest > 0;
+  if (!seeded) {
+    e.line("#pragma unroll");
+    e.open("for (int i = 0; i < " + std::to_string(n_out * parts) + "; ++i)");
+    e.line(part + "[i] = " + cc.identity + ";");
+    e.close();
+  }
   for (int64_t j = 0; j < n_out; ++j) {
     for (size_t t = 0; t < rows[j].size(); ++t) {
       const auto [l, along] = rows[j][t];
-      const std::string step = merge(part + "[" + std::to_string(j * parts + static_cast<int64_t>(t) % parts) + "]",
-                                     "tilus::cast<" + acc_t + ">(" + src + "[" + std::to_string(l) + "])");
+      const std::string target = part + "[" + std::to_string(j * parts + static_cast<int64_t>(t) % parts) + "]";
+      const std::string value = "tilus::cast<" + acc_t + ">(" + src + "[" + std::to_string(l) + "])";
+      if (seeded && static_cast<int64_t>(t) < parts) {
+        e.line(target + " = " + value + ";");
+        continue;
+      }
+      const std::string step = merge(target, value);
       if (row_start.empty()) e.line(step);
       else e.line("if (" + row_start + " + " + std::to_string(along) + " < " + std::to_string(x->shape[d]) + ") " + step);
     }

@@ -54,25 +54,30 @@ def test_a_column_across_warps_goes_through_shared_memory():
 
 
 def test_max_keeps_nan_and_starts_from_minus_infinity():
-    # float32: max.NaN (one instruction); float64: the compare that lets a NaN win
-    src = reduce_source("max", 8, 64, 1, True)
+    # float32: max.NaN (one instruction); float64: the compare that lets a NaN win. A
+    # padded row (33 columns) starts from -inf: any of a thread's elements may be skipped.
+    src = reduce_source("max", 8, 33, 1, True)
     assert "tilus::max_nan(a, b)" in src and "__int_as_float(0xff800000)" in src
     assert "a != a" in reduce_source("max", 8, 64, 1, True, float64)
 
 
 def test_a_threads_own_elements_combine_in_short_chains():
-    # [8, 256] on 4 warps: each thread holds several elements of a row; they are dealt
-    # over 4 partial results (independent chains) merged pairwise
-    src = reduce_source("sum", 8, 256, 1, True)
+    # [4, 1024] on 4 warps: each thread holds 8 elements of each of its rows; they are
+    # dealt over 4 partial results, each seeded with its first element (no identity),
+    # then merged pairwise
+    src = reduce_source("sum", 4, 1024, 1, True)
     part = re.search(r"float (tl_\w+_part)\[(\d+)\];", src)
     assert part, src
     name, size = part.group(1), int(part.group(2))
     assert size % 4 == 0
-    for p in range(4):  # every partial of the first row gets elements
-        assert f"{name}[{p}] = tl_reduce_sum_float({name}[{p}], " in src
+    for p in range(4):  # every partial of the first row: seeded, then one more element
+        assert re.search(rf"{name}\[{p}\] = tilus::cast<float>\(t\[\d+\]\);", src)
+        assert f"{name}[{p}] = tl_reduce_sum_float({name}[{p}], tilus::cast<float>(" in src
     assert f"{name}[0] = tl_reduce_sum_float({name}[0], {name}[1]);" in src
     assert f"{name}[2] = tl_reduce_sum_float({name}[2], {name}[3]);" in src
     assert f"{name}[0] = tl_reduce_sum_float({name}[0], {name}[2]);" in src
+    # short rows keep one chain
+    assert "_part" not in reduce_source("sum", 8, 256, 1, True)
 
 
 # ---- broadcasting and the softmax-like kernel
