@@ -45,7 +45,7 @@ from tilus.utils import cdiv
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from flash_attention import OnlineSoftmax, attention_reference, check_cases, check_inputs  # noqa: E402
-from matmul_warp_specialized import multiprocessor_count  # noqa: E402
+from matmul_warp_specialized import TmaStoreEpilogue, multiprocessor_count  # noqa: E402
 
 __all__ = ["FlashAttentionHopper", "flash_attention", "attention_reference"]
 
@@ -57,7 +57,7 @@ BLOCK_Q, BLOCK_KV = 128, 128
 # so two stages only); "registers": each thread stores its fragment. Staging measured
 # +9% at s = 1k (many short units), 0-4% behind at 4k (three stages win there), H100.
 @tilus.autotune("stages, epilogue", [(2, "registers"), (3, "registers"), (2, "tma")])
-class FlashAttentionHopper(OnlineSoftmax, tilus.Script):
+class FlashAttentionHopper(OnlineSoftmax, TmaStoreEpilogue, tilus.Script):
     def __init__(self, dtype, num_heads: int, num_kv_heads: int, head_dim: int, causal: bool, stages: int,
                  epilogue: str = "registers", num_blocks: int = None):
         super().__init__()
@@ -166,25 +166,12 @@ class FlashAttentionHopper(OnlineSoftmax, tilus.Script):
                             phase ^= 1
                     o = o * (1.0 / l)  # one division per row, not per element
                     if self.epilogue == "tma":
-                        self.store_through_shared(so, go, o.to(self.dtype), [b, q_start, head, 0])
+                        self.store_through_shared(so, go, o, [b, q_start, head, 0], dims=[1, 3])
                     else:
                         self.store_global(go, o.to(self.dtype), offsets=[b, q_start, head, 0], dims=[1, 3])
             if self.epilogue == "tma":
                 with self.single_thread():
                     self.tma.wait_group(0)  # the last store has landed before the block exits
-
-    def store_through_shared(self, so, go, o, offsets):
-        """The consumers stage O in `so` and one thread stores it with TMA (rows past the
-        sequence are clipped); `so` is overwritten only once the previous store read it."""
-        with self.single_thread():
-            self.tma.wait_group(0, read=True)
-        self.sync()
-        self.store_shared(so, o)
-        self.fence.proxy_async()  # generic-proxy writes before the async-proxy read
-        self.sync()
-        with self.single_thread():
-            self.tma.shared_to_global(so, go, offsets=offsets, dims=[1, 3])
-            self.tma.commit_group()
 
     def unit_of_round(self, r: int32, blocks: int32):
         """The work unit this block takes in round r: units are dealt to the blocks in a

@@ -54,6 +54,26 @@ def multiprocessor_count() -> int:
     return 4
 
 
+class TmaStoreEpilogue:
+    """The TMA-store epilogue of the warp-specialised kernels (this matmul, the Hopper
+    flash attention): the consumers stage a finished tile in shared memory and one
+    thread stores it with TMA (rows past the tensor are clipped)."""
+
+    def store_through_shared(self, staging, dst, tile, offsets, dims=None):
+        """Stage the register tile `tile`, converted to `staging`'s dtype, in `staging`
+        and store it into `dst` at `offsets` (`dims`: which of dst's dimensions the tile
+        spans); `staging` is overwritten only once the previous store has read it."""
+        with self.single_thread():
+            self.tma.wait_group(0, read=True)
+        self.sync()
+        self.store_shared(staging, tile.to(staging.dtype))
+        self.fence.proxy_async()  # generic-proxy writes before the async-proxy read
+        self.sync()
+        with self.single_thread():
+            self.tma.shared_to_global(staging, dst, offsets=offsets, dims=dims)
+            self.tma.commit_group()
+
+
 @tilus.autotune("block_m, block_n, stages, epilogue, split_k", [
     (128, 256, 3, "tma", 1), (128, 256, 4, "tma_halves", 1), (128, 256, 4, "registers", 1),
     (128, 128, 5, "tma", 1), (256, 128, 3, "tma", 1),
@@ -64,7 +84,7 @@ def multiprocessor_count() -> int:
     (128, 64, 8, "tma", 1), (128, 64, 8, "registers", 2)])
 @tilus.autotune("group_m", [8, 16])
 @tilus.autotune("cluster_m", [1, 2])
-class MatmulWarpSpecialized(tilus.Script):
+class MatmulWarpSpecialized(TmaStoreEpilogue, tilus.Script):
     def __init__(self, block_m, block_n, stages, group_m, cluster_m, epilogue="tma", split_k=1, dtype=float16,
                  num_blocks=None):
         super().__init__()
@@ -201,9 +221,9 @@ class MatmulWarpSpecialized(tilus.Script):
                 elif self.epilogue == "registers":  # no staging tile, so one more stage fits
                     self.store_global(gc, (acc * scale).to(self.out_dtype), offsets=[m0, n0])
                 else:
-                    self.store_through_shared(sc, gc, acc * scale, m0, n0)
+                    self.store_through_shared(sc, gc, acc * scale, [m0, n0])
                     if self.halves == 2:
-                        self.store_through_shared(sc, gc, acc_hi * scale, m0, n0 + hn)
+                        self.store_through_shared(sc, gc, acc_hi * scale, [m0, n0 + hn])
             if self.epilogue != "registers":
                 with self.single_thread():
                     self.tma.wait_group(0)
@@ -227,19 +247,6 @@ class MatmulWarpSpecialized(tilus.Script):
                               offsets=[m0, n0])
             self.store_global(arrived, self.register_tensor(dtype=int32, shape=[1, 1], init=0),
                               offsets=[tile_m, tile_n])
-
-    def store_through_shared(self, sc, gc, values, m0, n0):
-        """The consumers stage `values` in sc and one thread stores it with TMA; sc is
-        overwritten only once the previous store has read it."""
-        with self.single_thread():
-            self.tma.wait_group(0, read=True)
-        self.sync()
-        self.store_shared(sc, values.to(self.out_dtype))
-        self.fence.proxy_async()  # generic-proxy writes before the async-proxy read
-        self.sync()
-        with self.single_thread():
-            self.tma.shared_to_global(sc, gc, offsets=[m0, n0])
-            self.tma.commit_group()
 
     def release(self, barrier):
         """Free a slot: one thread of each consumer warpgroup arrives on the slot's barrier
