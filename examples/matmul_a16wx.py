@@ -60,13 +60,15 @@ def unit_bytes(w_dtype) -> int:
 
 
 def unit_reader(units_k, units_n, nbytes, wk, wn, replicas):
-    """The layout that reads a packed tile [k units, n units, lane, byte] so that each
-    thread gets its fragments' bytes in their order: warps wk x wn over the units (each a
-    block of them, the k unit outermost in the thread's registers as the k16 step is in
-    the fragment's), lanes over the 32 lanes of a unit, `replicas` copies of it all."""
-    layout = (spatial(wk, wn, 1, 1) * local(units_k // wk, units_n // wn, 1, 1)
-              * spatial(1, 1, 32, 1) * local(1, 1, 1, nbytes))
-    return replicate(replicas, 4) * layout if replicas > 1 else layout
+    """The layout that reads a packed tile [k units, n units, 32 * nbytes] (each unit's
+    32 lanes' bytes in one row, so that copies move it in 16-byte chunks whatever the
+    bytes per lane) so that each thread gets its fragments' bytes in their order: warps
+    wk x wn over the units (each a block of them, the k unit outermost in the thread's
+    registers as the k16 step is in the fragment's), lane t the bytes [t * nbytes,
+    (t + 1) * nbytes) of each of its units, `replicas` copies of it all."""
+    layout = (spatial(wk, wn, 1) * local(units_k // wk, units_n // wn, 1)
+              * spatial(1, 1, 32) * local(1, 1, nbytes))
+    return replicate(replicas, 3) * layout if replicas > 1 else layout
 
 
 def dequant_layouts(units_k, units_n, num_warps, nbytes):
@@ -145,11 +147,11 @@ class MatmulA16Wx(TileDequantizer, tilus.Script):
 
         ga = self.global_view(a_ptr, dtype=self.a_dtype, shape=[m_size, k_size])
         gw = self.global_view(w_ptr, dtype=uint8,
-                              shape=[cdiv(k_size, UNIT_K), cdiv(n_size, UNIT_N), 32, self.unit_bytes])
+                              shape=[cdiv(k_size, UNIT_K), cdiv(n_size, UNIT_N), 32 * self.unit_bytes])
         gs = self.global_view(scale_ptr, dtype=self.a_dtype, shape=[cdiv(k_size, group), n_size])
         gz = self.global_view(zero_ptr, dtype=self.a_dtype, shape=[cdiv(k_size, group), n_size])
         sa = self.shared_tensor(dtype=self.a_dtype, shape=[stages, bm, bk])
-        sw = self.shared_tensor(dtype=uint8, shape=[stages, uk, un, 32, self.unit_bytes])
+        sw = self.shared_tensor(dtype=uint8, shape=[stages, uk, un, 32 * self.unit_bytes])
         # the scale (and zero-point) row of each stage rides in the same cp.async groups
         ss = self.shared_tensor(dtype=self.a_dtype, shape=[stages, 1, bn])
         sz = self.shared_tensor(dtype=self.a_dtype, shape=[stages, 1, bn])
@@ -162,7 +164,7 @@ class MatmulA16Wx(TileDequantizer, tilus.Script):
 
         for s in range(stages - 1):
             self.copy_async(src=ga, dst=sa[s], offsets=[offset_m, k_begin + s * bk])
-            self.copy_async(src=gw, dst=sw[s], offsets=[(k_begin + s * bk) // UNIT_K, offset_n // UNIT_N, 0, 0])
+            self.copy_async(src=gw, dst=sw[s], offsets=[(k_begin + s * bk) // UNIT_K, offset_n // UNIT_N, 0])
             self.copy_async(src=gs, dst=ss[s], offsets=[(k_begin + s * bk) // group, offset_n])
             if self.has_zero:
                 self.copy_async(src=gz, dst=sz[s], offsets=[(k_begin + s * bk) // group, offset_n])
@@ -184,7 +186,7 @@ class MatmulA16Wx(TileDequantizer, tilus.Script):
             preload_k = offset_k + (stages - 1) * bk
             if preload_k < k_end:
                 self.copy_async(src=ga, dst=sa[preload], offsets=[offset_m, preload_k])
-                self.copy_async(src=gw, dst=sw[preload], offsets=[preload_k // UNIT_K, offset_n // UNIT_N, 0, 0])
+                self.copy_async(src=gw, dst=sw[preload], offsets=[preload_k // UNIT_K, offset_n // UNIT_N, 0])
                 self.copy_async(src=gs, dst=ss[preload], offsets=[preload_k // group, offset_n])
                 if self.has_zero:
                     self.copy_async(src=gz, dst=sz[preload], offsets=[preload_k // group, offset_n])
@@ -253,12 +255,12 @@ class DequantizeWeights(TileDequantizer, tilus.Script):
         offset_k: int32 = self.blockIdx.x * bk
         offset_n: int32 = self.blockIdx.y * bn
         gw = self.global_view(w_ptr, dtype=uint8,
-                              shape=[cdiv(k_size, UNIT_K), cdiv(n_size, UNIT_N), 32, self.unit_bytes])
+                              shape=[cdiv(k_size, UNIT_K), cdiv(n_size, UNIT_N), 32 * self.unit_bytes])
         gs = self.global_view(scale_ptr, dtype=self.a_dtype, shape=[cdiv(k_size, group), n_size])
         gz = self.global_view(zero_ptr, dtype=self.a_dtype, shape=[cdiv(k_size, group), n_size])
         go = self.global_view(out_ptr, dtype=self.a_dtype, shape=[n_size, k_size])
-        packed = self.load_global(gw, offsets=[offset_k // UNIT_K, offset_n // UNIT_N, 0, 0],
-                                  shape=[uk, un, 32, self.unit_bytes], layout=self.w_load_layout)
+        packed = self.load_global(gw, offsets=[offset_k // UNIT_K, offset_n // UNIT_N, 0],
+                                  shape=[uk, un, 32 * self.unit_bytes], layout=self.w_load_layout)
         row = [offset_k // group, offset_n]  # the tile's scale (and zero-point) row
         b = self.dequantize(packed, self.load_global(gs, offsets=row, shape=[1, bn]),
                             self.load_global(gz, offsets=row, shape=[1, bn]) if self.has_zero else None)

@@ -146,6 +146,13 @@ void CudaEmitter::emit_cast(const Instruction& i) {
                   words->name + "[i]);  // eight at a time, from the packed word");
     return;
   }
+  if (words && layout.local_size() % 2 == 0 && plan_.layout_of(x) == layout && x->dtype.bits() < 8 &&
+      vector_cast4_supported(y->dtype, x->dtype)) {
+    // Other sub-byte codes a view just unpacked: two at a time from the packed words.
+    line("tilus::packed_cast<" + ctype(y->dtype) + ", " + ctype(x->dtype) + ", " +
+         std::to_string(layout.local_size()) + ">(" + dst + ", " + words->name + ");  // from the packed words");
+    return;
+  }
   if (layout.local_size() % 4 == 0 && vector_cast4_supported(y->dtype, x->dtype)) {
     flat_loop(*this, layout.local_size() / 4,
               "tilus::cast4(" + dst + " + 4 * i, " + src + " + 4 * i);  // four at a time");

@@ -84,6 +84,33 @@ def test_sem_adds_fences_at_the_scope():
     assert "tilus::atomic_add<3>(" in src
 
 
+@pytest.mark.parametrize("scope,fence", [("cta", "fence.acq_rel.cta"), ("gpu", "fence.acq_rel.gpu"),
+                                         ("sys", "fence.acq_rel.sys")])
+def test_sem_fences_are_acquire_release_not_sequentially_consistent(scope, fence):
+    # release/acquire is what sem= promises; the SC fence (__threadfence, membar.gl) made
+    # every split-K block of the A16Wx matmul wait on MEMBAR.SC at its end (ncu, H100)
+    import tilus
+    from tests.codegen.nvrtc_ctypes import device_headers, load_nvrtc
+
+    compiler, why = load_nvrtc()
+    if compiler is None:
+        pytest.skip(why)
+
+    class Counter(tilus.Script):
+        def __call__(self, g: ~int32):
+            self.attrs.blocks = 1
+            self.attrs.warps = 1
+            gg = self.global_view(g, dtype=int32, shape=[1])
+            one = self.register_tensor(dtype=int32, shape=[1], init=1)
+            self.atomic.global_add(gg, one, sem="acq_rel", scope=scope)
+
+    src = _source(Counter(), (torch.zeros(1, dtype=torch.int32),), "sm_80")
+    ok, log, _, ptx = compiler.compile(src, "sm_80", device_headers())
+    assert ok, log
+    assert ptx.count(fence) == 2, ptx
+    assert "fence.sc" not in ptx and "membar" not in ptx
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("offset_dtype", [int32, int64, uint32])
 def test_random_compiles(arch, offset_dtype):

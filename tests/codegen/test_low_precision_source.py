@@ -88,7 +88,7 @@ def test_casts_the_tricks_do_not_cover_stay_scalar():
 @pytest.mark.parametrize("name", ["uint4b", "int4b"])
 def test_viewed_4bit_codes_cast_to_half_from_the_words(name, arch):
     """A cast of 4-bit codes a view just unpacked reads the packed words (eight codes per
-    call); to bfloat16 it goes through the one-byte codes (cast4)."""
+    call); to bfloat16 two at a time (tilus::packed_cast)."""
     from tests.lang.lowp_kernels import PackedViewCast
 
     args = (torch.zeros(128, 16, dtype=torch.uint8), torch.zeros(128, 32))
@@ -96,7 +96,23 @@ def test_viewed_4bit_codes_cast_to_half_from_the_words(name, arch):
     src = _compile(PackedViewCast(t, float16), args, arch)
     assert f"tilus::int4x8_to_half<{'true' if name == 'int4b' else 'false'}>(" in src
     src = _compile(PackedViewCast(t, bfloat16), args, arch)
-    assert "int4x8_to_half" not in src and "tilus::cast4(" in src
+    assert "int4x8_to_half" not in src and "tilus::packed_cast<tilus::bfloat16, " in src
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("name", ["uint1b", "int2b", "int3b", "uint5b", "int6b", "uint7b", "float3_e1m1",
+                                  "float5_e2m2", "float6_e3m2", "float7_e4m2"])
+@pytest.mark.parametrize("to", [float16, bfloat16])
+def test_viewed_sub_byte_codes_cast_from_the_words_two_at_a_time(name, to, arch):
+    """Every other sub-byte type cast4 takes converts straight from the packed words too:
+    no byte per code in between (tilus::packed_cast, two codes per 32-bit result)."""
+    from tests.lang.lowp_kernels import PackedViewCast
+
+    t = getattr(tilus, name)
+    args = (torch.zeros(128, 4 * t.bits, dtype=torch.uint8), torch.zeros(128, 32))
+    src = _compile(PackedViewCast(t, to), args, arch)
+    assert f"tilus::packed_cast<{'tilus::half' if to == float16 else 'tilus::bfloat16'}, " in src
+    assert "tilus::cast4(" not in src
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])

@@ -1,6 +1,6 @@
 """Two fast paths of the dequantising matmuls against the CPU interpreter, bit for bit:
-4-bit codes cast to float16 straight from the words a view unpacked them from (every
-code, signed and unsigned), and +, -, * on float16/bfloat16 tiles paired into f16x2 /
+sub-byte codes cast to float16/bfloat16 straight from the words a view unpacked them
+from (every code of every type, codes straddling two words included), and +, -, * on float16/bfloat16 tiles paired into f16x2 /
 bf16x2 instructions (random bit patterns: subnormals, infinities and NaNs included)."""
 
 import numpy as np
@@ -9,6 +9,7 @@ import torch
 
 import tilus
 from tests.lang.lowp_kernels import Arith16, PackedViewCast
+from tests.lang.packed_kernels import pack
 from tilus import bfloat16, float16
 
 pytestmark = [pytest.mark.gpu,
@@ -32,6 +33,44 @@ def test_packed_4bit_view_cast_matches_interpreter(name, to):
     if name == "int4b":
         lo = torch.where(lo >= 8, lo - 16, lo)
     assert torch.equal(cpu[:, 0::2], lo)  # the low nibble of byte j is code 2j
+
+
+@pytest.mark.parametrize("name", ["uint1b", "int1b", "uint2b", "int2b", "uint3b", "int3b", "uint5b", "int5b",
+                                  "uint6b", "int6b", "uint7b", "int7b", "float3_e1m1", "float4_e2m1",
+                                  "float5_e2m2", "float5_e3m1", "float6_e3m2", "float6_e2m3", "float7_e4m2",
+                                  "float7_e3m3", "float7_e2m4"])
+@pytest.mark.parametrize("to", [float16, bfloat16])
+def test_packed_view_cast_of_every_code_matches_interpreter(name, to):
+    t = getattr(tilus, name)
+    bits = t.bits
+    g = torch.Generator().manual_seed(bits)
+    codes = torch.randint(0, 1 << bits, (128, 32), generator=g).numpy()
+    codes[:4].reshape(-1)[:] = np.arange(128) % (1 << bits)  # every code, at every position mod 2^bits
+    packed = torch.from_numpy(np.stack([pack(row, bits) for row in codes]))
+    kernel = PackedViewCast(t, to)
+    cpu = torch.full((128, 32), float("nan"))
+    kernel(packed, cpu)
+    gpu = torch.full((128, 32), float("nan"), device="cuda")
+    kernel(packed.cuda(), gpu)
+    torch.testing.assert_close(gpu.cpu(), cpu, rtol=0, atol=0, equal_nan=True)
+    values = torch.tensor([float(v) for v in _code_values(t)])  # the interpreter's codec, code by code
+    assert torch.equal(cpu, values[torch.from_numpy(codes)].to(torch.float16 if to == float16 else torch.bfloat16).float())
+
+
+def _code_values(t):
+    """Each code's value through a one-element interpreter cast (tilus's codec)."""
+    class One(tilus.Script):
+        def __call__(self, src: tilus.void_p, dst: ~tilus.float32):
+            self.attrs.blocks = 1
+            self.attrs.warps = 1
+            gs = self.global_view(src, dtype=t, shape=[1 << t.bits])
+            gd = self.global_view(dst, dtype=tilus.float32, shape=[1 << t.bits])
+            self.store_global(gd, self.cast(self.load_global(gs, offsets=[0], shape=[1 << t.bits]),
+                                            dtype=tilus.float32), offsets=[0])
+
+    out = torch.zeros(1 << t.bits)
+    One()(torch.from_numpy(pack(np.arange(1 << t.bits), t.bits)), out)
+    return out.tolist()
 
 
 @pytest.mark.parametrize("op", ["add", "sub", "mul"])

@@ -85,21 +85,24 @@ class FP8To16(tilus.Script):
 
 
 class PackedViewCast(tilus.Script):
-    """out[t, l] = float32(cast(view(bytes, t4), to)): each of 128 threads loads 16 bytes
-    of a uint8 [128, 16] buffer, views them as 32 codes of the 4-bit type t4 (code l at
-    bits 4l of the thread's bytes) and casts them to `to` (float16 takes the emitter's
-    straight-from-the-words path, tilus::int4x8_to_half), then to float32."""
+    """out[t, l] = float32(cast(view(bytes, t4), to)): each of 128 threads loads 4 * bits
+    bytes of a uint8 [128, 4 * bits] buffer, views them as 32 codes of the sub-byte type
+    t4 (code l at bits [l * bits, (l + 1) * bits) of the thread's bytes) and casts them to
+    `to` (the emitter's straight-from-the-words paths: tilus::int4x8_to_half for 4-bit
+    integers to float16, tilus::packed_cast for the others), then to float32."""
 
     def __init__(self, t4, to):
         super().__init__()
         self.t4, self.to = t4, to
+        self.nbytes = 4 * t4.bits
 
     def __call__(self, packed: ~tilus.uint8, out: ~float32):
         self.attrs.blocks = 1
         self.attrs.warps = 4
-        gp = self.global_view(packed, dtype=tilus.uint8, shape=[128, 16])
+        gp = self.global_view(packed, dtype=tilus.uint8, shape=[128, self.nbytes])
         go = self.global_view(out, dtype=float32, shape=[128, 32])
-        b = self.load_global(gp, offsets=[0, 0], shape=[128, 16], layout=spatial(128, 1) * local(1, 16))
+        b = self.load_global(gp, offsets=[0, 0], shape=[128, self.nbytes],
+                             layout=spatial(128, 1) * local(1, self.nbytes))
         codes = self.view(b, dtype=self.t4, layout=spatial(128, 1) * local(1, 32))
         self.store_global(go, self.cast(self.cast(codes, dtype=self.to), dtype=float32), offsets=[0, 0])
 

@@ -130,6 +130,65 @@ static __device__ __forceinline__ uint32_t fp8x2_to_half2(uint16_t pair) {
 }
 #endif
 
+// ---- codes straight from packed words (a view's bits), two per 32-bit result
+//
+// pair_at<B>(w, z): codes z and z + 1 (code i at bits [i*B, (i+1)*B) of w[0], w[1], ...)
+// in the low bits of the two 16-bit halves; the other bits are left unspecified (the
+// callers mask). One shift (a funnel shift for a code straddling two words: then it
+// sits past bit 16, so one shift puts it in place) per code and one lop3 choosing the
+// halves. After unrolling every position is a constant.
+template <int B>
+static __device__ __forceinline__ uint32_t code_to_bit(const uint32_t* w, int p, int to) {
+  const int word = p >> 5, off = p & 31;
+  if (off + B > 32) return __funnelshift_r(w[word], w[word + 1], off - to);
+  return off >= to ? w[word] >> (off - to) : w[word] << (to - off);
+}
+template <int B>
+static __device__ __forceinline__ uint32_t pair_at(const uint32_t* w, int z) {
+  const uint32_t lo = code_to_bit<B>(w, z * B, 0), hi = code_to_bit<B>(w, z * B + B, 16);
+  uint32_t t;  // (hi & 0xffff0000) | (lo & 0x0000ffff)
+  asm("lop3.b32 %0, %1, %2, %3, 0xE4;" : "=r"(t) : "r"(hi), "r"(lo), "r"(0xFFFF0000u));
+  return t;
+}
+// (t & mask) ^ k in one instruction
+static __device__ __forceinline__ uint32_t and_xor(uint32_t t, uint32_t mask, uint32_t k) {
+  uint32_t x;
+  asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(x) : "r"(t), "r"(mask), "r"(k));
+  return x;
+}
+// The pair word to half2 / bfloat162: the arithmetic of int_to_half, float_to_half and
+// their bfloat16 forms above.
+// The codes under the exponent of 1024.0 (bfloat16: 128.0), signed ones flipped to
+// code + 2^(B-1), in one lop3; one subtraction takes the bias away.
+template <int B, bool S>
+static __device__ __forceinline__ uint32_t int_pair_to_half(uint32_t t) {
+  constexpr uint32_t flip = S ? 1u << (B - 1) : 0u;
+  const uint32_t x = and_xor(t, splat16((1u << B) - 1u), splat16(0x6400u | flip));
+  return sub_f16x2(x, splat16(0x6400u + flip));
+}
+template <int B, bool S>
+static __device__ __forceinline__ uint32_t int_pair_to_bf16(uint32_t t) {
+  constexpr uint32_t flip = S ? 1u << (B - 1) : 0u;
+  const uint32_t x = and_xor(t, splat16((1u << B) - 1u), splat16(0x4300u | flip));
+  return fma_bf16x2(x, splat16(0x3F80u), splat16((0x4300u + flip) ^ 0x8000u));
+}
+template <int E, int M, int Mantissa>
+static __device__ __forceinline__ uint32_t place_pair(uint32_t x) {
+  constexpr uint32_t mag = (1u << (E + M)) - 1u;
+  return ((x & splat16(mag)) << (Mantissa - M)) | ((x & splat16(1u << (E + M))) << (15 - E - M));
+}
+template <int E, int M>
+static __device__ __forceinline__ uint32_t float_pair_to_half(uint32_t x) {
+  constexpr int bias = (1 << (E - 1)) - 1;
+  return mul_f16x2(place_pair<E, M, 10>(x), splat16(static_cast<uint32_t>(15 + 15 - bias) << 10));
+}
+template <int E, int M>
+static __device__ __forceinline__ uint32_t float_pair_to_bf16(uint32_t x) {
+  constexpr int bias = (1 << (E - 1)) - 1;
+  return fma_bf16x2(place_pair<E, M, 7>(x), splat16(static_cast<uint32_t>(127 + 127 - bias) << 7),
+                    splat16(0x8000u));
+}
+
 }  // namespace vec4
 
 // out[0..3] = cast<To>(in[0..3]) for the pairs CudaEmitter::emit_cast vectorises.
@@ -199,6 +258,33 @@ static __device__ __forceinline__ void int4x8_to_half(half* out, uint32_t w) {
     uint32_t x;
     asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(x) : "r"(both), "r"(0x000F000Fu), "r"(magic));  // (a & b) ^ c
     words[j] = vec4::sub_f16x2(x, magic);
+  }
+}
+
+// out[0..N) = cast<To>(the N codes of From packed in w), two per step straight from the
+// words: for the sub-byte types cast4 takes (integers, finite small floats) when a view
+// has just unpacked them (the one-byte copies go unused and vanish). Bit for bit cast4's
+// result; ~2.5 instructions a code for 3-, 5-, 6- and 7-bit codes against ~5 through the
+// bytes (unpack_bits, then reassembling each byte quadruple into a word).
+template <typename To, typename From, int N>
+static __device__ __forceinline__ void packed_cast(To* out, const uint32_t* w) {
+  using namespace detail;
+  static_assert(N % 2 == 0, "codes go in pairs");
+  constexpr bool to_half = is_same<To, half>();
+#pragma unroll
+  for (int z = 0; z < N; z += 2) {
+    uint32_t h;
+    if constexpr (is_lowp_int<From>()) {
+      constexpr int B = lowp_traits<From>::bits;
+      constexpr bool S = lowp_traits<From>::is_signed;
+      const uint32_t x = vec4::pair_at<B>(w, z);
+      h = to_half ? vec4::int_pair_to_half<B, S>(x) : vec4::int_pair_to_bf16<B, S>(x);
+    } else {
+      constexpr int E = lowp_traits<From>::e, M = lowp_traits<From>::m;
+      const uint32_t x = vec4::pair_at<1 + E + M>(w, z);
+      h = to_half ? vec4::float_pair_to_half<E, M>(x) : vec4::float_pair_to_bf16<E, M>(x);
+    }
+    memcpy(out + z, &h, 4);
   }
 }
 
