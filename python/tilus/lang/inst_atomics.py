@@ -127,7 +127,8 @@ Args:
     dst: {where}; the shared form needs ``dst.shape == values.shape``.
 {cas_arg}    values: a register tile of ``dst``'s dtype and rank.
     sem: ``'relaxed'`` (default), ``'acquire'``, ``'release'`` or ``'acq_rel'``: the
-        ordering, given by a fence at the scope after (acquire) and/or before (release).
+        ordering, given by a ``fence.acq_rel`` at the scope after (acquire) and/or before
+        (release); not sequentially consistent.
     scope: ``'cta'``, ``'cluster'``, ``'gpu'`` or ``'sys'`` (default ``'{default_scope}'``).
     output: also write the old values into this register tile (Tilus's ``output=``).
 {offsets}
