@@ -135,23 +135,24 @@ void CudaEmitter::emit_cast(const Instruction& i) {
   const RegisterLayout& layout = plan_.layout_of(y);
   std::string src = reg_operand(x, layout);
   std::string dst = declare_reg(y, layout);
+  // Sub-byte codes a view just unpacked convert from the packed words (the one-byte
+  // copies the view made go unused and vanish).
   const PackedWords* words = packed_words_of(x);
-  if (words && layout.local_size() % 8 == 0 && plan_.layout_of(x) == layout && y->dtype == dtypes::float16 &&
-      is_low_precision(x->dtype) && x->dtype.bits() == 4 && dtype_info(x->dtype.kind).family == TypeFamily::Int) {
-    // 4-bit integers a view just unpacked: convert from the packed words, eight per word
-    // (the one-byte copies the view made go unused and vanish).
-    const bool is_signed = dtype_info(x->dtype.kind).is_signed;
-    flat_loop(*this, layout.local_size() / 8,
-              "tilus::int4x8_to_half<" + std::string(is_signed ? "true" : "false") + ">(" + dst + " + 8 * i, " +
-                  words->name + "[i]);  // eight at a time, from the packed word");
-    return;
-  }
-  if (words && layout.local_size() % 2 == 0 && plan_.layout_of(x) == layout && x->dtype.bits() < 8 &&
-      vector_cast4_supported(y->dtype, x->dtype)) {
-    // Other sub-byte codes a view just unpacked: two at a time from the packed words.
-    line("tilus::packed_cast<" + ctype(y->dtype) + ", " + ctype(x->dtype) + ", " +
-         std::to_string(layout.local_size()) + ">(" + dst + ", " + words->name + ");  // from the packed words");
-    return;
+  if (words && plan_.layout_of(x) == layout && x->dtype.bits() < 8 && vector_cast4_supported(y->dtype, x->dtype)) {
+    const DTypeInfo& from = dtype_info(x->dtype.kind);
+    if (x->dtype.bits() == 4 && from.family == TypeFamily::Int && y->dtype == dtypes::float16 &&
+        layout.local_size() % 8 == 0) {
+      // 4-bit integers to half: eight per word
+      flat_loop(*this, layout.local_size() / 8,
+                "tilus::int4x8_to_half<" + std::string(from.is_signed ? "true" : "false") + ">(" + dst +
+                    " + 8 * i, " + words->name + "[i]);  // eight at a time, from the packed word");
+      return;
+    }
+    if (layout.local_size() % 2 == 0) {  // the others: two per 32-bit result
+      line("tilus::packed_cast<" + ctype(y->dtype) + ", " + ctype(x->dtype) + ", " +
+           std::to_string(layout.local_size()) + ">(" + dst + ", " + words->name + ");  // from the packed words");
+      return;
+    }
   }
   if (layout.local_size() % 4 == 0 && vector_cast4_supported(y->dtype, x->dtype)) {
     flat_loop(*this, layout.local_size() / 4,

@@ -68,18 +68,23 @@ def test_a_replicated_tile_is_applied_once_and_old_values_are_shared():
     assert "the replicas read the leaders' old values" in src
 
 
-def test_sem_adds_fences_at_the_scope():
+def _acq_rel_add(n, scope):
+    """An acq_rel atomic add of ones to an int32 [n] at `scope`."""
     import tilus
 
-    class Release(tilus.Script):
+    class AcqRelAdd(tilus.Script):
         def __call__(self, g: ~int32):
             self.attrs.blocks = 1
             self.attrs.warps = 1
-            gg = self.global_view(g, dtype=int32, shape=[32])
-            v = self.register_tensor(dtype=int32, shape=[32], init=1)
-            self.atomic.global_add(gg, v, sem="acq_rel", scope="sys")
+            gg = self.global_view(g, dtype=int32, shape=[n])
+            v = self.register_tensor(dtype=int32, shape=[n], init=1)
+            self.atomic.global_add(gg, v, sem="acq_rel", scope=scope)
 
-    src = _source(Release(), (torch.zeros(32, dtype=torch.int32),), "sm_90a")
+    return AcqRelAdd(), (torch.zeros(n, dtype=torch.int32),)
+
+
+def test_sem_adds_fences_at_the_scope():
+    src = _source(*_acq_rel_add(32, "sys"), "sm_90a")
     assert src.count("tilus::atomic_fence<3>();") == 2
     assert "tilus::atomic_add<3>(" in src
 
@@ -89,22 +94,12 @@ def test_sem_adds_fences_at_the_scope():
 def test_sem_fences_are_acquire_release_not_sequentially_consistent(scope, fence):
     # release/acquire is what sem= promises; the SC fence (__threadfence, membar.gl) made
     # every split-K block of the A16Wx matmul wait on MEMBAR.SC at its end (ncu, H100)
-    import tilus
     from tests.codegen.nvrtc_ctypes import device_headers, load_nvrtc
 
     compiler, why = load_nvrtc()
     if compiler is None:
         pytest.skip(why)
-
-    class Counter(tilus.Script):
-        def __call__(self, g: ~int32):
-            self.attrs.blocks = 1
-            self.attrs.warps = 1
-            gg = self.global_view(g, dtype=int32, shape=[1])
-            one = self.register_tensor(dtype=int32, shape=[1], init=1)
-            self.atomic.global_add(gg, one, sem="acq_rel", scope=scope)
-
-    src = _source(Counter(), (torch.zeros(1, dtype=torch.int32),), "sm_80")
+    src = _source(*_acq_rel_add(1, scope), "sm_80")
     ok, log, _, ptx = compiler.compile(src, "sm_80", device_headers())
     assert ok, log
     assert ptx.count(fence) == 2, ptx

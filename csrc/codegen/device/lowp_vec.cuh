@@ -17,6 +17,7 @@
 
 #include "tilus/types.cuh"
 #include "tilus/lowp.cuh"
+#include "tilus/arith.cuh"  // f16ops::half2: sub/mul.rn.f16x2
 
 namespace tilus {
 namespace vec4 {
@@ -27,14 +28,7 @@ static __device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t
   return d;
 }
 static __device__ __forceinline__ uint32_t sub_f16x2(uint32_t a, uint32_t b) {
-  uint32_t d;
-  asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-  return d;
-}
-static __device__ __forceinline__ uint32_t mul_f16x2(uint32_t a, uint32_t b) {
-  uint32_t d;
-  asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-  return d;
+  return f16ops::half2<f16ops::kSub>(a, b);
 }
 // a * b + c on bfloat16 pairs (mul/sub.bf16x2 need sm_90; fma.rn.bf16x2 is sm_80).
 static __device__ __forceinline__ uint32_t fma_bf16x2(uint32_t a, uint32_t b, uint32_t c) {
@@ -86,36 +80,39 @@ static __device__ __forceinline__ void int_to_bf16(bfloat16* out, uint32_t w) {
   store2(out, fma_bf16x2(lo, one, neg), fma_bf16x2(hi, one, neg));
 }
 
-// Four codes of a finite small float (E <= 4 exponent bits, M mantissa bits) to halves:
-// the code's exponent field becomes the half's (bias 15 instead of 2^(E-1)-1), then a
-// multiplication by 2^(15 - bias) restores the value; fp16 subnormal intermediates are exact.
-template <int E, int M>
-static __device__ __forceinline__ void float_to_half(half* out, uint32_t w) {
-  constexpr int bias = (1 << (E - 1)) - 1;
+// Two codes of a finite small float (E <= 4 exponent bits, M mantissa bits), one in the
+// low bits of each 16-bit half of x (other bits ignored), to half2: the code's exponent
+// field becomes the half's (bias 15 instead of 2^(E-1)-1), then a multiplication by
+// 2^(15 - bias) restores the value; fp16 subnormal intermediates are exact.
+template <int E, int M, int Mantissa>
+static __device__ __forceinline__ uint32_t place_pair(uint32_t x) {
   constexpr uint32_t mag = (1u << (E + M)) - 1u;
-  constexpr uint32_t scale = static_cast<uint32_t>(15 + 15 - bias) << 10;  // 2^(15-bias)
-  const uint32_t lo = prmt(w, 0u, 0x4140u);  // code 0 in bits 0-7, code 1 in bits 16-23
-  const uint32_t hi = prmt(w, 0u, 0x4342u);
-  auto place = [](uint32_t p) {
-    return ((p & splat16(mag)) << (10 - M)) | ((p & splat16(1u << (E + M))) << (15 - E - M));
-  };
-  store2(out, mul_f16x2(place(lo), splat16(scale)), mul_f16x2(place(hi), splat16(scale)));
+  return ((x & splat16(mag)) << (Mantissa - M)) | ((x & splat16(1u << (E + M))) << (15 - E - M));
+}
+template <int E, int M>
+static __device__ __forceinline__ uint32_t float_pair_to_half(uint32_t x) {
+  constexpr int bias = (1 << (E - 1)) - 1;
+  return f16ops::half2<f16ops::kMul>(place_pair<E, M, 10>(x),
+                                     splat16(static_cast<uint32_t>(15 + 15 - bias) << 10));
+}
+// The same to bfloat162 (8 exponent bits, 7 mantissa bits; scale 2^(127 - bias)); the
+// -0 addend keeps -0 * s + (-0) = -0.
+template <int E, int M>
+static __device__ __forceinline__ uint32_t float_pair_to_bf16(uint32_t x) {
+  constexpr int bias = (1 << (E - 1)) - 1;
+  return fma_bf16x2(place_pair<E, M, 7>(x), splat16(static_cast<uint32_t>(127 + 127 - bias) << 7),
+                    splat16(0x8000u));
 }
 
-// The same to bfloat16 (8 exponent bits, 7 mantissa bits; scale 2^(127 - bias)).
+// Four one-byte codes of such a float to halves (bfloat16s): codes 0 and 1, then 2 and 3,
+// in the low bytes of the two halves of a word.
+template <int E, int M>
+static __device__ __forceinline__ void float_to_half(half* out, uint32_t w) {
+  store2(out, float_pair_to_half<E, M>(prmt(w, 0u, 0x4140u)), float_pair_to_half<E, M>(prmt(w, 0u, 0x4342u)));
+}
 template <int E, int M>
 static __device__ __forceinline__ void float_to_bf16(bfloat16* out, uint32_t w) {
-  constexpr int bias = (1 << (E - 1)) - 1;
-  constexpr uint32_t mag = (1u << (E + M)) - 1u;
-  constexpr uint32_t scale = static_cast<uint32_t>(127 + 127 - bias) << 7;
-  const uint32_t lo = prmt(w, 0u, 0x4140u);
-  const uint32_t hi = prmt(w, 0u, 0x4342u);
-  auto place = [](uint32_t p) {
-    return ((p & splat16(mag)) << (7 - M)) | ((p & splat16(1u << (E + M))) << (15 - E - M));
-  };
-  const uint32_t negzero = splat16(0x8000u);  // keeps -0 * s + (-0) = -0
-  store2(out, fma_bf16x2(place(lo), splat16(scale), negzero),
-         fma_bf16x2(place(hi), splat16(scale), negzero));
+  store2(out, float_pair_to_bf16<E, M>(prmt(w, 0u, 0x4140u)), float_pair_to_bf16<E, M>(prmt(w, 0u, 0x4342u)));
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
@@ -156,10 +153,10 @@ static __device__ __forceinline__ uint32_t and_xor(uint32_t t, uint32_t mask, ui
   asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(x) : "r"(t), "r"(mask), "r"(k));
   return x;
 }
-// The pair word to half2 / bfloat162: the arithmetic of int_to_half, float_to_half and
-// their bfloat16 forms above.
-// The codes under the exponent of 1024.0 (bfloat16: 128.0), signed ones flipped to
-// code + 2^(B-1), in one lop3; one subtraction takes the bias away.
+// A pair word of B-bit integer codes to half2 / bfloat162, int_to_half's arithmetic: the
+// codes under the exponent of 1024.0 (bfloat16: 128.0), signed ones flipped to
+// code + 2^(B-1), in one lop3; one subtraction takes the bias away. (Small floats:
+// float_pair_to_half / float_pair_to_bf16 above.)
 template <int B, bool S>
 static __device__ __forceinline__ uint32_t int_pair_to_half(uint32_t t) {
   constexpr uint32_t flip = S ? 1u << (B - 1) : 0u;
@@ -171,22 +168,6 @@ static __device__ __forceinline__ uint32_t int_pair_to_bf16(uint32_t t) {
   constexpr uint32_t flip = S ? 1u << (B - 1) : 0u;
   const uint32_t x = and_xor(t, splat16((1u << B) - 1u), splat16(0x4300u | flip));
   return fma_bf16x2(x, splat16(0x3F80u), splat16((0x4300u + flip) ^ 0x8000u));
-}
-template <int E, int M, int Mantissa>
-static __device__ __forceinline__ uint32_t place_pair(uint32_t x) {
-  constexpr uint32_t mag = (1u << (E + M)) - 1u;
-  return ((x & splat16(mag)) << (Mantissa - M)) | ((x & splat16(1u << (E + M))) << (15 - E - M));
-}
-template <int E, int M>
-static __device__ __forceinline__ uint32_t float_pair_to_half(uint32_t x) {
-  constexpr int bias = (1 << (E - 1)) - 1;
-  return mul_f16x2(place_pair<E, M, 10>(x), splat16(static_cast<uint32_t>(15 + 15 - bias) << 10));
-}
-template <int E, int M>
-static __device__ __forceinline__ uint32_t float_pair_to_bf16(uint32_t x) {
-  constexpr int bias = (1 << (E - 1)) - 1;
-  return fma_bf16x2(place_pair<E, M, 7>(x), splat16(static_cast<uint32_t>(127 + 127 - bias) << 7),
-                    splat16(0x8000u));
 }
 
 }  // namespace vec4
