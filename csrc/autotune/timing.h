@@ -3,7 +3,8 @@
 // each preceded by overwriting a buffer larger than the L2 cache so every run starts
 // cold. The flush is enqueued before the start event, so it is not timed, and it keeps
 // the GPU busy while the host prepares the launch, so launch overhead is not timed
-// either.
+// either, except in the first run after a synchronisation when the host is slower than
+// the flush (which is why pruning looks at two runs).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -17,7 +18,7 @@ struct TimingOptions {
   int repeat = 10;              // timed runs
   uintptr_t flush_address = 0;  // device buffer overwritten before each timed run
   size_t flush_bytes = 0;       // 0: no L2 flush
-  // > 0: stop after the first timed run when it took longer than this many
+  // > 0: stop after the first two timed runs when both took longer than this many
   // milliseconds (the candidate is already far slower than the best one so far).
   double prune_ms = 0;
 };

@@ -123,7 +123,8 @@ void bind_timing(py::module_& m) {
       py::arg("run"), py::arg("stream"), py::arg("warmup") = 2, py::arg("repeat") = 10,
       py::arg("flush_address") = 0, py::arg("flush_bytes") = 0, py::arg("prune_ms") = 0.0,
       "Milliseconds of each timed run of run() (which launches on `stream`), after `warmup` "
-      "untimed runs, each timed run preceded by overwriting the flush buffer.");
+      "untimed runs, each timed run preceded by overwriting the flush buffer; with prune_ms > 0 only the "
+      "first two when both took longer than prune_ms.");
   m.def("median", &autotune::median, py::arg("times"));
 }
 

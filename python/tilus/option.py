@@ -119,7 +119,7 @@ class TuningOptions:
     warmup: int = 2         # untimed runs of each candidate first
     repeat: int = 10        # timed runs; the median is the candidate's time
     flush_l2: bool = True   # overwrite a buffer larger than L2 before each timed run
-    # Stop timing a candidate after its first timed run when that run is more than
+    # Stop timing a candidate after its first two timed runs when both are more than
     # `prune` times slower than the best median so far; 0 times every run of every one.
     prune: float = 1.5
     # Time candidates on every visible GPU identical to the key's at once

@@ -1,6 +1,7 @@
 """Autotuning on a real GPU: parallel builds, timing on scratch copies, the disk store
 across processes. Run on the device machine with `pytest -m gpu tests/autotune`."""
 
+import time
 import warnings
 
 import pytest
@@ -130,6 +131,32 @@ def test_compiled_handle(cache_dir):
     assert _C.runtime.compile_cache().stats() == stats  # nothing compiled or looked up
 
 
+def test_a_host_stall_before_the_first_timed_run_does_not_prune(cache_dir):
+    # The first timed run follows a synchronisation: when the host is slow to launch it
+    # (here a 20 ms stall), the GPU has finished the flush and the start event times the
+    # stall. Pruning judges the better of the first two runs, so the candidate is timed in
+    # full; a stall on both of them still prunes.
+    y = torch.zeros(1 << 16, device="cuda")
+    stream = torch.cuda.current_stream().cuda_stream
+    flush = _C.autotune.ScratchBuffer(0, 64 << 20)
+    calls = []
+
+    def run(stalls):
+        calls.append(None)
+        if len(calls) in stalls:
+            time.sleep(0.02)
+        y.add_(1)
+
+    torch.cuda.synchronize()
+    times = _C.autotune.time_runs(lambda: run({3}), stream, 2, 6, flush.address, flush.bytes, prune_ms=5.0)
+    assert len(times) == 6 and times[0] > 15.0 and sorted(times)[1] < 5.0
+    calls.clear()
+    torch.cuda.synchronize()
+    times = _C.autotune.time_runs(lambda: run({3, 4}), stream, 2, 6, flush.address, flush.bytes, prune_ms=5.0)
+    assert len(times) == 2 and min(times) > 5.0
+    assert torch.all(y == 12)
+
+
 def test_timing_and_scratch_primitives(cache_dir):
     y = torch.zeros(1 << 20, device="cuda")
     stream = torch.cuda.current_stream().cuda_stream
@@ -138,7 +165,8 @@ def test_timing_and_scratch_primitives(cache_dir):
     assert len(times) == 7 and all(t > 0 for t in times)
     assert torch.all(y == 9)
     assert _C.autotune.median([3.0, 1.0, 2.0, 10.0]) == 2.5
-    assert len(_C.autotune.time_runs(lambda: y.add_(1), stream, 0, 5, prune_ms=1e-6)) == 1
+    # pruned: judged on its first two timed runs, timed no further
+    assert len(_C.autotune.time_runs(lambda: y.add_(1), stream, 0, 5, prune_ms=1e-6)) == 2
 
     x = _arange(64)
     copy = _C.autotune.ScratchBuffer(0, x.numel() * 4, x.data_ptr() + 4)
