@@ -158,17 +158,10 @@ bool yield_to_groups(BlockState& st, const std::string& why) {
   return true;
 }
 
-size_t exec_thread_groups(BlockState& st, const std::vector<Stmt>& seq, size_t k) {
-  std::vector<const StmtNode*> run;
-  std::vector<Range> ranges;
-  for (size_t j = k; j < seq.size() && seq[j] && seq[j]->kind == StmtKind::ThreadGroup; ++j) {
-    const Range r = range_of(st, seq[j].get());
-    bool disjoint = true;
-    for (const Range& q : ranges) disjoint = disjoint && (r.begin + r.threads <= q.begin || q.begin + q.threads <= r.begin);
-    if (!disjoint) break;  // the same threads run it after the earlier group
-    run.push_back(seq[j].get());
-    ranges.push_back(r);
-  }
+namespace {
+
+// Runs the groups of one run side by side (exec_thread_groups); returns how many.
+size_t exec_run(BlockState& st, const std::vector<const StmtNode*>& run) {
   if (run.size() == 1) {
     exec_group_inline(st, run[0]);
     return 1;
@@ -210,6 +203,47 @@ size_t exec_thread_groups(BlockState& st, const std::vector<Stmt>& seq, size_t k
   }
   next_epoch(st);  // the groups rejoin: what they did is ordered before what follows
   return run.size();
+}
+
+// A deadlock inside a run of groups, said again with why the statements after the run
+// cannot help: the interpreter starts them only once every group of the run has finished
+// (on the GPU a finished group's threads go on alone), so an arrival there never
+// releases a wait in the run. An mbarrier allocated between two groups, or warpgroups of
+// one group taking turns through groups of their own, deadlock this way.
+void join_note(const ScriptError& e, const std::vector<Stmt>& seq, size_t next, size_t groups) {
+  static const char kMarker[] = "; the statements after ";
+  const std::string message = e.what();
+  if (message.rfind("deadlock", 0) != 0 || message.find(kMarker) != std::string::npos) return;
+  while (next < seq.size() && !seq[next]) ++next;
+  if (next >= seq.size()) return;
+  throw ScriptError(e.kind(), cat(message, kMarker, groups == 1 ? "this thread group" : "these thread groups",
+                                  " (from line ", seq[next]->loc.line, ") start only once ",
+                                  groups == 1 ? "it has" : "they have",
+                                  " finished, so nothing they do can release this wait: put what it waits for in "
+                                  "a thread group of the same run (no statement between the groups; allocate "
+                                  "mbarriers before the first)"),
+                    e.loc());
+}
+
+}  // namespace
+
+size_t exec_thread_groups(BlockState& st, const std::vector<Stmt>& seq, size_t k) {
+  std::vector<const StmtNode*> run;
+  std::vector<Range> ranges;
+  for (size_t j = k; j < seq.size() && seq[j] && seq[j]->kind == StmtKind::ThreadGroup; ++j) {
+    const Range r = range_of(st, seq[j].get());
+    bool disjoint = true;
+    for (const Range& q : ranges) disjoint = disjoint && (r.begin + r.threads <= q.begin || q.begin + q.threads <= r.begin);
+    if (!disjoint) break;  // the same threads run it after the earlier group
+    run.push_back(seq[j].get());
+    ranges.push_back(r);
+  }
+  try {
+    return exec_run(st, run);
+  } catch (const ScriptError& e) {
+    join_note(e, seq, k + run.size(), run.size());
+    throw;
+  }
 }
 
 }  // namespace tilus::interp

@@ -181,7 +181,8 @@ void wait_interpret(interp::BlockState& st, const StmtNode& stmt, const Instruct
       ScriptError e("RuntimeError",
                     cat("deadlock: block (", st.block_idx[0], ", ", st.block_idx[1], ", ", st.block_idx[2],
                         ") waits on ", interp::barrier_name(b), state,
-                        "; nothing else can arrive (every thread of the block is waiting here)"));
+                        st.group_threads ? "; nothing else can arrive (no other thread group runs beside this one)"
+                                         : "; nothing else can arrive (every thread of the block is waiting here)"));
       e.set_loc_if_unknown(stmt.loc);
       throw e;
     }

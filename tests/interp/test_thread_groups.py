@@ -2,6 +2,7 @@
 the interpreter: warp-specialised producer/consumer pipelines against torch at odd
 shapes, tilus.Pipeline, the thread ranges a group sees, the build-time refusals and the
 deadlock report."""
+import inspect
 import re
 
 import pytest
@@ -264,6 +265,53 @@ class ProducerNeverArrives(tilus.Script):
 def test_groups_waiting_on_each_other_report_a_deadlock():
     with pytest.raises(RuntimeError, match=r"deadlock: thread group \[0, 128\) waits on mbarrier 0"):
         ProducerNeverArrives()(torch.zeros(4))
+
+
+class AllocBetweenGroups(tilus.Script):
+    """The producer waits on a barrier the consumer arrives at, but an mbarrier allocated
+    between the two groups (a statement every thread runs: it hangs on the GPU as well)
+    keeps the consumer from starting while the producer waits."""
+
+    def __call__(self, x_ptr: ~float32):
+        self.attrs.blocks = [1]
+        self.attrs.warps = 8
+        bar = self.mbarrier.alloc(counts=[1])
+        with self.warp_group(0, 4):
+            self.mbarrier.wait(bar, phase=0)
+        self.mbarrier.alloc(counts=[1])  # the statement between the groups
+        with self.warp_group(4, 4):
+            with self.single_thread():
+                self.mbarrier.arrive(bar)
+
+
+class ArriveAfterTheRun(tilus.Script):
+    """Two warpgroups taking turns through a group each, the turn handed over by code the
+    whole block runs after the groups: fine on the GPU (a finished group's threads go on),
+    a deadlock in the interpreter, which starts that code once both groups finished."""
+
+    def __call__(self, x_ptr: ~float32):
+        self.attrs.blocks = [1]
+        self.attrs.warps = 8
+        turn = self.mbarrier.alloc(counts=[256])
+        with self.thread_group(0, num_threads=128):
+            self.mbarrier.wait(turn, phase=0)
+        with self.thread_group(128, num_threads=128):
+            self.mbarrier.wait(turn, phase=1)  # a fresh barrier's phase 1 counts as complete
+        self.mbarrier.arrive(turn)
+
+
+def _line_of(script, text):
+    lines, first = inspect.getsourcelines(script)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+@pytest.mark.parametrize("script, after, who", [
+    (AllocBetweenGroups, "# the statement between the groups", "this thread group"),
+    (ArriveAfterTheRun, "self.mbarrier.arrive(turn)", "these thread groups")])
+def test_a_deadlock_waiting_on_statements_after_the_groups_says_so(script, after, who):
+    with pytest.raises(RuntimeError, match=r"deadlock: .*waits on mbarrier 0") as info:
+        script()(torch.zeros(4))
+    assert f"; the statements after {who} (from line {_line_of(script, after)}) start only once" in str(info.value)
 
 
 class WsCopyMatmul(tilus.Script):
