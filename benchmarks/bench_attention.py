@@ -77,6 +77,18 @@ def _chosen(fa, q, k, causal, seqlen, v, o):
         return None
 
 
+def _chosen_hopper(fah, q, k, causal, seqlen, v, o):
+    """The configuration the Hopper kernel's autotuner chose (stages/epilogue/block_kv)."""
+    if fah is None:
+        return None
+    script = fah._SCRIPTS.get((q.dtype, q.shape[2], k.shape[2], q.shape[3], causal, None, None, None))
+    try:
+        config = script.chosen_config(1, seqlen, q, k, v, o)
+        return "/".join(str(config[n]) for n in ("stages", "epilogue", "block_kv"))
+    except Exception:  # informational only
+        return None
+
+
 def _short(config):
     """warps/block_q/block_kv/stages"""
     return "/".join(str(config[n]) for n in ("warps", "block_q", "block_kv", "stages")) if config else "?"
@@ -126,19 +138,23 @@ def bench_prefill(shapes, dtypes, results):
                 tf = {key: flops / ms * 1e-9 for key, ms in t.items()}
                 flash = tf.get("flash_attention")
                 chosen = _chosen(fa, q, k, causal, seqlen, v, o)
+                chosen_hopper = _chosen_hopper(fah, q, k, causal, seqlen, v, oh if fah is not None else o)
                 rows.append([dname, heads, seqlen, "causal" if causal else "full", t["tilus"], tf["tilus"],
                              tf.get("hopper", float("nan")),
                              *(tf.get(n, float("nan")) for n in ("flash_attention", "efficient_attention",
                                                                  "cudnn_attention", "math", "triton")),
                              tf["tilus"] / flash if flash else float("nan"),
-                             tf.get("hopper", float("nan")) / flash if flash else float("nan"), _short(chosen)])
+                             tf.get("hopper", float("nan")) / flash if flash else float("nan"), _short(chosen),
+                             chosen_hopper or "-"])
                 results.append({"kernel": "prefill", "dtype": dname, "batch": 1, "heads": heads, "kv_heads": kv_heads,
                                 "seqlen": seqlen, "head_dim": d, "causal": causal, "config": str(chosen),
+                                "hopper_config": chosen_hopper,
                                 **{f"{key}_ms": ms for key, ms in t.items()},
                                 **{f"{key}_tflops": x for key, x in tf.items()}})
     print_table("prefill, batch 1, 8 KV heads, d=128 (TFLOP/s; causal counts half the FLOPs)",
                 ["dtype", "heads", "seqlen", "mask", "tilus ms", "tilus", "tilus hopper", "sdpa flash", "sdpa eff",
-                 "sdpa cudnn", "sdpa math", "triton", "tilus/flash", "hopper/flash", "config"], rows)
+                 "sdpa cudnn", "sdpa math", "triton", "tilus/flash", "hopper/flash", "config", "hopper config"],
+                rows)
     for name, why in skipped.items():
         print(f"  sdpa {name}: skipped ({why})")
 

@@ -12,9 +12,9 @@ causal unit). Its threads are split by role and talk only through mbarriers:
 
 * warpgroup 0 is the producer: it gives registers back (``setmaxnreg``) and one thread
   loads each unit's Q (once both consumers issued their last Q K^T of the unit before,
-  ``q_empty``), then K and V block by block with TMA into a ring of ``stages`` slots;
-  K and V of a slot complete on separate barriers, so the first product can start while
-  V is still landing. ``empty[s]`` completes when both consumer warpgroups are done with
+  ``q_empty``), then K and V block by block (``block_kv`` rows: 128, 176 or 192, tuned)
+  with TMA into a ring of ``stages`` slots; K and V of a slot complete on separate
+  barriers, so the first product can start while V is still landing. ``empty[s]`` completes when both consumer warpgroups are done with
   slot s.
 * warpgroups 1 and 2 are the consumers, 64 query rows each (one wgmma accumulator split
   between them): S = Q K^T with wgmma from shared memory; the online softmax in
@@ -24,7 +24,7 @@ causal unit). Its threads are split by role and talk only through mbarriers:
   so P never goes through shared memory).
 
 Only the blocks that need it are masked: the last KV block of a sequence that is not a
-multiple of 128, and, when causal, the blocks that cross the diagonal; causal units
+multiple of ``block_kv``, and, when causal, the blocks that cross the diagonal; causal units
 skip every KV block wholly above them and are numbered heaviest (last query block)
 first, which the snake turns into an even load per block. TMA
 zero-fills rows past the sequence; their results are dropped at the store.
@@ -50,19 +50,27 @@ from matmul_warp_specialized import TmaStoreEpilogue, multiprocessor_count  # no
 __all__ = ["FlashAttentionHopper", "flash_attention", "attention_reference"]
 
 LOG2E = 1.4426950408889634
-BLOCK_Q, BLOCK_KV = 128, 128
+BLOCK_Q = 128
 
 
 # epilogue "tma": O staged in shared memory and stored by one TMA copy (a 32 KB tile more,
 # so two stages only); "registers": each thread stores its fragment. Staging measured
 # +9% at s = 1k (many short units), 0-4% behind at 4k (three stages win there), H100.
-@tilus.autotune("stages, epilogue", [(2, "registers"), (3, "registers"), (2, "tma")])
+# block_kv 176 / 192 (two stages of 44 / 48 KB K and V fill shared memory): the fixed
+# work of a KV step (its barriers, 16 wgmma descriptors, the loop) spread over more
+# columns, +5% at 8k (+9% causal), but more of the last block masked: -2..-9% at 1k (H100).
+@tilus.autotune("stages, epilogue, block_kv", [(2, "registers", 128), (3, "registers", 128), (2, "tma", 128),
+                                              (2, "registers", 176), (2, "registers", 192)])
 class FlashAttentionHopper(OnlineSoftmax, TmaStoreEpilogue, tilus.Script):
     def __init__(self, dtype, num_heads: int, num_kv_heads: int, head_dim: int, causal: bool, stages: int,
-                 epilogue: str = "registers", num_blocks: int = None):
+                 epilogue: str = "registers", block_kv: int = 128, num_blocks: int = None):
         super().__init__()
         if epilogue not in ("registers", "tma"):
             raise ValueError(f"epilogue must be 'registers' or 'tma', got {epilogue!r}")
+        if block_kv % 16 or not 16 <= block_kv <= 256:
+            raise ValueError(f"block_kv must be a multiple of 16 in [16, 256] (a wgmma's N and K, a TMA box), "
+                             f"got {block_kv}")
+        self.block_kv = block_kv
         self.epilogue = epilogue
         if num_heads % num_kv_heads:
             raise ValueError(f"num_heads ({num_heads}) must be a multiple of num_kv_heads ({num_kv_heads})")
@@ -76,7 +84,7 @@ class FlashAttentionHopper(OnlineSoftmax, TmaStoreEpilogue, tilus.Script):
 
     def __call__(self, batch: int32, seqlen: int32, q_ptr: tilus.void_p, k_ptr: tilus.void_p,
                  v_ptr: tilus.void_p, o_ptr: tilus.void_p):
-        bq, bkv, d, stages = BLOCK_Q, BLOCK_KV, self.head_dim, self.stages
+        bq, bkv, d, stages = BLOCK_Q, self.block_kv, self.head_dim, self.stages
         q_blocks = cdiv(seqlen, bq)
         num_units = q_blocks * self.num_heads * batch
         blocks = min(num_units, self.num_blocks)
@@ -196,10 +204,10 @@ class FlashAttentionHopper(OnlineSoftmax, TmaStoreEpilogue, tilus.Script):
         q_start = q_block * BLOCK_Q
         # KV blocks [0, kv_blocks) are visited; those ending past mask_from need a mask
         if self.causal:
-            kv_blocks = cdiv(min(seqlen, q_start + BLOCK_Q), BLOCK_KV)
+            kv_blocks = cdiv(min(seqlen, q_start + BLOCK_Q), self.block_kv)
             mask_from = min(seqlen, q_start + 1)
         else:
-            kv_blocks = cdiv(seqlen, BLOCK_KV)
+            kv_blocks = cdiv(seqlen, self.block_kv)
             mask_from = seqlen
         return b, head, q_start, kv_blocks, mask_from
 
@@ -219,18 +227,20 @@ _SCRIPTS = {}
 
 
 def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
-                    out: torch.Tensor = None, stages: int = None, epilogue: str = None) -> torch.Tensor:
+                    out: torch.Tensor = None, stages: int = None, epilogue: str = None,
+                    block_kv: int = None) -> torch.Tensor:
     """softmax(q k^T / sqrt(d)) v for contiguous q [b, s, h, d], k and v [b, s, h_kv, d]
-    (fp16/bf16, d 64 or 128, h a multiple of h_kv); the result has q's shape. `stages`
-    and `epilogue` fix the ring depth and the output path (default 2 and "registers"
-    when either is given) instead of autotuning them."""
+    (fp16/bf16, d 64 or 128, h a multiple of h_kv); the result has q's shape. `stages`,
+    `epilogue` and `block_kv` fix the ring depth, the output path and the KV block width
+    (default 2, "registers" and 128 when any is given) instead of autotuning them."""
     check_inputs(q, k, v)
     batch, seqlen, heads, d = q.shape
     out = torch.empty_like(q) if out is None else out
-    key = (q.dtype, heads, k.shape[2], d, causal, stages, epilogue)
+    key = (q.dtype, heads, k.shape[2], d, causal, stages, epilogue, block_kv)
     if key not in _SCRIPTS:
-        fixed = stages is not None or epilogue is not None
-        extra = {"stages": stages or 2, "epilogue": epilogue or "registers"} if fixed else {}
+        fixed = stages is not None or epilogue is not None or block_kv is not None
+        extra = ({"stages": stages or 2, "epilogue": epilogue or "registers", "block_kv": block_kv or 128}
+                 if fixed else {})
         _SCRIPTS[key] = FlashAttentionHopper(_TORCH_TO_TILUS[q.dtype], heads, k.shape[2], d, causal, **extra)
     _SCRIPTS[key](batch, seqlen, q, k, v, out)
     return out

@@ -51,11 +51,12 @@ def _programs(example):
                                             epilogue=epilogue, split_k=split_k, dtype=dtype, num_blocks=132),
                    (4096, 4096, 4096, *_mats(8, 8, 8), 1.0))
     fah = example("flash_attention_hopper")
-    for d, causal, stages, epilogue in ((128, False, 2, "registers"), (128, True, 3, "registers"),
-                                        (64, True, 2, "registers"), (128, True, 2, "tma")):
+    for d, causal, stages, epilogue, bkv in ((128, False, 2, "registers", 128), (128, True, 3, "registers", 128),
+                                             (64, True, 2, "registers", 128), (128, True, 2, "tma", 128),
+                                             (128, False, 2, "registers", 176), (128, True, 2, "registers", 192)):
         qkv = torch.zeros(1, 8, 8, d, dtype=torch.float16)
-        yield (f"flash_attention_hopper[d{d},{'causal' if causal else 'full'},s{stages},{epilogue}]",
-               fah.FlashAttentionHopper(float16, 32, 8, d, causal, stages=stages, epilogue=epilogue),
+        yield (f"flash_attention_hopper[d{d},{'causal' if causal else 'full'},s{stages},{epilogue},kv{bkv}]",
+               fah.FlashAttentionHopper(float16, 32, 8, d, causal, stages=stages, epilogue=epilogue, block_kv=bkv),
                (1, 4096, torch.zeros(1, 8, 32, d, dtype=torch.float16), qkv, qkv,
                 torch.zeros(1, 8, 32, d, dtype=torch.float16)))
     yield ("matmul_relu_fp32_simt", example("matmul_relu_fp32_simt").MatmulReluSimt(),

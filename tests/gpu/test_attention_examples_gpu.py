@@ -73,9 +73,10 @@ def _hopper():
 
 
 @pytest.mark.skipif(not _hopper(), reason="needs sm_90a (TMA, wgmma, setmaxnreg)")
-@pytest.mark.parametrize("stages,epilogue", [(2, "registers"), (3, "registers"), (2, "tma")])
+@pytest.mark.parametrize("stages,epilogue,block_kv", [(2, "registers", 128), (3, "registers", 128), (2, "tma", 128),
+                                                    (2, "registers", 176), (2, "registers", 192)])
 @pytest.mark.parametrize("causal", [False, True])
-def test_hopper_flash_attention_matches_torch(example, stages, epilogue, causal):
+def test_hopper_flash_attention_matches_torch(example, stages, epilogue, block_kv, causal):
     fah = example("flash_attention_hopper")
     # 1000 and 333 are not multiples of the 128-row blocks; causal blocks run in reverse order
     for batch, seqlen, heads, kv_heads, d, dtype in [(2, 1000, 8, 2, 128, torch.float16),
@@ -83,6 +84,6 @@ def test_hopper_flash_attention_matches_torch(example, stages, epilogue, causal)
                                                       (1, 4096, 32, 8, 128, torch.float16)]:
         q, k, v = _qkv(batch, seqlen, heads, kv_heads, d, dtype)
         out = torch.full_like(q, float("nan"))
-        fah.flash_attention(q, k, v, causal, out=out, stages=stages, epilogue=epilogue)
+        fah.flash_attention(q, k, v, causal, out=out, stages=stages, epilogue=epilogue, block_kv=block_kv)
         torch.cuda.synchronize()
         torch.testing.assert_close(out.float(), fah.attention_reference(q, k, v, causal), **_tol(dtype))

@@ -67,12 +67,23 @@ FAH = load_example("flash_attention_hopper")
 ])
 @pytest.mark.parametrize("epilogue", ["registers", "tma"])
 def test_hopper_flash_attention_matches_torch(batch, seqlen, heads, kv_heads, d, causal, dtype, stages, epilogue):
+    _check_hopper_flash_attention(batch, seqlen, heads, kv_heads, d, causal, dtype, stages=stages, epilogue=epilogue)
+
+
+# KV blocks of 176 rows: a 128-row query block crosses the diagonal inside one block or
+# across two, and the last block is ragged (400 = 2 * 176 + 48)
+@pytest.mark.parametrize("seqlen,causal", [(400, True), (400, False), (150, True)])
+def test_hopper_flash_attention_with_wide_kv_blocks(seqlen, causal):
+    _check_hopper_flash_attention(1, seqlen, 2, 1, 64, causal, torch.float16, stages=2, block_kv=176)
+
+
+def _check_hopper_flash_attention(batch, seqlen, heads, kv_heads, d, causal, dtype, **config):
     torch.manual_seed(seqlen + heads + d)
     q = torch.randn(batch, seqlen, heads, d).to(dtype)
     k = torch.randn(batch, seqlen, kv_heads, d).to(dtype)
     v = torch.randn(batch, seqlen, kv_heads, d).to(dtype)
     out = torch.full_like(q, float("nan"))
-    FAH.flash_attention(q, k, v, causal, out=out, stages=stages, epilogue=epilogue)
+    FAH.flash_attention(q, k, v, causal, out=out, **config)
     torch.testing.assert_close(out.float(), FAH.attention_reference(q, k, v, causal), atol=2e-2, rtol=2e-2)
 
 
@@ -87,3 +98,5 @@ def test_hopper_flash_attention_refuses_what_it_cannot_run():
         FAH.flash_attention(q, kv, kv, stages=2)
     with pytest.raises(ValueError, match="epilogue must be 'registers' or 'tma'"):
         FAH.flash_attention(q, q, q, epilogue="smem")
+    with pytest.raises(ValueError, match="block_kv must be a multiple of 16"):
+        FAH.flash_attention(q, q, q, block_kv=100)
