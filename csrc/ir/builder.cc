@@ -4,6 +4,7 @@
 
 #include "ir/operand_rules.h"
 #include "ir/shape_rules.h"
+#include "ir/group_runs.h"
 #include "ir/thread_groups.h"
 #include "ir/verifier.h"
 #include "ops/op_handler.h"
@@ -564,6 +565,7 @@ std::shared_ptr<Program> IRBuilder::finish() {
   if (!program_->body) program_->body = seq_of({});
   frames_.back()->stmts.clear();
   group_thread_counts(*program_);  // register tiles stay in the thread group that made them
+  check_group_run_waits(*program_);  // no group waits on work that starts after it
   if (verify_enabled()) verify(*program_, "the builder");
   return program_;
 }

@@ -267,6 +267,57 @@ def test_groups_waiting_on_each_other_report_a_deadlock():
         ProducerNeverArrives()(torch.zeros(4))
 
 
+class ProducerWaitsOnLaterConsumer(tilus.Script):
+    """A producer ring whose consumer starts only after the producer finished: a statement
+    every thread runs (`between`) separates the two groups."""
+
+    def __init__(self, between: str):
+        super().__init__()
+        self.between = between
+
+    def __call__(self, x_ptr: ~float32, n: int32):
+        self.attrs.blocks = [1]
+        self.attrs.warps = 8
+        g = self.global_view(x_ptr, dtype=float32, shape=[128])
+        full = self.mbarrier.alloc(counts=[1, 1])
+        empty = self.mbarrier.alloc(counts=[128, 128])
+        with self.warp_group(0, 4):
+            phase: uint32 = self.mbarrier.producer_initial_phase
+            for i in range(n):
+                self.mbarrier.wait(empty[i % 2], phase=phase)
+                with self.single_thread():
+                    self.mbarrier.arrive(full[i % 2])
+                if i % 2 == 1:
+                    phase ^= 1
+        if self.between == "alloc":
+            self.mbarrier.alloc(counts=[1])
+        elif self.between == "sync":
+            self.sync()
+        with self.warp_group(4, 4):
+            phase: uint32 = self.mbarrier.consumer_initial_phase
+            for i in range(n):
+                self.mbarrier.wait(full[i % 2], phase=phase)
+                self.mbarrier.arrive(empty[i % 2])
+                if i % 2 == 1:
+                    phase ^= 1
+            t = self.load_global(g, offsets=[0], shape=[128])
+            self.store_global(g, t + 1.0, offsets=[0])
+
+
+@pytest.mark.parametrize("between", ["alloc", "sync"])
+def test_a_group_waiting_on_groups_after_a_block_wide_statement_is_refused(between):
+    with pytest.raises(ValueError, match=r"mbarrier\.wait: this thread group waits, in a loop, on the mbarrier "
+                                         r"allocated at line \d+, which only statements from line \d+ on arrive at"):
+        ProducerWaitsOnLaterConsumer(between)(torch.zeros(128), 5)
+
+
+def test_the_same_groups_side_by_side_run():
+    x = torch.randn(128)
+    expect = x + 1
+    ProducerWaitsOnLaterConsumer("")(x, 5)
+    torch.testing.assert_close(x, expect)
+
+
 class AllocBetweenGroups(tilus.Script):
     """The producer waits on a barrier the consumer arrives at, but an mbarrier allocated
     between the two groups (a statement every thread runs: it hangs on the GPU as well)
