@@ -160,8 +160,9 @@ def bench_prefill(shapes, dtypes, results):
 
 
 def bench_configs(shapes, results):
-    """--configs: every configuration of the autotune space timed on each shape (fp16,
-    TFLOP/s), to see what the tuner chose from."""
+    """--configs: every configuration of the autotune spaces (flash_attention.py's and, on
+    sm_90, flash_attention_hopper.py's) timed on each shape (fp16, TFLOP/s), to see what
+    the tuners chose from."""
     fa = load_example("flash_attention")
     rows = []
     for heads, seqlen in shapes:
@@ -181,6 +182,27 @@ def bench_configs(shapes, results):
             rows.append(row)
     print_table("prefill fp16, every configuration (TFLOP/s; warps/block_q/block_kv/stages)",
                 ["heads", "seqlen", "mask", *("/".join(map(str, c)) for c in fa.CONFIGS)], rows)
+    if torch.cuda.get_device_capability() != (9, 0):
+        return
+    fah = load_example("flash_attention_hopper")
+    rows = []
+    for heads, seqlen in shapes:
+        q = torch.randn(1, seqlen, heads, 128, device="cuda").half()
+        k = torch.randn(1, seqlen, 8, 128, device="cuda").half()
+        v = torch.randn(1, seqlen, 8, 128, device="cuda").half()
+        o = torch.empty_like(q)
+        for causal in (False, True):
+            flops = 4 * heads * seqlen * seqlen * 128 * (0.5 if causal else 1.0)
+            row = [heads, seqlen, "causal" if causal else "full"]
+            for stages, epilogue, block_kv in fah.CONFIGS:
+                ms = median_ms(lambda: fah.flash_attention(q, k, v, causal, out=o, stages=stages, epilogue=epilogue,
+                                                           block_kv=block_kv))
+                row.append(flops / ms * 1e-9)
+                results.append({"kernel": "prefill_hopper_config", "heads": heads, "seqlen": seqlen,
+                                "causal": causal, "config": f"{stages}/{epilogue}/{block_kv}", "ms": ms})
+            rows.append(row)
+    print_table("prefill fp16, the Hopper kernel's every configuration (TFLOP/s; stages/epilogue/block_kv)",
+                ["heads", "seqlen", "mask", *("/".join(map(str, c)) for c in fah.CONFIGS)], rows)
 
 
 def bench_decode(shapes, dtypes, results):

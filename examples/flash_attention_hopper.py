@@ -47,7 +47,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from flash_attention import OnlineSoftmax, attention_reference, check_cases, check_inputs  # noqa: E402
 from matmul_warp_specialized import TmaStoreEpilogue, multiprocessor_count  # noqa: E402
 
-__all__ = ["FlashAttentionHopper", "flash_attention", "attention_reference"]
+__all__ = ["CONFIGS", "FlashAttentionHopper", "flash_attention", "attention_reference"]
 
 LOG2E = 1.4426950408889634
 BLOCK_Q = 128
@@ -59,8 +59,11 @@ BLOCK_Q = 128
 # block_kv 176 / 192 (two stages of 44 / 48 KB K and V fill shared memory): the fixed
 # work of a KV step (its barriers, 16 wgmma descriptors, the loop) spread over more
 # columns, +5% at 8k (+9% causal), but more of the last block masked: -2..-9% at 1k (H100).
-@tilus.autotune("stages, epilogue, block_kv", [(2, "registers", 128), (3, "registers", 128), (2, "tma", 128),
-                                              (2, "registers", 176), (2, "registers", 192)])
+CONFIGS = [(2, "registers", 128), (3, "registers", 128), (2, "tma", 128), (2, "registers", 176),
+           (2, "registers", 192)]
+
+
+@tilus.autotune("stages, epilogue, block_kv", CONFIGS)
 class FlashAttentionHopper(OnlineSoftmax, TmaStoreEpilogue, tilus.Script):
     def __init__(self, dtype, num_heads: int, num_kv_heads: int, head_dim: int, causal: bool, stages: int,
                  epilogue: str = "registers", block_kv: int = 128, num_blocks: int = None):
