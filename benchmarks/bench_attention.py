@@ -164,45 +164,36 @@ def bench_configs(shapes, results):
     sm_90, flash_attention_hopper.py's) timed on each shape (fp16, TFLOP/s), to see what
     the tuners chose from."""
     fa = load_example("flash_attention")
-    rows = []
-    for heads, seqlen in shapes:
-        q = torch.randn(1, seqlen, heads, 128, device="cuda").half()
-        k = torch.randn(1, seqlen, 8, 128, device="cuda").half()
-        v = torch.randn(1, seqlen, 8, 128, device="cuda").half()
-        o = torch.empty_like(q)
-        for causal in (False, True):
-            flops = 4 * heads * seqlen * seqlen * 128 * (0.5 if causal else 1.0)
-            row = [heads, seqlen, "causal" if causal else "full"]
-            for c in fa.CONFIGS:
-                config = dict(zip(("warps", "block_q", "block_kv", "stages"), c))
-                ms = median_ms(lambda: fa.flash_attention(q, k, v, causal, out=o, config=config))
-                row.append(flops / ms * 1e-9)
-                results.append({"kernel": "prefill_config", "heads": heads, "seqlen": seqlen, "causal": causal,
-                                "config": str(config), "ms": ms})
-            rows.append(row)
-    print_table("prefill fp16, every configuration (TFLOP/s; warps/block_q/block_kv/stages)",
-                ["heads", "seqlen", "mask", *("/".join(map(str, c)) for c in fa.CONFIGS)], rows)
-    if torch.cuda.get_device_capability() != (9, 0):
-        return
-    fah = load_example("flash_attention_hopper")
-    rows = []
-    for heads, seqlen in shapes:
-        q = torch.randn(1, seqlen, heads, 128, device="cuda").half()
-        k = torch.randn(1, seqlen, 8, 128, device="cuda").half()
-        v = torch.randn(1, seqlen, 8, 128, device="cuda").half()
-        o = torch.empty_like(q)
-        for causal in (False, True):
-            flops = 4 * heads * seqlen * seqlen * 128 * (0.5 if causal else 1.0)
-            row = [heads, seqlen, "causal" if causal else "full"]
-            for stages, epilogue, block_kv in fah.CONFIGS:
-                ms = median_ms(lambda: fah.flash_attention(q, k, v, causal, out=o, stages=stages, epilogue=epilogue,
-                                                           block_kv=block_kv))
-                row.append(flops / ms * 1e-9)
-                results.append({"kernel": "prefill_hopper_config", "heads": heads, "seqlen": seqlen,
-                                "causal": causal, "config": f"{stages}/{epilogue}/{block_kv}", "ms": ms})
-            rows.append(row)
-    print_table("prefill fp16, the Hopper kernel's every configuration (TFLOP/s; stages/epilogue/block_kv)",
-                ["heads", "seqlen", "mask", *("/".join(map(str, c)) for c in fah.CONFIGS)], rows)
+    fa_names = ("warps", "block_q", "block_kv", "stages")
+    # (table title, results kind, configurations, run(config, q, k, v, causal, out), describe(config))
+    spaces = [("prefill fp16, every configuration (TFLOP/s; warps/block_q/block_kv/stages)", "prefill_config",
+               fa.CONFIGS, lambda c, q, k, v, causal, o: fa.flash_attention(q, k, v, causal, out=o,
+                                                                            config=dict(zip(fa_names, c))),
+               lambda c: str(dict(zip(fa_names, c))))]
+    if torch.cuda.get_device_capability() == (9, 0):
+        fah = load_example("flash_attention_hopper")
+        spaces.append(("prefill fp16, the Hopper kernel's every configuration (TFLOP/s; stages/epilogue/block_kv)",
+                       "prefill_hopper_config", fah.CONFIGS,
+                       lambda c, q, k, v, causal, o: fah.flash_attention(q, k, v, causal, out=o, stages=c[0],
+                                                                         epilogue=c[1], block_kv=c[2]),
+                       lambda c: "/".join(map(str, c))))
+    for title, kind, configs, run, describe in spaces:
+        rows = []
+        for heads, seqlen in shapes:
+            q = torch.randn(1, seqlen, heads, 128, device="cuda").half()
+            k = torch.randn(1, seqlen, 8, 128, device="cuda").half()
+            v = torch.randn(1, seqlen, 8, 128, device="cuda").half()
+            o = torch.empty_like(q)
+            for causal in (False, True):
+                flops = 4 * heads * seqlen * seqlen * 128 * (0.5 if causal else 1.0)
+                row = [heads, seqlen, "causal" if causal else "full"]
+                for c in configs:
+                    ms = median_ms(lambda: run(c, q, k, v, causal, o))
+                    row.append(flops / ms * 1e-9)
+                    results.append({"kernel": kind, "heads": heads, "seqlen": seqlen, "causal": causal,
+                                    "config": describe(c), "ms": ms})
+                rows.append(row)
+        print_table(title, ["heads", "seqlen", "mask", *("/".join(map(str, c)) for c in configs)], rows)
 
 
 def bench_decode(shapes, dtypes, results):

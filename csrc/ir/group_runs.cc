@@ -65,12 +65,9 @@ struct Arrivals : StmtVisitor {
   }
 };
 
-// The waits below a thread group that sit inside a loop of the group.
-struct LoopWaits : StmtVisitor {
-  Handles& handles;
+// A walk that knows how many loops enclose the statement it visits.
+struct LoopDepth : StmtVisitor {
   int loops = 0;
-  std::vector<std::pair<int, const StmtNode*>> waits;  // handle, the wait statement
-  explicit LoopWaits(Handles& h) : handles(h) {}
   void visit_for(const Stmt& s) override {
     ++loops;
     StmtVisitor::visit_for(s);
@@ -81,6 +78,13 @@ struct LoopWaits : StmtVisitor {
     StmtVisitor::visit_while(s);
     --loops;
   }
+};
+
+// The waits below a thread group that sit inside a loop of the group.
+struct LoopWaits : LoopDepth {
+  Handles& handles;
+  std::vector<std::pair<int, const StmtNode*>> waits;  // handle, the wait statement
+  explicit LoopWaits(Handles& h) : handles(h) {}
   void visit_inst(const Stmt& s) override {
     if (const Expr* b = waited(*s->inst); b && loops > 0)
       for (int h : handles.of(*b)) waits.emplace_back(h, s.get());
@@ -88,23 +92,12 @@ struct LoopWaits : StmtVisitor {
 };
 
 // Walks the sequences outside loops, checking each run of thread groups in them.
-struct RunCheck : StmtVisitor {
+struct RunCheck : LoopDepth {
   Handles& handles;
   const std::unordered_map<int, std::vector<const Instruction*>>& all_arrivals;
-  int loops = 0;
   RunCheck(Handles& h, const std::unordered_map<int, std::vector<const Instruction*>>& a)
       : handles(h), all_arrivals(a) {}
 
-  void visit_for(const Stmt& s) override {
-    ++loops;
-    StmtVisitor::visit_for(s);
-    --loops;
-  }
-  void visit_while(const Stmt& s) override {
-    ++loops;
-    StmtVisitor::visit_while(s);
-    --loops;
-  }
   void visit_seq(const Stmt& s) override {
     StmtVisitor::visit_seq(s);
     if (loops == 0) check(s->seq);
