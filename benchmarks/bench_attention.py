@@ -69,29 +69,25 @@ def _sdpa_runner(backend, q, k, v, causal):
     return None, error
 
 
-def _chosen(fa, q, k, causal, seqlen, v, o):
-    script = fa._SCRIPTS.get((q.dtype, q.shape[2], k.shape[2], q.shape[3], causal, ()))
+def _chosen(module, q, k, causal, seqlen, v, o, *, fixed):
+    """The configuration `module`'s autotuner chose for this call (None when unknown);
+    `fixed` is the tail of the module's script key for an autotuned call."""
+    if module is None:
+        return None
+    script = module._SCRIPTS.get((q.dtype, q.shape[2], k.shape[2], q.shape[3], causal, *fixed))
     try:
         return script.chosen_config(1, seqlen, q, k, v, o)
     except Exception:  # informational only
         return None
 
 
-def _chosen_hopper(fah, q, k, causal, seqlen, v, o):
-    """The configuration the Hopper kernel's autotuner chose (stages/epilogue/block_kv)."""
-    if fah is None:
-        return None
-    script = fah._SCRIPTS.get((q.dtype, q.shape[2], k.shape[2], q.shape[3], causal, None, None, None))
-    try:
-        config = script.chosen_config(1, seqlen, q, k, v, o)
-        return "/".join(str(config[n]) for n in ("stages", "epilogue", "block_kv"))
-    except Exception:  # informational only
-        return None
+FA_KNOBS = ("warps", "block_q", "block_kv", "stages")
+HOPPER_KNOBS = ("stages", "epilogue", "block_kv")
 
 
-def _short(config):
-    """warps/block_q/block_kv/stages"""
-    return "/".join(str(config[n]) for n in ("warps", "block_q", "block_kv", "stages")) if config else "?"
+def _short(config, knobs=FA_KNOBS, missing="?"):
+    """The config's values of `knobs`, joined by '/'."""
+    return "/".join(str(config[n]) for n in knobs) if config else missing
 
 
 def bench_prefill(shapes, dtypes, results):
@@ -137,18 +133,19 @@ def bench_prefill(shapes, dtypes, results):
                     t[name.lower()] = median_ms(run, warmup=3, repeat=10 if name == "MATH" else 50)
                 tf = {key: flops / ms * 1e-9 for key, ms in t.items()}
                 flash = tf.get("flash_attention")
-                chosen = _chosen(fa, q, k, causal, seqlen, v, o)
-                chosen_hopper = _chosen_hopper(fah, q, k, causal, seqlen, v, oh if fah is not None else o)
+                chosen = _chosen(fa, q, k, causal, seqlen, v, o, fixed=((),))
+                chosen_hopper = _chosen(fah, q, k, causal, seqlen, v, oh if fah is not None else o,
+                                        fixed=(None, None, None))
                 rows.append([dname, heads, seqlen, "causal" if causal else "full", t["tilus"], tf["tilus"],
                              tf.get("hopper", float("nan")),
                              *(tf.get(n, float("nan")) for n in ("flash_attention", "efficient_attention",
                                                                  "cudnn_attention", "math", "triton")),
                              tf["tilus"] / flash if flash else float("nan"),
                              tf.get("hopper", float("nan")) / flash if flash else float("nan"), _short(chosen),
-                             chosen_hopper or "-"])
+                             _short(chosen_hopper, HOPPER_KNOBS, missing="-")])
                 results.append({"kernel": "prefill", "dtype": dname, "batch": 1, "heads": heads, "kv_heads": kv_heads,
                                 "seqlen": seqlen, "head_dim": d, "causal": causal, "config": str(chosen),
-                                "hopper_config": chosen_hopper,
+                                "hopper_config": _short(chosen_hopper, HOPPER_KNOBS, missing=None),
                                 **{f"{key}_ms": ms for key, ms in t.items()},
                                 **{f"{key}_tflops": x for key, x in tf.items()}})
     print_table("prefill, batch 1, 8 KV heads, d=128 (TFLOP/s; causal counts half the FLOPs)",
@@ -164,12 +161,11 @@ def bench_configs(shapes, results):
     sm_90, flash_attention_hopper.py's) timed on each shape (fp16, TFLOP/s), to see what
     the tuners chose from."""
     fa = load_example("flash_attention")
-    fa_names = ("warps", "block_q", "block_kv", "stages")
     # (table title, results kind, configurations, run(config, q, k, v, causal, out), describe(config))
     spaces = [("prefill fp16, every configuration (TFLOP/s; warps/block_q/block_kv/stages)", "prefill_config",
                fa.CONFIGS, lambda c, q, k, v, causal, o: fa.flash_attention(q, k, v, causal, out=o,
-                                                                            config=dict(zip(fa_names, c))),
-               lambda c: str(dict(zip(fa_names, c))))]
+                                                                            config=dict(zip(FA_KNOBS, c))),
+               lambda c: str(dict(zip(FA_KNOBS, c))))]
     if torch.cuda.get_device_capability() == (9, 0):
         fah = load_example("flash_attention_hopper")
         spaces.append(("prefill fp16, the Hopper kernel's every configuration (TFLOP/s; stages/epilogue/block_kv)",

@@ -14,8 +14,8 @@ causal unit). Its threads are split by role and talk only through mbarriers:
   loads each unit's Q (once both consumers issued their last Q K^T of the unit before,
   ``q_empty``), then K and V block by block (``block_kv`` rows: 128, 176 or 192, tuned)
   with TMA into a ring of ``stages`` slots; K and V of a slot complete on separate
-  barriers, so the first product can start while V is still landing. ``empty[s]`` completes when both consumer warpgroups are done with
-  slot s.
+  barriers, so the first product can start while V is still landing. ``empty[s]``
+  completes when both consumer warpgroups are done with slot s.
 * warpgroups 1 and 2 are the consumers, 64 query rows each (one wgmma accumulator split
   between them): S = Q K^T with wgmma from shared memory; the online softmax in
   registers, in base 2 (P = exp2(S c - m c), c = log2(e) / sqrt(d)), rescaling the row
@@ -24,8 +24,8 @@ causal unit). Its threads are split by role and talk only through mbarriers:
   so P never goes through shared memory).
 
 Only the blocks that need it are masked: the last KV block of a sequence that is not a
-multiple of ``block_kv``, and, when causal, the blocks that cross the diagonal; causal units
-skip every KV block wholly above them and are numbered heaviest (last query block)
+multiple of ``block_kv``, and, when causal, the blocks that cross the diagonal; causal
+units skip every KV block wholly above them and are numbered heaviest (last query block)
 first, which the snake turns into an even load per block. TMA
 zero-fills rows past the sequence; their results are dropped at the store.
 

@@ -20,6 +20,7 @@
 
 #include "interp/coroutine.h"
 #include "interp/state.h"
+#include "ir/group_runs.h"
 #include "ops/hopper_state.h"
 #include "support/error.h"
 
@@ -229,15 +230,7 @@ void join_note(const ScriptError& e, const std::vector<Stmt>& seq, size_t next, 
 
 size_t exec_thread_groups(BlockState& st, const std::vector<Stmt>& seq, size_t k) {
   std::vector<const StmtNode*> run;
-  std::vector<Range> ranges;
-  for (size_t j = k; j < seq.size() && seq[j] && seq[j]->kind == StmtKind::ThreadGroup; ++j) {
-    const Range r = range_of(st, seq[j].get());
-    bool disjoint = true;
-    for (const Range& q : ranges) disjoint = disjoint && (r.begin + r.threads <= q.begin || q.begin + q.threads <= r.begin);
-    if (!disjoint) break;  // the same threads run it after the earlier group
-    run.push_back(seq[j].get());
-    ranges.push_back(r);
-  }
+  for (size_t j = k, end = group_run_end(seq, k); j < end; ++j) run.push_back(seq[j].get());
   try {
     return exec_run(st, run);
   } catch (const ScriptError& e) {

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include "ir/group_runs.h"
 #include "ir/operand_rules.h"
 #include "ir/shape_rules.h"
-#include "ir/group_runs.h"
 #include "ir/thread_groups.h"
 #include "ir/verifier.h"
 #include "ops/op_handler.h"

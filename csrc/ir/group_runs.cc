@@ -106,7 +106,7 @@ struct RunCheck : LoopDepth {
  private:
   void check(const std::vector<Stmt>& items) {
     for (size_t k = 0; k < items.size();) {
-      const size_t end = run_end(items, k);
+      const size_t end = group_run_end(items, k);
       if (end == k) {
         ++k;
         continue;
@@ -116,49 +116,46 @@ struct RunCheck : LoopDepth {
     }
   }
 
-  // One past the run of thread groups starting at k (k itself when items[k] is none):
-  // consecutive groups on disjoint threads, as the interpreter runs them.
-  static size_t run_end(const std::vector<Stmt>& items, size_t k) {
-    std::vector<std::pair<int64_t, int64_t>> ranges;
-    size_t j = k;
-    for (; j < items.size() && items[j] && items[j]->kind == StmtKind::ThreadGroup; ++j) {
-      const int64_t b = std::max<int64_t>(items[j]->group_begin, 0), n = items[j]->group_threads;
-      for (const auto& [qb, qn] : ranges)
-        if (!(b + n <= qb || qb + qn <= b)) return j;
-      ranges.emplace_back(b, n);
-    }
-    return j;
-  }
-
   void check_run(const std::vector<Stmt>& items, size_t begin, size_t end) {
+    LoopWaits waits(handles);
+    for (size_t g = begin; g < end; ++g) waits.visit_stmt(items[g]->body);
+    if (waits.waits.empty()) return;
     Arrivals after(handles);
     for (size_t j = end; j < items.size(); ++j) after.visit_stmt(items[j]);
-    for (size_t g = begin; g < end; ++g) {
-      LoopWaits waits(handles);
-      waits.visit_stmt(items[g]->body);
-      for (const auto& [h, wait] : waits.waits) {
-        auto all = all_arrivals.find(h);
-        auto late = after.by_handle.find(h);
-        if (all == all_arrivals.end() || late == after.by_handle.end() || late->second.size() != all->second.size())
-          continue;  // never arrived at (another error), or also by something that can run beside it
-        const Stmt& next = *std::find_if(items.begin() + end, items.end(), [](const Stmt& s) { return bool(s); });
-        ScriptError e("ValueError",
-                      cat("mbarrier.wait: this thread group waits, in a loop, on the mbarrier allocated at line ",
-                          handles.alloc_line.at(h).line, ", which only statements from line ", next->loc.line,
-                          " on arrive at. The statement at line ", next->loc.line, " ends the run of thread groups "
-                          "this one belongs to (every thread of the enclosing group runs it), so what follows it "
-                          "starts only once these groups have finished: always in the interpreter, and on the GPU "
-                          "when it synchronises the block (an mbarrier alloc, a sync). Once the barrier's first "
-                          "phase is used the wait never completes. Put the arriving thread group beside this one, "
-                          "with no statement between them (allocate mbarriers before the first thread group)"));
-        e.set_loc_if_unknown(wait->loc);
-        throw e;
-      }
+    for (const auto& [h, wait] : waits.waits) {
+      auto all = all_arrivals.find(h);
+      auto late = after.by_handle.find(h);
+      if (all == all_arrivals.end() || late == after.by_handle.end() || late->second.size() != all->second.size())
+        continue;  // never arrived at (another error), or also by something that can run beside it
+      const Stmt& next = *std::find_if(items.begin() + end, items.end(), [](const Stmt& s) { return bool(s); });
+      ScriptError e("ValueError",
+                    cat("mbarrier.wait: this thread group waits, in a loop, on the mbarrier allocated at line ",
+                        handles.alloc_line.at(h).line, ", which only statements from line ", next->loc.line,
+                        " on arrive at. The statement at line ", next->loc.line, " ends the run of thread groups "
+                        "this one belongs to (every thread of the enclosing group runs it), so what follows it "
+                        "starts only once these groups have finished: always in the interpreter, and on the GPU "
+                        "when it synchronises the block (an mbarrier alloc, a sync). Once the barrier's first "
+                        "phase is used the wait never completes. Put the arriving thread group beside this one, "
+                        "with no statement between them (allocate mbarriers before the first thread group)"));
+      e.set_loc_if_unknown(wait->loc);
+      throw e;
     }
   }
 };
 
 }  // namespace
+
+size_t group_run_end(const std::vector<Stmt>& seq, size_t k) {
+  std::vector<std::pair<int64_t, int64_t>> ranges;  // first thread (-1: any one, counted as 0), count
+  size_t j = k;
+  for (; j < seq.size() && seq[j] && seq[j]->kind == StmtKind::ThreadGroup; ++j) {
+    const int64_t b = std::max<int64_t>(seq[j]->group_begin, 0), n = seq[j]->group_threads;
+    for (const auto& [qb, qn] : ranges)
+      if (!(b + n <= qb || qb + qn <= b)) return j;  // the same threads run it after the earlier group
+    ranges.emplace_back(b, n);
+  }
+  return j;
+}
 
 void check_group_run_waits(const Program& program) {
   if (program.cluster[0] * program.cluster[1] * program.cluster[2] > 1) return;  // a peer block may arrive

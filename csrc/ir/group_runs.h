@@ -14,6 +14,11 @@
 
 namespace tilus {
 
+// One past the run of thread groups that starts at seq[k] (k itself when seq[k] is not a
+// thread group): consecutive thread-group statements on disjoint threads. The
+// interpreter runs such a run side by side (interp/thread_groups.cc).
+size_t group_run_end(const std::vector<Stmt>& seq, size_t k);
+
 // Throws a ValueError at the wait's line when a thread group, inside a loop of its own,
 // waits on an mbarrier that nothing before or beside it arrives at and statements after
 // its run do (a TMA load completing on the barrier counts as an arrival). Sequences
