@@ -48,8 +48,8 @@ UNIT_K, UNIT_N = 16, 64  # the packing unit: one k16 step of eight n8 mma atoms
 # (block_m, block_n, block_k, split_k, num_warps): decode tiles first (m <= 16), then
 # prefill ones. Every warp's tile is a whole number of 64-column units (checked below).
 TILES = [
-    (16, 256, 64, 16, 4), (16, 256, 64, 32, 4), (16, 256, 128, 4, 4), (16, 256, 128, 8, 4),
-    (16, 256, 128, 16, 4), (16, 128, 64, 32, 2),
+    (16, 256, 64, 16, 4), (16, 128, 128, 4, 2), (16, 128, 128, 16, 2), (16, 256, 128, 4, 4),
+    (16, 256, 128, 8, 4), (16, 256, 128, 16, 4), (16, 128, 64, 32, 2),
     (128, 128, 64, 1, 4), (128, 128, 32, 1, 4), (128, 256, 32, 1, 8),
 ]
 
@@ -175,14 +175,24 @@ class MatmulA16Wx(TileDequantizer, tilus.Script):
         stage: int32 = 0
         preload: int32 = stages - 1
         for offset_k in self.range(k_begin, k_end, bk):
-            b = self.dequantize(self.load_shared(sw[stage], layout=self.w_load_layout), self.load_shared(ss[stage]),
-                                self.load_shared(sz[stage]) if self.has_zero else None)
+            packed = self.load_shared(sw[stage], layout=self.w_load_layout)
             if self.dequant_in_shared:
+                b = self.dequantize(packed, self.load_shared(ss[stage]),
+                                    self.load_shared(sz[stage]) if self.has_zero else None)
                 self.store_shared(sbt, self.transpose(b))
                 self.sync()
                 self.dot(self.load_shared(sa[stage]), self.load_shared(sbt.transpose()), acc, out=acc)
             else:
-                self.dot(self.load_shared(sa[stage]), b, acc, out=acc)
+                # A step lies inside one scale group, so its scale factors out of the
+                # step's k-sum: acc += s * (a @ (w - z)). The tensor cores take the codes'
+                # values less the zero point (rounded to the activation type as in the
+                # reference dequantisation) and the scale applies once per output per step,
+                # not once per weight.
+                w = self.cast(self.view(packed, dtype=self.w_dtype, layout=self.w_layout), dtype=self.a_dtype)
+                if self.has_zero:
+                    w = w - self.load_shared(sz[stage])
+                part = self.dot(self.load_shared(sa[stage]), w)
+                acc = acc + part * self.cast(self.load_shared(ss[stage]), dtype=float32)
             preload_k = offset_k + (stages - 1) * bk
             if preload_k < k_end:
                 self.copy_async(src=ga, dst=sa[preload], offsets=[offset_m, preload_k])

@@ -457,6 +457,7 @@ CudaEmitter::CudaEmitter(const Program& program, const CodegenOptions& options)
   used_names_ = {"tl_tid", "tl_smem", "tl_linear", "tl_band", "tl_band_x", "tl_band_w", "tl_block_x", "tl_block_y"};
   for (auto& p : program.params) used_names_.insert(sanitize(p->name));
   find_written_globals();
+  find_read_tensors();
   // Tensors read by an mma dot straight from load_shared are loaded with ldmatrix.
   for (auto& [inst, dp] : plan_.dots) {
     if (!dp.mma || inst->inputs[0]->dtype.bits() != 16) continue;
@@ -477,6 +478,31 @@ void CudaEmitter::find_written_globals() {
   });
   for (auto& [tensor, ptr] : pointer_of)
     if (written.count(ptr)) written_globals_.insert(tensor);
+}
+
+namespace {
+struct ReadTensors : StmtExprVisitor {
+  std::unordered_set<int>& read;
+  explicit ReadTensors(std::unordered_set<int>& r) : read(r) {}
+  void visit_inst(const Stmt& s) override {
+    for (const Tensor& t : s->inst->inputs)
+      if (t) read.insert(t->id);
+    StmtExprVisitor::visit_inst(s);
+  }
+  void visit_element_addr(const Expr& e) override {
+    read.insert(e->tensor->id);
+    StmtExprVisitor::visit_element_addr(e);
+  }
+  void visit_element_load(const Expr& e) override {
+    read.insert(e->tensor->id);
+    StmtExprVisitor::visit_element_load(e);
+  }
+};
+}  // namespace
+
+void CudaEmitter::find_read_tensors() {
+  ReadTensors visitor(read_tensors_);
+  visitor.visit_stmt(program_.body);
 }
 
 namespace {

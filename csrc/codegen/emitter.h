@@ -174,6 +174,8 @@ class CudaEmitter {
 
   // ---- statements and instructions
   void find_written_globals();
+  void find_read_tensors();
+  bool is_read(const Tensor& t) const { return read_tensors_.count(t->id) > 0; }
   void stmt(const Stmt& s);
   bool wgmma_loop_of_known_trips(const StmtNode& loop) const;
   void block(const Stmt& body);      // a nested C++ block (scopes_)
@@ -269,6 +271,9 @@ class CudaEmitter {
   std::unordered_set<int> internal_vars_;
   // global tensors whose memory (same pointer parameter) the kernel also stores to
   std::unordered_set<int> written_globals_;
+  // tensors some instruction or expression reads (an atomic whose old values are not
+  // among them issues PTX red)
+  std::unordered_set<int> read_tensors_;
   int64_t unroll_budget_ = 0;              // codegen/unroll_budget.h
   std::vector<int> scopes_ = {0};             // ids of the enclosing C++ blocks
   int next_scope_ = 1;

@@ -180,8 +180,12 @@ SharedLayout shared_swizzled(const std::vector<int64_t>& shape, int64_t dtype_bi
 }
 
 SharedLayout auto_shared_layout(const std::vector<int64_t>& shape, int64_t dtype_bits) {
-  return can_swizzle(shape, dtype_bits) ? shared_swizzled(shape, dtype_bits)
-                                        : shared_row_major(shape);
+  // Tiles of one row per leading index ([stages, 1, n]: a scale row per pipeline stage)
+  // are read one row at a time, which never conflicts; a swizzle would only make every
+  // address depend on the stage through the XOR instead of by a stride.
+  const bool single_rows = shape.size() >= 2 && shape[shape.size() - 2] == 1;
+  return can_swizzle(shape, dtype_bits) && !single_rows ? shared_swizzled(shape, dtype_bits)
+                                                        : shared_row_major(shape);
 }
 
 

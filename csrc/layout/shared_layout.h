@@ -64,7 +64,8 @@ SharedLayout shared_column_major(const std::vector<int64_t>& shape);
 SharedLayout shared_swizzled(const std::vector<int64_t>& shape, int64_t dtype_bits);
 // True when shared_swizzled(shape, dtype_bits) applies.
 bool can_swizzle(const std::vector<int64_t>& shape, int64_t dtype_bits);
-// shared_swizzled when it applies, else shared_row_major: the default for shared tiles.
+// shared_swizzled when it applies and the tile has more than one row per leading index,
+// else shared_row_major: the default for shared tiles.
 SharedLayout auto_shared_layout(const std::vector<int64_t>& shape, int64_t dtype_bits);
 
 // The layout wgmma reads an operand tile [..., R, C] (C the contiguous dimension) from:

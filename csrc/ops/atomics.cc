@@ -7,7 +7,8 @@
 //   atomic_*_scatter, store_*_scatter    inputs dst, indices, values; dims[0] = dim
 //   text = the operation (add sub min max exch cas); int_attr = scope + 4 * sem
 // The atomics define a register tile of the values each element held before
-// (the old values); a non-atomic scatter store defines nothing.
+// (the old values); a non-atomic scatter store defines nothing. An add or sub whose old
+// values nothing reads is emitted on global memory as PTX red, which waits for no reply.
 //
 // Element k of the tile touches dst[offsets + k] (element-wise) or dst at k's
 // coordinates with dimension `dim` replaced by indices[k] (scatter). Targets outside
@@ -300,6 +301,10 @@ void emit(CudaEmitter& e, const Instruction& i) {
   const std::string ct = CudaEmitter::ctype(dst->dtype);
   const std::string old = i.output ? e.declare_reg(i.output, layout) : "";
   const int scope = static_cast<int>(i.int_attr & 3), sem = static_cast<int>(i.int_attr >> 2);
+  // Old values nothing reads: a relaxed or release global add or sub is a PTX red (no
+  // reply from memory). An acquire keeps the atomic: it orders through the value read.
+  const bool old_read = i.output && e.is_read(i.output);
+  const bool fire_and_forget = global && !old_read && (op == Rmw::Add || op == Rmw::Sub) && (sem == 0 || sem == 2);
   const std::string fence = "tilus::atomic_fence<" + std::to_string(scope) + ">();";
   const std::string leader = e.replica_leader(layout);
   const int dim = scatter ? i.dims[0] : -1;
@@ -310,7 +315,7 @@ void emit(CudaEmitter& e, const Instruction& i) {
   // The old values also go to shared scratch when other threads replicate them.
   std::string scratch;
   int64_t scratch_offset = -1;
-  if (!leader.empty() && i.output) {
+  if (!leader.empty() && old_read) {
     scratch_offset = e.smem_.allocate(values->numel() * (dst->dtype.bits() / 8));
     scratch = e.fresh("tl_atomic_old");
     e.line(ct + "* " + scratch + " = reinterpret_cast<" + ct + "*>(tl_smem + " +
@@ -357,8 +362,10 @@ void emit(CudaEmitter& e, const Instruction& i) {
     const std::string v = vals + "[" + l + "]";
     if (op == Rmw::Store) call = "*(" + ptr + ") = " + v;
     else if (op == Rmw::Cas) call = std::string(rmw_fn(op)) + "<" + std::to_string(scope) + ">(" + ptr + ", " + cmp + "[" + l + "], " + v + ")";
+    else if (fire_and_forget)
+      call = std::string(op == Rmw::Add ? "tilus::red_add" : "tilus::red_sub") + "<" + std::to_string(scope) + ">(" + ptr + ", " + v + ")";
     else call = std::string(rmw_fn(op)) + "<" + std::to_string(scope) + ">(" + ptr + ", " + v + ")";
-    if (i.output) {
+    if (i.output && !fire_and_forget) {
       const std::string o = old + "[" + l + "]";
       if (cond.empty()) e.line(o + " = " + call + ";");
       else e.line(o + " = (" + cond + ") ? " + call + " : " + CudaEmitter::zero(dst->dtype) + ";");

@@ -30,10 +30,25 @@ def _f64(*shape):
 @pytest.mark.parametrize("arch", ARCHS)
 def test_histograms_compile(arch):
     i32 = lambda n: torch.zeros(n, dtype=torch.int32)
+    # nothing reads the old counts: the global adds are reds, the shared one an atomic
     src = _source(Histogram(128), (1000, 38, i32(1000), i32(38)), arch)
-    assert "tilus::atomic_add<2>(" in src
+    assert "tilus::red_add<2>(" in src and "tilus::atomic_add" not in src
     src = _source(SharedHistogram(64, 9), (100, i32(100), i32(9)), arch)
-    assert "tilus::atomic_add<0>(" in src and "tilus::atomic_add<2>(" in src
+    assert "tilus::atomic_add<0>(" in src and "tilus::red_add<2>(" in src
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("op", ["add", "sub"])
+def test_global_adds_without_old_values_are_reds(arch, op):
+    """A global add or sub whose old values nothing reads is a PTX red, for every dtype
+    (bfloat16 has none: its atomic runs and the old value is dropped); reading them keeps
+    the atomic."""
+    args = (8, 9, _f64(8, 9), _f64(5, 7), _f64(5, 7), _f64(5, 7))
+    for dtype in [int32, uint32, int64, float32, float64, float16, bfloat16]:
+        src = _source(Elementwise("global", op, dtype, 5, 7, keep_old=False), args, arch)
+        assert f"tilus::red_{op}<2>(" in src and f"tilus::atomic_{op}<2>(" not in src, dtype
+        kept = _source(Elementwise("global", op, dtype, 5, 7), args, arch)
+        assert f"tilus::atomic_{op}<2>(" in kept and "tilus::red_" not in kept, dtype
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -65,6 +65,24 @@ def test_elementwise_ops_and_old_values(space, op, dtype):
     assert torch.equal(old.cpu(), d[:m, :n])
 
 
+@pytest.mark.parametrize("op", ["add", "sub"])
+@pytest.mark.parametrize("dtype", [int32, int64, float32, uint32, float64])
+def test_global_adds_whose_old_values_nobody_reads(op, dtype):
+    # emitted as PTX red (tests/codegen/test_atomics_source.py): same totals
+    m, n, rows, cols = 5, 7, 8, 9
+    lo = 0 if dtype == uint32 else -20
+    d = torch.randint(lo, 20, (rows, cols)).double()
+    v = torch.randint(lo, 20, (m, n)).double()
+    want = d.clone()
+    want[1:m + 1, 2:n + 2] = _reference(op, d[1:m + 1, 2:n + 2], v, None)
+    if dtype == uint32:
+        want = want % 2**32
+    dd = d.cuda()
+    Elementwise("global", op, dtype, m, n, offset=(1, 2), keep_old=False)(rows, cols, dd, v.cuda(), v.cuda(),
+                                                                          v.cuda())
+    assert torch.equal(dd.cpu(), want)
+
+
 @pytest.mark.parametrize("space", ["global", "shared"])
 @pytest.mark.parametrize("op", ["add", "sub", "min", "max"])
 @pytest.mark.parametrize("dim", [0, 1])

@@ -136,9 +136,10 @@ class Elementwise(tilus.Script):
     """One block applies op to dst[off : off + m, :] (global) or to a shared copy of it,
     storing the old values and (shared) the result back."""
 
-    def __init__(self, space, op, dtype, m, n, offset=(0, 0)):
+    def __init__(self, space, op, dtype, m, n, offset=(0, 0), keep_old=True):
         super().__init__()
         self.space, self.op, self.dtype, self.m, self.n, self.offset = space, op, dtype, m, n, list(offset)
+        self.keep_old = keep_old  # False: nothing reads the old values (a global add is a red)
 
     def tile(self, p):
         g = self.global_view(p, dtype=float64, shape=[self.m, self.n])
@@ -170,8 +171,9 @@ class Elementwise(tilus.Script):
             self.sync()
             self.store_global(gd, self.cast(self.load_shared(s), dtype=float64), offsets=[0, 0])
             self.free_shared(s)
-        self.store_global(self.global_view(old, dtype=float64, shape=[self.m, self.n]),
-                          self.cast(o, dtype=float64), offsets=[0, 0])
+        if self.keep_old:
+            self.store_global(self.global_view(old, dtype=float64, shape=[self.m, self.n]),
+                              self.cast(o, dtype=float64), offsets=[0, 0])
 
 
 def _reference(op, d, v, c):

@@ -60,6 +60,14 @@ def test_swizzle_requirements():
     assert auto_shared_layout([16, 64], "float16").is_swizzled()
 
 
+def test_tiles_of_one_row_per_stage_are_not_swizzled():
+    # [stages, 1, n] (a scale row per pipeline stage): a row never conflicts with itself,
+    # and unswizzled the stage moves an address by a stride, not through the XOR
+    assert auto_shared_layout([4, 1, 256], "float16") == shared_row_major(4, 1, 256)
+    assert auto_shared_layout([1, 256], "float16") == shared_row_major(1, 256)
+    assert auto_shared_layout([4, 2, 256], "float16").is_swizzled()
+
+
 # ---- wgmma operand layouts: the swizzle must be the hardware's, which XORs address bits
 # [4, 4 + b) with bits [7, 7 + b) of the byte address (b = 3 for 128-byte, 2 for 64-byte).
 

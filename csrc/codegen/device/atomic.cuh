@@ -1,5 +1,6 @@
 // Atomic read-modify-write on one element, for the atomic instructions
-// (csrc/ops/atomics.cc). Each returns the value the element held before.
+// (csrc/ops/atomics.cc). Each returns the value the element held before; red_add and
+// red_sub return nothing (for old values nothing reads).
 //
 //   atomic_add<S>(p, v)  atomic_sub<S>(p, v)  atomic_min<S>(p, v)  atomic_max<S>(p, v)
 //   atomic_exch<S>(p, v) atomic_cas<S>(p, compare, v)
@@ -123,6 +124,46 @@ static __device__ __forceinline__ T atomic_sub(T* p, T v) {
   else if constexpr (detail::is_same<T, bfloat16>()) return atomic_add<S>(p, bfloat16{static_cast<uint16_t>(v.bits ^ 0x8000u)});
   else if constexpr (detail::is_same<T, float>() || detail::is_same<T, double>()) return atomic_add<S>(p, static_cast<T>(-v));
   else return atomic_add<S>(p, static_cast<T>(T(0) - v));
+}
+
+// Fire-and-forget adds to global memory, for atomics whose old values nothing reads
+// (ops/atomics.cc): PTX red asks memory for no reply, where atom's old value travels
+// back (ptxas keeps an atom whose result is dead). The address is converted to the
+// global space: a red on a generic address compiles to a test of the space and a
+// compare-and-swap loop per element. Types without a red form take the atomic and drop
+// the old value.
+namespace atomic_detail {
+#define TILUS_RED_ADD(S, ptx_type, constraint, value, p)                                             \
+  do {                                                                                         \
+    if constexpr (S == 0)                                                                      \
+      asm volatile("red.relaxed.cta.global.add" ptx_type " [%0], %1;" ::"l"(p), constraint(value) : "memory"); \
+    else if constexpr (S == 3)                                                                 \
+      asm volatile("red.relaxed.sys.global.add" ptx_type " [%0], %1;" ::"l"(p), constraint(value) : "memory"); \
+    else                                                                                       \
+      asm volatile("red.relaxed.gpu.global.add" ptx_type " [%0], %1;" ::"l"(p), constraint(value) : "memory"); \
+  } while (0)
+}  // namespace atomic_detail
+
+template <int S, typename T>
+static __device__ __forceinline__ void red_add(T* generic, T v) {
+  const unsigned long long p = static_cast<unsigned long long>(__cvta_generic_to_global(generic));
+  if constexpr (detail::is_same<T, float>()) TILUS_RED_ADD(S, ".f32", "f", v, p);
+  else if constexpr (detail::is_same<T, double>()) TILUS_RED_ADD(S, ".f64", "d", v, p);
+  else if constexpr (detail::is_same<T, int32_t>() || detail::is_same<T, uint32_t>())
+    TILUS_RED_ADD(S, ".u32", "r", static_cast<uint32_t>(v), p);
+  else if constexpr (detail::is_same<T, int64_t>() || detail::is_same<T, uint64_t>())
+    TILUS_RED_ADD(S, ".u64", "l", static_cast<uint64_t>(v), p);
+  else if constexpr (detail::is_same<T, half>()) TILUS_RED_ADD(S, ".noftz.f16", "h", v.bits, p);
+  else (void)atomic_add<S>(generic, v);
+}
+#undef TILUS_RED_ADD
+
+template <int S, typename T>
+static __device__ __forceinline__ void red_sub(T* p, T v) {
+  if constexpr (detail::is_same<T, half>()) red_add<S>(p, half{static_cast<uint16_t>(v.bits ^ 0x8000u)});
+  else if constexpr (detail::is_same<T, bfloat16>()) (void)atomic_sub<S>(p, v);
+  else if constexpr (detail::is_same<T, float>() || detail::is_same<T, double>()) red_add<S>(p, static_cast<T>(-v));
+  else red_add<S>(p, static_cast<T>(T(0) - v));
 }
 
 // min/max: signed 64-bit compares as long long, the others as their own type.

@@ -252,7 +252,8 @@ class InstructionMixin(ViewInstructions, MathInstructions, ReductionInstructions
         Dtypes and layouts:
             Any scalar dtype. The shared layout is chosen by the code generator: swizzled when
             rows span at least 64 bytes (conflict-free ``ldmatrix`` and ``cp.async``),
-            row-major otherwise; wgmma operands get the layout wgmma reads.
+            row-major otherwise and for tiles of one row per leading index (``[stages, 1,
+            n]``); wgmma operands get the layout wgmma reads.
 
         Raises:
             TypeError: ``dtype`` is not a tilus dtype, or a shape entry is a runtime value.
