@@ -3,7 +3,7 @@
 # .seed_examples/ when carried), the examples, compute-sanitizer, and the benchmarks.
 # Logs go to /tmp/tilus_gpu (or $TILUS_GPU_LOGS), the benchmarks' JSON files to $OUT (or the
 # log folder), so that a device call brings back the results; a short table is printed last.
-#   usage: scripts/gpu_check.sh [full|tests|sanitize|bench]
+#   usage: scripts/gpu_check.sh [full|tests|sanitize|bench]   (env XDIST_WORKERS: test processes, 8)
 #     full (default): everything; tests: build, GPU tests, seeds, examples;
 #     sanitize: build, compute-sanitizer memcheck + racecheck; bench: build, benchmarks.
 # Each part fits one device call of 10 minutes; full is for machines without that limit.
@@ -35,7 +35,7 @@ step build python3 -m pip install --no-build-isolation --no-deps -q .
 if [ "$MODE" = full ] || [ "$MODE" = tests ]; then
   # Test files in parallel processes when pytest-xdist is there (whole files per worker, so
   # a kernel that faults the CUDA context only fails its own file's later tests).
-  XDIST=""; python3 -c "import xdist" 2>/dev/null && XDIST="-n 8 --dist loadfile"
+  XDIST=""; python3 -c "import xdist" 2>/dev/null && XDIST="-n ${XDIST_WORKERS:-8} --dist loadfile"
   step pytest_gpu python3 -m pytest -m gpu -q --maxfail=25 $XDIST tests -p no:cacheprovider
   if [ -d .seed_examples ]; then
     for f in .seed_examples/*.py; do
