@@ -8,7 +8,8 @@
 //   text = the operation (add sub min max exch cas); int_attr = scope + 4 * sem
 // The atomics define a register tile of the values each element held before
 // (the old values); a non-atomic scatter store defines nothing. An add or sub whose old
-// values nothing reads is emitted on global memory as PTX red, which waits for no reply.
+// values nothing reads is emitted on global memory as PTX red, which waits for no reply;
+// float32 ones of 2 or 4 aligned consecutive elements as one red.v2 / v4 (sm_90).
 //
 // Element k of the tile touches dst[offsets + k] (element-wise) or dst at k's
 // coordinates with dimension `dim` replaced by indices[k] (scatter). Targets outside
@@ -299,17 +300,26 @@ void emit(CudaEmitter& e, const Instruction& i) {
   const std::string idx = scatter ? e.reg_operand(i.inputs[1], layout) : "";
   const std::string cmp = op == Rmw::Cas ? e.reg_operand(i.inputs[2], layout) : "";
   const std::string ct = CudaEmitter::ctype(dst->dtype);
-  const std::string old = i.output ? e.declare_reg(i.output, layout) : "";
   const int scope = static_cast<int>(i.int_attr & 3), sem = static_cast<int>(i.int_attr >> 2);
   // Old values nothing reads: a relaxed or release global add or sub is a PTX red (no
   // reply from memory). An acquire keeps the atomic: it orders through the value read.
   const bool old_read = i.output && e.is_read(i.output);
   const bool fire_and_forget = global && !old_read && (op == Rmw::Add || op == Rmw::Sub) && (sem == 0 || sem == 2);
+  const std::string old = i.output && !fire_and_forget ? e.declare_reg(i.output, layout) : "";
   const std::string fence = "tilus::atomic_fence<" + std::to_string(scope) + ">();";
   const std::string leader = e.replica_leader(layout);
   const int dim = scatter ? i.dims[0] : -1;
   const size_t rank = values->shape.size();
 
+  // float32 reds of consecutive elements a thread holds, aligned: one vector red each
+  // (red_add_vec) where the layout's innermost run and the offsets' divisibility allow.
+  int64_t vec = 1;
+  if (fire_and_forget && op == Rmw::Add && !scatter && dst->dtype == dtypes::float32) {
+    std::vector<int> dims(rank);
+    for (size_t d = 0; d < rank; ++d) dims[d] = static_cast<int>(d);
+    vec = e.global_vector(e.globals_.at(dst->id), i.args, dims, values->shape.back(), 32, true);
+    vec = std::min<int64_t>(4, memory_index::pow2_divisor(CudaEmitter::innermost_run(layout), vec));
+  }
   e.line("// " + surface(i) + (op == Rmw::Store ? "" : std::string(" (") + kSems[sem] + ", " + kScopes[scope] + ")"));
   if (op != Rmw::Store && (sem == 2 || sem == 3)) e.line(fence);  // release
   // The old values also go to shared scratch when other threads replicate them.
@@ -322,7 +332,7 @@ void emit(CudaEmitter& e, const Instruction& i) {
            std::to_string(scratch_offset) + ");");
   }
   if (!leader.empty()) e.open("if (" + leader + ")");
-  e.for_each_local(layout, 1, [&](const CudaEmitter::Element& el) {
+  e.for_each_local(layout, vec, [&](const CudaEmitter::Element& el) {
     const std::string l = e.expr(el.local);
     std::vector<Expr> target = el.coords;
     if (global && !scatter)
@@ -347,7 +357,7 @@ void emit(CudaEmitter& e, const Instruction& i) {
       const std::string mask = e.tile_mask(layout, values->shape, el);
       const std::string ok = e.bounds_guard(
           surface(i), dst, g, mask.empty() ? cond : mask + " && " + cond, off,
-          std::to_string(whole_bytes(dst->dtype, 1, "bounds check")), target);
+          std::to_string(whole_bytes(dst->dtype, vec, "bounds check")), target);
       if (!ok.empty()) cond += " && " + ok;
     } else {
       const CudaEmitter::SharedInfo& s = e.shared_.at(dst->id);
@@ -362,6 +372,8 @@ void emit(CudaEmitter& e, const Instruction& i) {
     const std::string v = vals + "[" + l + "]";
     if (op == Rmw::Store) call = "*(" + ptr + ") = " + v;
     else if (op == Rmw::Cas) call = std::string(rmw_fn(op)) + "<" + std::to_string(scope) + ">(" + ptr + ", " + cmp + "[" + l + "], " + v + ")";
+    else if (vec > 1)
+      call = "tilus::red_add_vec<" + std::to_string(scope) + ", " + std::to_string(vec) + ">(" + ptr + ", &" + v + ")";
     else if (fire_and_forget)
       call = std::string(op == Rmw::Add ? "tilus::red_add" : "tilus::red_sub") + "<" + std::to_string(scope) + ">(" + ptr + ", " + v + ")";
     else call = std::string(rmw_fn(op)) + "<" + std::to_string(scope) + ">(" + ptr + ", " + v + ")";

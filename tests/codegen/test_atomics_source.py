@@ -3,6 +3,7 @@ sm_80 and sm_90a) for every supported dtype, and says what it does: the scope's 
 function, the replica leader, the fences of a non-relaxed sem, Philox."""
 
 import os
+import re
 
 import pytest
 import torch
@@ -49,6 +50,19 @@ def test_global_adds_without_old_values_are_reds(arch, op):
         assert f"tilus::red_{op}<2>(" in src and f"tilus::atomic_{op}<2>(" not in src, dtype
         kept = _source(Elementwise("global", op, dtype, 5, 7), args, arch)
         assert f"tilus::atomic_{op}<2>(" in kept and "tilus::red_" not in kept, dtype
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_aligned_float_reds_are_vectors(arch):
+    """float32 reds of consecutive elements a thread holds become one red.v2/v4 (sm_90;
+    before it red_add_vec issues one red each) when the column offset and the row
+    stride keep the vector aligned; an odd offset stays scalar."""
+    def reds(offset, cols):
+        src = _source(Elementwise("global", "add", float32, 8, 16, offset=offset, keep_old=False),
+                      (16, cols, _f64(16, cols), _f64(8, 16), _f64(8, 16), _f64(8, 16)), arch)
+        return set(re.findall(r"tilus::red_add\w*<[0-9, ]+>", src))
+    assert reds((1, 4), 32) == {"tilus::red_add_vec<2, 4>"}
+    assert reds((1, 3), 32) == {"tilus::red_add<2>"}
 
 
 @pytest.mark.parametrize("arch", ARCHS)

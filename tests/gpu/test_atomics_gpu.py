@@ -67,18 +67,23 @@ def test_elementwise_ops_and_old_values(space, op, dtype):
 
 @pytest.mark.parametrize("op", ["add", "sub"])
 @pytest.mark.parametrize("dtype", [int32, int64, float32, uint32, float64])
-def test_global_adds_whose_old_values_nobody_reads(op, dtype):
+# (tile, tensor, offset): scalar reds; float32 adds also as 4-wide (aligned, whole
+# vectors in range) and as 4-wide vectors the tensor's edge cuts off
+@pytest.mark.parametrize("m,n,rows,cols,offset", [(5, 7, 8, 9, (1, 2)), (5, 16, 8, 24, (1, 4)),
+                                                  (6, 16, 9, 16, (2, 8))])
+def test_global_adds_whose_old_values_nobody_reads(op, dtype, m, n, rows, cols, offset):
     # emitted as PTX red (tests/codegen/test_atomics_source.py): same totals
-    m, n, rows, cols = 5, 7, 8, 9
     lo = 0 if dtype == uint32 else -20
     d = torch.randint(lo, 20, (rows, cols)).double()
     v = torch.randint(lo, 20, (m, n)).double()
     want = d.clone()
-    want[1:m + 1, 2:n + 2] = _reference(op, d[1:m + 1, 2:n + 2], v, None)
+    r, c = offset
+    rr, cc = min(rows, r + m), min(cols, c + n)
+    want[r:rr, c:cc] = _reference(op, d[r:rr, c:cc], v[:rr - r, :cc - c], None)
     if dtype == uint32:
         want = want % 2**32
     dd = d.cuda()
-    Elementwise("global", op, dtype, m, n, offset=(1, 2), keep_old=False)(rows, cols, dd, v.cuda(), v.cuda(),
+    Elementwise("global", op, dtype, m, n, offset=offset, keep_old=False)(rows, cols, dd, v.cuda(), v.cuda(),
                                                                           v.cuda())
     assert torch.equal(dd.cpu(), want)
 

@@ -158,6 +158,37 @@ static __device__ __forceinline__ void red_add(T* generic, T v) {
 }
 #undef TILUS_RED_ADD
 
+// V float32 adds to consecutive elements in one red (V = 2 or 4; 8 * V-byte aligned):
+// sm_90's red.global.v2/v4.f32, one request where the scalar form sends V. Before sm_90,
+// one red each.
+template <int S, int V>
+static __device__ __forceinline__ void red_add_vec(float* generic, const float* v) {
+  static_assert(V == 2 || V == 4, "red_add_vec: 2 or 4 floats");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const unsigned long long p = static_cast<unsigned long long>(__cvta_generic_to_global(generic));
+#define TILUS_RED_V2(scope)                                                                               \
+  asm volatile("red.relaxed." scope ".global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(v[0]), "f"(v[1]) \
+               : "memory")
+#define TILUS_RED_V4(scope)                                                                    \
+  asm volatile("red.relaxed." scope ".global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v[0]), \
+               "f"(v[1]), "f"(v[2]), "f"(v[3])                                                 \
+               : "memory")
+  if constexpr (V == 2) {
+    if constexpr (S == 0) TILUS_RED_V2("cta");
+    else if constexpr (S == 3) TILUS_RED_V2("sys");
+    else TILUS_RED_V2("gpu");
+  } else {
+    if constexpr (S == 0) TILUS_RED_V4("cta");
+    else if constexpr (S == 3) TILUS_RED_V4("sys");
+    else TILUS_RED_V4("gpu");
+  }
+#undef TILUS_RED_V2
+#undef TILUS_RED_V4
+#else
+  for (int i = 0; i < V; ++i) red_add<S>(generic + i, v[i]);
+#endif
+}
+
 template <int S, typename T>
 static __device__ __forceinline__ void red_sub(T* p, T v) {
   if constexpr (detail::is_same<T, half>()) red_add<S>(p, half{static_cast<uint16_t>(v.bits ^ 0x8000u)});
