@@ -12,7 +12,8 @@ each unit is stored as 32 lanes x 32 codes, lane t's codes being exactly the B-f
 registers lane t of a warp holds for that unit, bit-packed (4 * bits bytes per lane: 16
 bytes for 4-bit weights). A warp then moves a unit global -> shared with cp.async and
 shared -> registers with one conflict-free 16-byte read per lane, `view`s the bytes as
-the weight type in the mma layout, dequantises in registers and feeds `self.dot`: no
+the weight type in the mma layout, converts them in registers (less the zero point) and
+feeds `self.dot`, whose k-step sum the group's scale then multiplies once per output: no
 shared-memory layout conversion anywhere. The packed matrix is still bits * k * n / 8
 bytes (a quarter of the fp16 one for 4-bit weights).
 
