@@ -61,19 +61,27 @@ static __device__ __forceinline__ N atomicCAS_scoped(N* p, N c, N v) {
   else return ::atomicCAS(p, c, v);
 }
 
+// Hand-written PTX names its scope in the instruction: TILUS_BY_SCOPE(S, EMIT, args...)
+// expands EMIT("cta", args...), EMIT("sys", args...) or EMIT("gpu", args...) (cluster
+// scope takes gpu, as above).
+#define TILUS_BY_SCOPE(S, EMIT, ...)                \
+  do {                                              \
+    if constexpr (S == 0) EMIT("cta", __VA_ARGS__);  \
+    else if constexpr (S == 3) EMIT("sys", __VA_ARGS__); \
+    else EMIT("gpu", __VA_ARGS__);                  \
+  } while (0)
+
 // 16-bit float add. float16: atom.add.noftz.f16 (sm_70+). bfloat16: atom.add.noftz.bf16
 // on sm_90; before it, a compare-and-swap loop on the aligned 32-bit word holding the
 // element, adding in float and rounding once (the exact sum of two bfloat16 values
 // rounds to the same bfloat16 through float).
+#define TILUS_ATOM_ADD_16(scope, type, old, p, v) \
+  asm volatile("atom." scope ".add.noftz." type " %0, [%1], %2;" : "=h"(old.bits) : "l"(p), "h"(v.bits) : "memory")
+
 template <int S>
 static __device__ __forceinline__ half atomic_add_f16(half* p, half v) {
   half old;
-  if constexpr (S == 0)
-    asm volatile("atom.cta.add.noftz.f16 %0, [%1], %2;" : "=h"(old.bits) : "l"(p), "h"(v.bits) : "memory");
-  else if constexpr (S == 3)
-    asm volatile("atom.sys.add.noftz.f16 %0, [%1], %2;" : "=h"(old.bits) : "l"(p), "h"(v.bits) : "memory");
-  else
-    asm volatile("atom.gpu.add.noftz.f16 %0, [%1], %2;" : "=h"(old.bits) : "l"(p), "h"(v.bits) : "memory");
+  TILUS_BY_SCOPE(S, TILUS_ATOM_ADD_16, "f16", old, p, v);
   return old;
 }
 
@@ -81,12 +89,7 @@ template <int S>
 static __device__ __forceinline__ bfloat16 atomic_add_bf16(bfloat16* p, bfloat16 v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   bfloat16 old;
-  if constexpr (S == 0)
-    asm volatile("atom.cta.add.noftz.bf16 %0, [%1], %2;" : "=h"(old.bits) : "l"(p), "h"(v.bits) : "memory");
-  else if constexpr (S == 3)
-    asm volatile("atom.sys.add.noftz.bf16 %0, [%1], %2;" : "=h"(old.bits) : "l"(p), "h"(v.bits) : "memory");
-  else
-    asm volatile("atom.gpu.add.noftz.bf16 %0, [%1], %2;" : "=h"(old.bits) : "l"(p), "h"(v.bits) : "memory");
+  TILUS_BY_SCOPE(S, TILUS_ATOM_ADD_16, "bf16", old, p, v);
   return old;
 #else
   const unsigned long long addr = reinterpret_cast<unsigned long long>(p);
@@ -132,62 +135,50 @@ static __device__ __forceinline__ T atomic_sub(T* p, T v) {
 // global space: a red on a generic address compiles to a test of the space and a
 // compare-and-swap loop per element. Types without a red form take the atomic and drop
 // the old value.
-namespace atomic_detail {
-#define TILUS_RED_ADD(S, ptx_type, constraint, value, p)                                             \
-  do {                                                                                         \
-    if constexpr (S == 0)                                                                      \
-      asm volatile("red.relaxed.cta.global.add" ptx_type " [%0], %1;" ::"l"(p), constraint(value) : "memory"); \
-    else if constexpr (S == 3)                                                                 \
-      asm volatile("red.relaxed.sys.global.add" ptx_type " [%0], %1;" ::"l"(p), constraint(value) : "memory"); \
-    else                                                                                       \
-      asm volatile("red.relaxed.gpu.global.add" ptx_type " [%0], %1;" ::"l"(p), constraint(value) : "memory"); \
-  } while (0)
-}  // namespace atomic_detail
+#define TILUS_RED_ADD(scope, type, constraint, value, p) \
+  asm volatile("red.relaxed." scope ".global.add" type " [%0], %1;" ::"l"(p), constraint(value) : "memory")
+#define TILUS_RED_ADD_V2(scope, p, v) \
+  asm volatile("red.relaxed." scope ".global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(v[0]), "f"(v[1]) : "memory")
+#define TILUS_RED_ADD_V4(scope, p, v)                                                                      \
+  asm volatile("red.relaxed." scope ".global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v[0]), "f"(v[1]), \
+               "f"(v[2]), "f"(v[3])                                                                          \
+               : "memory")
+
+template <typename T>
+static __device__ __forceinline__ unsigned long long global_address(T* generic) {
+  return static_cast<unsigned long long>(__cvta_generic_to_global(generic));
+}
 
 template <int S, typename T>
 static __device__ __forceinline__ void red_add(T* generic, T v) {
-  const unsigned long long p = static_cast<unsigned long long>(__cvta_generic_to_global(generic));
-  if constexpr (detail::is_same<T, float>()) TILUS_RED_ADD(S, ".f32", "f", v, p);
-  else if constexpr (detail::is_same<T, double>()) TILUS_RED_ADD(S, ".f64", "d", v, p);
+  if constexpr (detail::is_same<T, float>()) TILUS_BY_SCOPE(S, TILUS_RED_ADD, ".f32", "f", v, global_address(generic));
+  else if constexpr (detail::is_same<T, double>())
+    TILUS_BY_SCOPE(S, TILUS_RED_ADD, ".f64", "d", v, global_address(generic));
   else if constexpr (detail::is_same<T, int32_t>() || detail::is_same<T, uint32_t>())
-    TILUS_RED_ADD(S, ".u32", "r", static_cast<uint32_t>(v), p);
+    TILUS_BY_SCOPE(S, TILUS_RED_ADD, ".u32", "r", static_cast<uint32_t>(v), global_address(generic));
   else if constexpr (detail::is_same<T, int64_t>() || detail::is_same<T, uint64_t>())
-    TILUS_RED_ADD(S, ".u64", "l", static_cast<uint64_t>(v), p);
-  else if constexpr (detail::is_same<T, half>()) TILUS_RED_ADD(S, ".noftz.f16", "h", v.bits, p);
+    TILUS_BY_SCOPE(S, TILUS_RED_ADD, ".u64", "l", static_cast<uint64_t>(v), global_address(generic));
+  else if constexpr (detail::is_same<T, half>())
+    TILUS_BY_SCOPE(S, TILUS_RED_ADD, ".noftz.f16", "h", v.bits, global_address(generic));
   else (void)atomic_add<S>(generic, v);
 }
-#undef TILUS_RED_ADD
 
-// V float32 adds to consecutive elements in one red (V = 2 or 4; 8 * V-byte aligned):
+// V float32 adds to consecutive elements in one red (V = 2 or 4; 4 * V-byte aligned):
 // sm_90's red.global.v2/v4.f32, one request where the scalar form sends V. Before sm_90,
 // one red each.
 template <int S, int V>
 static __device__ __forceinline__ void red_add_vec(float* generic, const float* v) {
   static_assert(V == 2 || V == 4, "red_add_vec: 2 or 4 floats");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const unsigned long long p = static_cast<unsigned long long>(__cvta_generic_to_global(generic));
-#define TILUS_RED_V2(scope)                                                                               \
-  asm volatile("red.relaxed." scope ".global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(v[0]), "f"(v[1]) \
-               : "memory")
-#define TILUS_RED_V4(scope)                                                                    \
-  asm volatile("red.relaxed." scope ".global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v[0]), \
-               "f"(v[1]), "f"(v[2]), "f"(v[3])                                                 \
-               : "memory")
-  if constexpr (V == 2) {
-    if constexpr (S == 0) TILUS_RED_V2("cta");
-    else if constexpr (S == 3) TILUS_RED_V2("sys");
-    else TILUS_RED_V2("gpu");
-  } else {
-    if constexpr (S == 0) TILUS_RED_V4("cta");
-    else if constexpr (S == 3) TILUS_RED_V4("sys");
-    else TILUS_RED_V4("gpu");
-  }
-#undef TILUS_RED_V2
-#undef TILUS_RED_V4
+  if constexpr (V == 2) TILUS_BY_SCOPE(S, TILUS_RED_ADD_V2, global_address(generic), v);
+  else TILUS_BY_SCOPE(S, TILUS_RED_ADD_V4, global_address(generic), v);
 #else
   for (int i = 0; i < V; ++i) red_add<S>(generic + i, v[i]);
 #endif
 }
+#undef TILUS_RED_ADD
+#undef TILUS_RED_ADD_V2
+#undef TILUS_RED_ADD_V4
 
 template <int S, typename T>
 static __device__ __forceinline__ void red_sub(T* p, T v) {
@@ -251,6 +242,9 @@ static __device__ __forceinline__ void atomic_fence() {
   else if constexpr (S == 3) asm volatile("fence.acq_rel.sys;" ::: "memory");
   else asm volatile("fence.acq_rel.gpu;" ::: "memory");
 }
+
+#undef TILUS_ATOM_ADD_16
+#undef TILUS_BY_SCOPE
 
 }  // namespace tilus
 
