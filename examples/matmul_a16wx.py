@@ -10,7 +10,8 @@ The weights are pre-packed once (`prepack`) in the order the tensor cores read t
 [k, n] matrix is cut into units of 16 x 64 (one mma.sync k16 step of eight n8 atoms), and
 each unit is stored as 32 lanes x 32 codes, lane t's codes being exactly the B-fragment
 registers lane t of a warp holds for that unit, bit-packed (4 * bits bytes per lane: 16
-bytes for 4-bit weights). A warp then moves a unit global -> shared with cp.async and
+bytes for 4-bit weights, whose 8 codes per 32-bit word are paired for a cheaper
+conversion: `unit_layout`). A warp then moves a unit global -> shared with cp.async and
 shared -> registers with one conflict-free 16-byte read per lane, `view`s the bytes as
 the weight type in the mma layout, converts them in registers (less the zero point) and
 feeds `self.dot`, whose k-step sum the group's scale then multiplies once per output: no
@@ -41,7 +42,7 @@ import torch
 
 import tilus
 from tilus import bfloat16, float16, float32, int32, uint8, void_p
-from tilus.layout import local, mma_atom, mma_block_layouts, replicate, spatial
+from tilus.layout import divide, local, mma_block_layouts, register_layout, replicate, spatial
 from tilus.utils import benchmark_func, cdiv
 
 UNIT_K, UNIT_N = 16, 64  # the packing unit: one k16 step of eight n8 mma atoms
@@ -53,6 +54,29 @@ TILES = [
     (16, 256, 128, 8, 4), (16, 256, 128, 16, 4), (16, 128, 64, 32, 2),
     (128, 128, 64, 1, 4), (128, 128, 32, 1, 4), (128, 256, 32, 1, 8),
 ]
+
+
+def unit_layout(w_dtype):
+    """A packing unit's codes over a warp: the B fragments of eight m16n8k16 atoms side by
+    side along n, lane t's 32 codes in its registers' order. Modes: k = 8r + 2c + h (r the
+    fragment register, c = t % 4, h the half), n = 8 * atom + t // 4 (atom = 2 hi + lo).
+    4-bit integer codes go in a paired order: within each 32-bit word (8 codes) nibbles j
+    and j + 4 are the fragment elements 2j and 2j + 1, one half2 of the fragment, which the
+    cast to the dot's layout converts with one lop3 and one sub/fma per pair (no byte
+    shuffles: tilus::int4x8_paired_to_half); other types keep the fragment order."""
+    paired = w_dtype.bits == 4 and w_dtype.is_integer
+    local_order = [3, 2, 4, 0] if paired else [3, 4, 0, 2]  # (hi, h, lo, r) or (hi, lo, r, h)
+    return register_layout([UNIT_K, UNIT_N], [2, 4, 2, 4, 2, 8], [5, 1], local_order)
+
+
+def fragment_unit():
+    """unit_layout in the fragment order: the dot's B layout is a tile of these."""
+    return unit_layout(uint8)
+
+
+def in_fragment_order(layout, w_dtype):
+    """A tile of unit_layout(w_dtype) units as the same tile of fragment-order units."""
+    return divide(layout, unit_layout(w_dtype)) * fragment_unit()
 
 
 def unit_bytes(w_dtype) -> int:
@@ -72,16 +96,15 @@ def unit_reader(units_k, units_n, nbytes, wk, wn, replicas):
     return replicate(replicas, 3) * layout if replicas > 1 else layout
 
 
-def dequant_layouts(units_k, units_n, num_warps, nbytes):
+def dequant_layouts(units_k, units_n, num_warps, w_dtype):
     """(weights, packed bytes) layouts of a [16 units_k, 64 units_n] tile that each
     weight is dequantised once over: the warps split the tile's units (wk x wn warps, each
     a block of them), each thread holds its units' B fragments."""
     wk = math.gcd(num_warps, units_k)
     wn = num_warps // wk
     assert units_n % wn == 0, f"{units_n} units of {UNIT_N} columns must spread over {wn} warps"
-    weights = (spatial(wk, wn) * local(units_k // wk, units_n // wn) * local(1, UNIT_N // 8)
-               * mma_atom("m16n8k16")["b"])
-    return weights, unit_reader(units_k, units_n, nbytes, wk, wn, 1)
+    weights = spatial(wk, wn) * local(units_k // wk, units_n // wn) * unit_layout(w_dtype)
+    return weights, unit_reader(units_k, units_n, unit_bytes(w_dtype), wk, wn, 1)
 
 
 class TileDequantizer:
@@ -91,6 +114,8 @@ class TileDequantizer:
 
     def dequantize(self, packed, scale, zero):
         b = self.cast(self.view(packed, dtype=self.w_dtype, layout=self.w_layout), dtype=self.a_dtype)
+        # the values in the fragments' order (paired 4-bit codes are reordered by the cast)
+        self.annotate_layout(b, in_fragment_order(self.w_layout, self.w_dtype))
         return (b - zero) * scale if self.has_zero else b * scale
 
 
@@ -122,15 +147,15 @@ class MatmulA16Wx(TileDequantizer, tilus.Script):
         self.dequant_in_shared = block_m >= 64
         if not self.dequant_in_shared:
             # Decode: each warp dequantises exactly the fragments it holds.
-            self.w_layout = plan["b"]
+            self.w_layout = divide(plan["b"], fragment_unit()) * unit_layout(w_dtype)
+            assert in_fragment_order(self.w_layout, w_dtype) == plan["b"]
             self.w_load_layout = unit_reader(self.units_k, self.units_n, self.unit_bytes, 1, wn, wm)
         else:
             # Prefill: each weight is dequantised once per block: the warps split the tile's
             # units (wk x wn warps, each a block of units), write the fp16 tile to shared
             # memory k-major, and the dot reads both operands from shared memory (wgmma on
             # sm_90a).
-            self.w_layout, self.w_load_layout = dequant_layouts(self.units_k, self.units_n, num_warps,
-                                                                self.unit_bytes)
+            self.w_layout, self.w_load_layout = dequant_layouts(self.units_k, self.units_n, num_warps, w_dtype)
 
     def __call__(self, m_size: int32, n_size: int, k_size: int, a_ptr: void_p, w_ptr: void_p,
                  scale_ptr: void_p, zero_ptr: void_p, c_ptr: void_p):
@@ -256,7 +281,7 @@ class DequantizeWeights(TileDequantizer, tilus.Script):
         self.num_warps = num_warps
         self.units_k, self.units_n = self.block_k // UNIT_K, self.block_n // UNIT_N
         self.unit_bytes = unit_bytes(w_dtype)
-        self.w_layout, self.w_load_layout = dequant_layouts(self.units_k, self.units_n, num_warps, self.unit_bytes)
+        self.w_layout, self.w_load_layout = dequant_layouts(self.units_k, self.units_n, num_warps, w_dtype)
 
     def __call__(self, n_size: int, k_size: int, w_ptr: void_p, scale_ptr: void_p, zero_ptr: void_p,
                  out_ptr: void_p):
@@ -308,10 +333,11 @@ def pack_weights(codes: torch.Tensor, w_dtype) -> torch.Tensor:
     return out.to(torch.uint8)
 
 
-def _unit_order() -> torch.Tensor:
+def _unit_order(w_dtype) -> torch.Tensor:
     """[32, 32]: the row-major index (k * 64 + n) in a 16 x 64 packing unit of code l of
-    lane t: the B-fragment registers of eight m16n8k16 atoms side by side along n."""
-    unit = local(1, UNIT_N // 8) * mma_atom("m16n8k16")["b"]
+    lane t (unit_layout: the B-fragment registers of eight m16n8k16 atoms side by side
+    along n, 4-bit integers paired)."""
+    unit = unit_layout(w_dtype)
     order = torch.empty(32, 32, dtype=torch.int64)
     for t in range(32):
         for l in range(32):
@@ -323,7 +349,7 @@ def _unit_order() -> torch.Tensor:
 def prepack(codes: torch.Tensor, w_dtype) -> torch.Tensor:
     """The [k, n] weight codes laid out for MatmulA16Wx: uint8 [cdiv(k, 16), cdiv(n, 64),
     32, 4 * bits], unit (i, j) covering rows 16i.. and columns 64j.., lane t's 32 codes in
-    its fragment order, bit-packed as `pack_weights` packs. Rows and columns past the
+    unit_layout's order, bit-packed as `pack_weights` packs. Rows and columns past the
     matrix hold code 0 (a finite value in every type; the kernel multiplies it by zero
     activations or drops its outputs)."""
     k, n = codes.shape
@@ -331,7 +357,7 @@ def prepack(codes: torch.Tensor, w_dtype) -> torch.Tensor:
     padded = torch.zeros(ku * UNIT_K, nu * UNIT_N, dtype=torch.int64, device=codes.device)
     padded[:k, :n] = codes.to(torch.int64)
     units = padded.view(ku, UNIT_K, nu, UNIT_N).permute(0, 2, 1, 3).reshape(ku, nu, UNIT_K * UNIT_N)
-    ordered = units[:, :, _unit_order().to(codes.device).flatten()]
+    ordered = units[:, :, _unit_order(w_dtype).to(codes.device).flatten()]
     return pack_weights(ordered, w_dtype).view(ku, nu, 32, unit_bytes(w_dtype))
 
 

@@ -90,6 +90,7 @@ void init_layout(py::module_& m) {
   l.def("replicate", &replicate, py::arg("k"), py::arg("rank"));
   l.def("compose", &compose, py::arg("outer"), py::arg("inner"));
   l.def("divide", &divide, py::arg("layout"), py::arg("inner"));
+  l.def("in_thread_sources", &in_thread_sources, py::arg("from"), py::arg("to"));
   // layout/register_views.h: the layouts of register shape changes (ops/reshape.cc)
   l.def("reshape_layout", &reshape_layout, py::arg("layout"), py::arg("shape"));
   l.def("permute_layout", &permute_layout, py::arg("layout"), py::arg("dims"));

@@ -129,17 +129,57 @@ bool vector_cast4_supported(DataType to, DataType from) {
 }
 }  // namespace
 
+namespace {
+// For a cast of 4-bit integer codes a view unpacked from 32-bit words into a layout that
+// reorders each thread's registers: the word of each group of 8 results when every group
+// q takes its pairs (2j, 2j + 1) from nibbles j and j + 4 of one word W_q (the order
+// tilus::int4x8_paired_to_half converts in: one lop3 a pair, no byte shuffles), else
+// nullopt. `src` is in_thread_sources(input layout, output layout).
+std::optional<std::vector<int64_t>> paired_nibble_words(const std::vector<int64_t>& src) {
+  if (src.size() % 8) return std::nullopt;
+  std::vector<int64_t> words;
+  for (size_t q = 0; q < src.size(); q += 8) {
+    const int64_t w = src[q] / 8;
+    for (int j = 0; j < 4; ++j)
+      if (src[q + 2 * j] != 8 * w + j || src[q + 2 * j + 1] != 8 * w + j + 4) return std::nullopt;
+    words.push_back(w);
+  }
+  return words;
+}
+}  // namespace
+
 void CudaEmitter::emit_cast(const Instruction& i) {
   const Tensor& x = i.inputs[0];
   const Tensor& y = i.output;
   const RegisterLayout& layout = plan_.layout_of(y);
-  std::string src = reg_operand(x, layout);
-  std::string dst = declare_reg(y, layout);
   // Sub-byte codes a view just unpacked convert from the packed words (the one-byte
   // copies the view made go unused and vanish).
   const PackedWords* words = packed_words_of(x);
+  const DTypeInfo& from = dtype_info(x->dtype.kind);
+  if (words && x->dtype.bits() == 4 && from.family == TypeFamily::Int &&
+      (y->dtype == dtypes::float16 || y->dtype == dtypes::bfloat16) && plan_.layout_of(x) != layout) {
+    // 4-bit codes packed so that each result pair is one word's nibbles j and j + 4 (the
+    // view's layout orders them so; the consumer fixed the output's): four lop3 a word
+    if (auto order = in_thread_sources(plan_.layout_of(x), layout)) {
+      if (auto w = paired_nibble_words(*order)) {
+        std::string dst = declare_reg(y, layout);
+        const std::string fn = std::string("tilus::int4x8_paired_to_") + (y->dtype == dtypes::float16 ? "half" : "bf16") +
+                               "<" + (from.is_signed ? "true" : "false") + ">(" + dst + " + 8 * ";
+        bool in_order = true;
+        for (size_t q = 0; q < w->size(); ++q) in_order = in_order && (*w)[q] == static_cast<int64_t>(q);
+        if (in_order) {
+          flat_loop(*this, layout.local_size() / 8, fn + "i, " + words->name + "[i]);  // eight at a time, paired nibbles");
+        } else {
+          for (size_t q = 0; q < w->size(); ++q)
+            line(fn + std::to_string(q) + ", " + words->name + "[" + std::to_string((*w)[q]) + "]);");
+        }
+        return;
+      }
+    }
+  }
+  std::string src = reg_operand(x, layout);
+  std::string dst = declare_reg(y, layout);
   if (words && plan_.layout_of(x) == layout && x->dtype.bits() < 8 && vector_cast4_supported(y->dtype, x->dtype)) {
-    const DTypeInfo& from = dtype_info(x->dtype.kind);
     if (x->dtype.bits() == 4 && from.family == TypeFamily::Int && y->dtype == dtypes::float16 &&
         layout.local_size() % 8 == 0) {
       // 4-bit integers to half: eight per word

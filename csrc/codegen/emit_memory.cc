@@ -599,6 +599,21 @@ std::string CudaEmitter::convert(const std::string& array, DataType dtype, const
   // Either layout may be padded (default_tile_layout): the tile is at most their common
   // part; elements outside it are neither written nor read.
   TILUS_ASSERT(from.rank() == to.rank());
+  if (auto src = in_thread_sources(from, to)) {
+    // each thread already holds what it needs, in another register order: moves
+    std::string out = fresh(array + "_cvt");
+    std::string init;
+    for (size_t l = 0; l < src->size(); ++l) init += (l ? ", " : "") + std::to_string((*src)[l]);
+    const std::string table = fresh("tl_order");
+    line("__align__(16) " + ctype(dtype) + " " + out + "[" + std::to_string(to.local_size()) + "];");
+    line("const int " + table + "[" + std::to_string(src->size()) + "] = {" + init + "};");
+    line("// layout conversion within each thread");
+    line("#pragma unroll");
+    open("for (int i = 0; i < " + std::to_string(to.local_size()) + "; ++i)");
+    line(out + "[i] = " + array + "[" + table + "[i]];");
+    close();
+    return out;
+  }
   std::vector<int64_t> extent(from.shape);
   for (int d = 0; d < from.rank(); ++d) extent[d] = std::min(from.shape[d], to.shape[d]);
   int64_t numel = 1;

@@ -135,7 +135,8 @@ enum class OpCost : uint8_t {
 enum class LayoutRule : uint8_t {
   None,          // no constraint between its register tensors
   SameAsInputs,  // every register input has the output's layout
-  Derived,       // the output's layout is computed from an input's (a reduction's)
+  Derived,       // the output's layout is computed from an input's (a reduction's; a cast's,
+                 // which may reorder each thread's registers of sub-byte codes)
   Anchored,      // the instruction fixes its operands' layouts itself (dot)
   Shared,        // chooses a shared layout or maps a shared view to its allocation
 };

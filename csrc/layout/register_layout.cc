@@ -1,6 +1,7 @@
 #include "layout/register_layout.h"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "support/error.h"
@@ -407,6 +408,24 @@ std::optional<RegisterLayout> divide(const RegisterLayout& layout, const Registe
   RegisterLayout outer = layout_of(a);
   if (compose(outer, inner) != layout.simplify()) return std::nullopt;  // belt and braces
   return outer;
+}
+
+std::optional<std::vector<int64_t>> in_thread_sources(const RegisterLayout& from, const RegisterLayout& to) {
+  if (from.shape != to.shape || from.num_threads() != to.num_threads()) return std::nullopt;
+  // coords(t, l) = coords(t, 0) + coords(0, l) in both: thread t's elements in `to` are
+  // its elements in `from` for every t exactly when the thread parts agree (they do at
+  // t = 0, both 0) and each of to's local parts is one of from's.
+  for (int64_t t = 1; t < to.num_threads(); ++t)
+    if (to.coords(t, 0) != from.coords(t, 0)) return std::nullopt;
+  std::map<std::vector<int64_t>, int64_t> local_of;
+  for (int64_t l = from.local_size(); l-- > 0;) local_of[from.local_coords(l)] = l;
+  std::vector<int64_t> src(to.local_size());
+  for (int64_t l = 0; l < to.local_size(); ++l) {
+    auto it = local_of.find(to.local_coords(l));
+    if (it == local_of.end()) return std::nullopt;
+    src[l] = it->second;
+  }
+  return src;
 }
 
 }  // namespace tilus

@@ -111,5 +111,11 @@ RegisterLayout operator*(const RegisterLayout& outer, const RegisterLayout& inne
 // (inner's modes must be the innermost spatial and local modes of layout and the
 // innermost modes of each dimension); nullopt otherwise.
 std::optional<RegisterLayout> divide(const RegisterLayout& layout, const RegisterLayout& inner);
+// in_thread_sources(from, to): when the two layouts give every thread the same elements,
+// only in another register order (or `to` a subset of `from`'s), src with
+// to.coords(t, l) == from.coords(t, src[l]) for every thread t: converting between them
+// is a move within each thread's registers. nullopt otherwise (different shapes or
+// thread counts, or an element some thread would need from another).
+std::optional<std::vector<int64_t>> in_thread_sources(const RegisterLayout& from, const RegisterLayout& to);
 
 }  // namespace tilus

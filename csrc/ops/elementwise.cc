@@ -1,6 +1,7 @@
 // Elementwise instructions: casts, binary and unary operators, where, assignment.
 // Every register operand has the output's layout (LayoutRule::SameAsInputs), except a
-// broadcast operand of a binary operator or where (same_layout_or_broadcast).
+// broadcast operand of a binary operator or where (same_layout_or_broadcast) and the
+// sub-byte input of a cast (LayoutRule::Derived, cast_layout).
 #include <cmath>
 
 #include "codegen/emitter.h"
@@ -9,6 +10,7 @@
 #include "ir/inst_text.h"
 #include "ir/operand_check.h"
 #include "ir/operand_rules.h"
+#include "ir/packed.h"
 #include "ir/shape_rules.h"
 #include "ops/op_handler.h"
 
@@ -218,8 +220,21 @@ void assign_verify(OperandCheck& c, const Instruction& i) {
 }
 }  // namespace
 
+namespace {
+// A cast of sub-byte codes keeps its input's layout unless a consumer (a dot) or the user
+// fixed another for its result: then it converts as it casts (a view that orders 4-bit
+// codes for the paired-nibble conversion, CudaEmitter::emit_cast). Others: one layout.
+void cast_layout(LayoutRules& rules, const Instruction& inst, const SourceLoc& loc) {
+  const Tensor& x = inst.inputs[0];
+  if (x->scope != Scope::Register || !is_packed(x->dtype)) return same_layout_as_inputs(rules, inst, loc);
+  rules.derive(
+      x, inst.output, [](const RegisterLayout& l) { return l; },
+      [](const RegisterLayout& l) -> std::optional<RegisterLayout> { return l; });
+}
+}  // namespace
+
 const OpHandler kCast = {
-    cast_check, same_layout_as_inputs, interp::exec_cast,
+    cast_check, cast_layout, interp::exec_cast,
     [](CudaEmitter& e, const Instruction& i) { e.emit_cast(i); }, cast_print, cast_verify};
 const OpHandler kElementwise = {
     binary_check, same_layout_or_broadcast,

@@ -100,6 +100,27 @@ def test_viewed_4bit_codes_cast_to_half_from_the_words(name, arch):
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("name", ["uint4b", "int4b"])
+@pytest.mark.parametrize("to", [float16, bfloat16])
+def test_paired_4bit_codes_cast_with_one_lop3_a_pair(name, to, arch):
+    """A cast of 4-bit codes whose view pairs nibbles j and j + 4 of each word into a
+    layout with those two adjacent: tilus::int4x8_paired_to_*, no shared memory; codes in
+    another order are moved within each thread (no shared memory either)."""
+    from tests.lang.lowp_kernels import PackedViewCast
+
+    args = (torch.zeros(128, 16, dtype=torch.uint8), torch.zeros(128, 32))
+    t = getattr(tilus, name)
+    signed = "true" if name == "int4b" else "false"
+    fn = "half" if to == float16 else "bf16"
+    src = _compile(PackedViewCast(t, to, "paired"), args, arch)
+    assert f"tilus::int4x8_paired_to_{fn}<{signed}>(" in src
+    assert "through shared memory" not in src and "__syncthreads" not in src
+    src = _compile(PackedViewCast(t, to, "swapped"), args, arch)
+    assert "int4x8_paired" not in src and "within each thread" in src
+    assert "through shared memory" not in src and "__syncthreads" not in src
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 @pytest.mark.parametrize("name", ["uint1b", "int2b", "int3b", "uint5b", "int6b", "uint7b", "float3_e1m1",
                                   "float5_e2m2", "float6_e3m2", "float7_e4m2"])
 @pytest.mark.parametrize("to", [float16, bfloat16])

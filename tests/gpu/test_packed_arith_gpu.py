@@ -35,6 +35,34 @@ def test_packed_4bit_view_cast_matches_interpreter(name, to):
     assert torch.equal(cpu[:, 0::2], lo)  # the low nibble of byte j is code 2j
 
 
+@pytest.mark.parametrize("order", ["paired", "swapped"])
+@pytest.mark.parametrize("name", ["uint4b", "int4b"])
+@pytest.mark.parametrize("to", [float16, bfloat16])
+def test_reordering_4bit_cast_matches_interpreter(name, to, order):
+    """A cast of viewed 4-bit codes into a layout that reorders each thread's codes:
+    "paired" takes tilus::int4x8_paired_to_half/_bf16 (one lop3 per pair of nibbles j and
+    j + 4), "swapped" moves the codes within the thread first; both against the
+    interpreter bit for bit, and against the bytes' nibbles at their columns."""
+    from tests.lang.lowp_kernels import code_columns
+
+    g = torch.Generator().manual_seed(11)
+    packed = torch.randint(0, 256, (128, 16), generator=g, dtype=torch.int32).to(torch.uint8)
+    packed[0] = torch.arange(16, dtype=torch.uint8) * 17  # every code, in both nibbles
+    packed[1] = torch.arange(16, dtype=torch.uint8) + 16 * (15 - torch.arange(16, dtype=torch.uint8))
+    kernel = PackedViewCast(getattr(tilus, name), to, order)
+    cpu = torch.full((128, 32), float("nan"))
+    kernel(packed, cpu)
+    gpu = torch.full((128, 32), float("nan"), device="cuda")
+    kernel(packed.cuda(), gpu)
+    torch.testing.assert_close(gpu.cpu(), cpu, rtol=0, atol=0)
+    nibbles = torch.stack([(packed.to(torch.int32) >> s) & 15 for s in (0, 4)], dim=2).reshape(128, 32)
+    if name == "int4b":
+        nibbles = torch.where(nibbles >= 8, nibbles - 16, nibbles)
+    expect = torch.empty(128, 32)
+    expect[:, code_columns(order)] = nibbles.float()
+    assert torch.equal(cpu, expect)
+
+
 @pytest.mark.parametrize("name", ["uint1b", "int1b", "uint2b", "int2b", "uint3b", "int3b", "uint5b", "int5b",
                                   "uint6b", "int6b", "uint7b", "int7b", "float3_e1m1", "float4_e2m1",
                                   "float5_e2m2", "float5_e3m1", "float6_e3m2", "float6_e2m3", "float7_e4m2",

@@ -85,26 +85,38 @@ def test_pack_weights_is_tilus_packing(example):
         assert ex.pack_weights(codes, dt).tolist() == pack(codes.numpy(), dt.bits).tolist(), name
 
 
-def test_prepack_puts_each_lanes_fragment_codes_in_order(example):
-    """prepack against the PTX ISA's m16n8k16 B-fragment table, written out here: in unit
-    (i, j), lane t = 4g + q holds, for atom a = 0..7 along n and register r = 0..3, the code
-    of row 16i + 2q + (r & 1) + 8 (r >> 1) and column 64j + 8a + g; 4-bit codes two per
-    byte, the earlier one in the low nibble."""
+def _fragment_codes(padded, i, j, t):
+    """The PTX ISA's m16n8k16 B-fragment table, written out here: in unit (i, j), lane
+    t = 4g + q holds, for atom a = 0..7 along n and element e = 0..3 (register e // 2,
+    half e % 2), the code of row 16i + 2q + (e & 1) + 8 (e >> 1) and column 64j + 8a + g."""
+    g, q = t // 4, t % 4
+    return [int(padded[16 * i + 2 * q + (e & 1) + 8 * (e >> 1), 64 * j + 8 * a + g])
+            for a in range(8) for e in range(4)]
+
+
+@pytest.mark.parametrize("name", ["uint4b", "int4b", "uint8", "int3b"])
+def test_prepack_puts_each_lanes_fragment_codes_in_order(example, name):
+    """prepack against the fragment table. 4-bit integer codes are paired: the 8 codes of
+    each 32-bit word (two atoms' fragments, elements f0..f7) lie as f0 f2 f4 f6 f1 f3 f5 f7
+    from the low nibble up, so that nibbles j and j + 4 are one half2 of the fragment;
+    other types keep the fragment order, bit-packed from the low bit (pack_weights)."""
     ex = example("matmul_a16wx")
+    dt = getattr(tilus, name)
     k, n = 40, 150  # neither a multiple of the 16 x 64 unit: the padding holds code 0
-    codes = torch.randint(0, 16, (k, n), generator=torch.Generator().manual_seed(3))
-    packed = ex.prepack(codes, tilus.uint4b)
-    assert packed.shape == (3, 3, 32, 16) and packed.dtype == torch.uint8
+    codes = torch.randint(0, 1 << dt.bits, (k, n), generator=torch.Generator().manual_seed(3))
+    packed = ex.prepack(codes, dt)
+    assert packed.shape == (3, 3, 32, 4 * dt.bits) and packed.dtype == torch.uint8
     padded = torch.zeros(48, 192, dtype=torch.int64)
-    padded[:k, :n] = codes
+    padded[:k, :n] = codes & ((1 << dt.bits) - 1)
     for i in range(3):
         for j in range(3):
             for t in range(32):
-                g, q = t // 4, t % 4
-                expect = [int(padded[16 * i + 2 * q + (r & 1) + 8 * (r >> 1), 64 * j + 8 * a + g])
-                          for a in range(8) for r in range(4)]
-                got = [(int(b) >> s) & 15 for b in packed[i, j, t] for s in (0, 4)]
-                assert got == expect, (i, j, t)
+                expect = _fragment_codes(padded, i, j, t)
+                if dt.bits == 4:
+                    expect = [expect[8 * w + p] for w in range(4) for p in (0, 2, 4, 6, 1, 3, 5, 7)]
+                stream = int.from_bytes(bytes(packed[i, j, t].tolist()), "little")
+                got = [(stream >> (dt.bits * c)) & ((1 << dt.bits) - 1) for c in range(32)]
+                assert got == expect, (name, i, j, t)
 
 
 def test_a_warp_tile_narrower_than_a_unit_is_refused(example):

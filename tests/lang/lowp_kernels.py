@@ -2,7 +2,7 @@
 
 import tilus
 from tilus import float8_e4m3, float8_e5m2, float32, int32
-from tilus.layout import local, spatial
+from tilus.layout import local, register_layout, spatial
 from tilus.utils import cdiv
 
 BLOCK = 512
@@ -84,16 +84,44 @@ class FP8To16(tilus.Script):
                           offsets=[self.blockIdx.x * BLOCK])
 
 
-class PackedViewCast(tilus.Script):
-    """out[t, l] = float32(cast(view(bytes, t4), to)): each of 128 threads loads 4 * bits
-    bytes of a uint8 [128, 4 * bits] buffer, views them as 32 codes of the sub-byte type
-    t4 (code l at bits [l * bits, (l + 1) * bits) of the thread's bytes) and casts them to
-    `to` (the emitter's straight-from-the-words paths: tilus::int4x8_to_half for 4-bit
-    integers to float16, tilus::packed_cast for the others), then to float32."""
+# PackedViewCast's code orders: column = 8w + 4a + 2b + h for code l of a thread, l's
+# digits (most significant first) being these modes of the view layout (1: w, 2: a, 3: b,
+# 4: h, sizes 4, 2, 2, 2)
+CODE_ORDERS = {
+    "in order": [1, 2, 3, 4],  # code l is column l
+    "paired": [1, 4, 2, 3],  # nibbles j and j + 4 of each word are columns 2j, 2j + 1
+    "swapped": [1, 3, 2, 4],  # pairs of columns stay together, in another order
+}
 
-    def __init__(self, t4, to):
+
+def code_columns(order):
+    """column[l] of code l of a thread under CODE_ORDERS[order]."""
+    sizes = {1: 4, 2: 2, 3: 2, 4: 2}
+    weight = {1: 8, 2: 4, 3: 2, 4: 1}
+    cols = []
+    for l in range(32):
+        col, rest = 0, l
+        for m in reversed(CODE_ORDERS[order]):
+            col += rest % sizes[m] * weight[m]
+            rest //= sizes[m]
+        cols.append(col)
+    return cols
+
+
+class PackedViewCast(tilus.Script):
+    """out[t, column(l)] = float32(cast(view(bytes, t4), to)): each of 128 threads loads 4 *
+    bits bytes of a uint8 [128, 4 * bits] buffer, views them as 32 codes of the sub-byte
+    type t4 (code l at bits [l * bits, (l + 1) * bits) of the thread's bytes, at the
+    column code_columns(order)[l]) and casts them to `to` (the emitter's
+    straight-from-the-words paths: tilus::int4x8_to_half for 4-bit integers to float16,
+    tilus::packed_cast for the others), then to float32. With an order other than "in
+    order" the cast's result is laid out in column order (annotate_layout), so the cast
+    reorders each thread's codes: 4-bit integers "paired" convert with
+    tilus::int4x8_paired_to_half/_bf16."""
+
+    def __init__(self, t4, to, order="in order"):
         super().__init__()
-        self.t4, self.to = t4, to
+        self.t4, self.to, self.order = t4, to, order
         self.nbytes = 4 * t4.bits
 
     def __call__(self, packed: ~tilus.uint8, out: ~float32):
@@ -103,8 +131,13 @@ class PackedViewCast(tilus.Script):
         go = self.global_view(out, dtype=float32, shape=[128, 32])
         b = self.load_global(gp, offsets=[0, 0], shape=[128, self.nbytes],
                              layout=spatial(128, 1) * local(1, self.nbytes))
-        codes = self.view(b, dtype=self.t4, layout=spatial(128, 1) * local(1, 32))
-        self.store_global(go, self.cast(self.cast(codes, dtype=self.to), dtype=float32), offsets=[0, 0])
+        in_columns = spatial(128, 1) * local(1, 32)
+        layout = register_layout([128, 32], [128, 4, 2, 2, 2], [0], CODE_ORDERS[self.order])
+        codes = self.view(b, dtype=self.t4, layout=layout)
+        values = self.cast(codes, dtype=self.to)
+        if self.order != "in order":
+            self.annotate_layout(values, in_columns)
+        self.store_global(go, self.cast(values, dtype=float32), offsets=[0, 0])
 
 
 class Arith16(tilus.Script):

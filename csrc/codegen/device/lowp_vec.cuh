@@ -36,6 +36,11 @@ static __device__ __forceinline__ uint32_t fma_bf16x2(uint32_t a, uint32_t b, ui
   asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
   return d;
 }
+static __device__ __forceinline__ uint32_t fma_f16x2(uint32_t a, uint32_t b, uint32_t c) {
+  uint32_t d;
+  asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
 template <typename T>
 static __device__ __forceinline__ uint32_t word_of(const T* in) {
   uint32_t w;
@@ -240,6 +245,39 @@ static __device__ __forceinline__ void int4x8_to_half(half* out, uint32_t w) {
     asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(x) : "r"(both), "r"(0x000F000Fu), "r"(magic));  // (a & b) ^ c
     words[j] = vec4::sub_f16x2(x, magic);
   }
+}
+
+// out[0..7] = eight 4-bit integer codes of the packed word w (unsigned, or two's
+// complement when S) as half, for a word whose nibbles are paired: out[2j] is nibble j,
+// out[2j + 1] nibble j + 4 (a view whose layout orders the codes so; the emitter checks
+// it). Each result pair is then the two halves' low nibbles of w (or w >> 8) or the next
+// nibbles up: one lop3 keeps them under the exponent of 1024.0 (signed: flips their sign
+// bits, code + 8) and one sub.f16x2 leaves the codes; the upper nibbles read 1024 + 16 u,
+// so one fma.f16x2 by 1/16 minus 64 (72) does. Exact; nine instructions a word against
+// int4x8_to_half's thirteen.
+template <bool S>
+static __device__ __forceinline__ void int4x8_paired_to_half(half* out, uint32_t w) {
+  const uint32_t low = S ? 0x64086408u : 0x64006400u;   // {1024, 1024}, flipping bit 3 of each nibble
+  const uint32_t high = S ? 0x64806480u : 0x64006400u;  // the same for the nibbles at bits 4..7
+  const uint32_t sixteenth = vec4::splat16(0x2C00u);     // 1/16
+  const uint32_t minus = vec4::splat16(S ? 0xD480u : 0xD400u);  // -72, -64
+  uint32_t* words = reinterpret_cast<uint32_t*>(out);
+#pragma unroll
+  for (int j = 0; j < 2; ++j) {
+    const uint32_t v = w >> (8 * j);
+    words[2 * j] = vec4::sub_f16x2(vec4::and_xor(v, 0x000F000Fu, low), low);
+    words[2 * j + 1] = vec4::fma_f16x2(vec4::and_xor(v, 0x00F000F0u, high), sixteenth, minus);
+  }
+}
+// The same to bfloat16: its 7-bit mantissa holds 128 + code but not 128 + 16 code, so each
+// pair is shifted down to bits 0..3 (w >> 4j) and one fma.bf16x2 takes 128 (136) away.
+template <bool S>
+static __device__ __forceinline__ void int4x8_paired_to_bf16(bfloat16* out, uint32_t w) {
+  const uint32_t magic = S ? 0x43084308u : 0x43004300u;  // {128, 128}, flipping bit 3
+  const uint32_t one = vec4::splat16(0x3F80u), minus = vec4::splat16(S ? 0xC308u : 0xC300u);  // -136, -128
+  uint32_t* words = reinterpret_cast<uint32_t*>(out);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) words[j] = vec4::fma_bf16x2(vec4::and_xor(w >> (4 * j), 0x000F000Fu, magic), one, minus);
 }
 
 // out[0..N) = cast<To>(the N codes of From packed in w), two per step straight from the
