@@ -9,7 +9,10 @@ Memory-bound, so the kernel's job is to read x once and write y once. Each block
   sum rescaled whenever the max grows, then a second pass writes the result.
 
 Elements past the end of a row read as zero (load_global's padding); the mask turns them
-into -inf so they add nothing to the sum. Arithmetic is float32 for every input dtype.
+into -inf so they add nothing to the sum. Arithmetic is float32 for every input dtype;
+each row divides once (the reciprocal of its sum) and multiplies every element by it: an
+IEEE division per element costs a dozen instructions and a slow-path branch, more than
+the memory traffic leaves time for.
 
     python examples/softmax.py            # CPU tensors: the tilus interpreter, small sizes
     python examples/softmax.py --cuda     # GPU: checks against torch, then times it
@@ -29,7 +32,8 @@ from tilus.utils import benchmark_func, cdiv
 class Softmax(tilus.Script):
     def __init__(self, dtype, block_n: int, block_m: int, warps: int):
         super().__init__()
-        if block_m * block_n > 16384 or block_m * block_n < 32 * warps:
+        # at most 64 float32 elements a thread (a 32768-wide row over 16 warps)
+        if block_m * block_n > 64 * 32 * warps or block_m * block_n < 32 * warps:
             raise ValueError("tile too large for registers, or too small for the threads")
         self.dtype, self.block_n, self.block_m, self.warps = dtype, block_n, block_m, warps
 
@@ -46,7 +50,7 @@ class Softmax(tilus.Script):
             x = self.load_global(gx, offsets=[row, 0], shape=[bm, bn]).to(float32)
             x = self.where(cols < n_size, x, float("-inf"))
             e = self.exp(x - self.max(x, dim=1, keepdim=True))
-            y = e / self.sum(e, dim=1, keepdim=True)
+            y = e * (1.0 / self.sum(e, dim=1, keepdim=True))  # one division per row
             self.store_global(gy, y.to(self.dtype), offsets=[row, 0])
         else:
             run_max = self.register_tensor(dtype=float32, shape=[bm, 1], init=float("-inf"))
@@ -58,9 +62,10 @@ class Softmax(tilus.Script):
                 run_sum = run_sum * self.exp(run_max - new_max) + self.sum(
                     self.exp(x - new_max), dim=1, keepdim=True)
                 run_max = new_max
+            inv_sum = 1.0 / run_sum
             for col in range(0, n_size, bn):
                 x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
-                y = self.exp(x - run_max) / run_sum
+                y = self.exp(x - run_max) * inv_sum
                 self.store_global(gy, y.to(self.dtype), offsets=[row, col])
 
 
@@ -70,13 +75,13 @@ _SCRIPTS = {}
 
 def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None) -> torch.Tensor:
     """Row softmax of a contiguous 2-D fp16/bf16/fp32 tensor. The tile width is the row
-    length rounded up to a power of two (at most 16384; longer rows loop)."""
+    length rounded up to a power of two (at most 32768; longer rows loop)."""
     if x.dim() != 2 or not x.is_contiguous() or x.dtype not in _TORCH_TO_TILUS:
         raise ValueError("softmax: x must be a contiguous 2-D float16/bfloat16/float32 tensor")
     m, n = x.shape
     out = torch.empty_like(x) if out is None else out
     if block_n is None:
-        block_n = min(16384, max(32, 1 << (n - 1).bit_length()))
+        block_n = min(32768, max(32, 1 << (n - 1).bit_length()))
     key = (x.dtype, block_n)
     if key not in _SCRIPTS:
         _SCRIPTS[key] = Softmax(_TORCH_TO_TILUS[x.dtype], block_n)

@@ -368,18 +368,27 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
 
   // 4. Derived layouts, in program order: a derivation's source has its layout by now
   // (a user's, a dot's, an earlier derivation's) or takes the default one here.
-  // A group holding a packed sub-byte tile (ir/packed.h) takes its vectors from that
-  // type, so each thread's run along the last dimension covers whole bytes of memory
-  // (16 bytes where the tile allows) even when a wider tile of the group comes first.
-  std::unordered_map<int, int> packed_bits;
-  for (auto& [id, t] : tensors) {
-    if (!is_packed(t->dtype)) continue;
-    auto [it, fresh] = packed_bits.emplace(groups.find(id), t->dtype.bits());
+  // A group takes its vectors from the narrowest tile of it that global memory sees (a
+  // load_global's result, a stored tile, an atomic's operands) or that is packed (sub-byte, ir/packed.h),
+  // so that each thread's run along the last dimension is 16 bytes of memory where the
+  // tile allows, whichever tile of the group comes first: a float16 row loaded, computed
+  // in float32 and stored as float16 moves 8 elements per access, not 4.
+  std::unordered_map<int, int> memory_bits;
+  auto narrowest = [&](const Tensor& t) {
+    if (!is_reg(t) || t->dtype.is_pointer) return;
+    auto [it, fresh] = memory_bits.emplace(groups.find(t->id), t->dtype.bits());
     if (!fresh) it->second = std::min(it->second, t->dtype.bits());
-  }
+  };
+  for (auto& [id, t] : tensors)
+    if (is_packed(t->dtype)) narrowest(t);
+  for_each_inst(program.body, [&](const StmtNode& s) {
+    if (!op_has_effect(s.inst->op, eff::ReadsGlobal | eff::WritesGlobal)) return;
+    if (s.inst->output) narrowest(s.inst->output);
+    for (const Tensor& t : s.inst->inputs) narrowest(t);
+  });
   auto default_layout = [&](const Tensor& t) {
     int bits = t->dtype.bits();
-    if (auto pb = packed_bits.find(groups.find(t->id)); pb != packed_bits.end()) bits = pb->second;
+    if (auto mb = memory_bits.find(groups.find(t->id)); mb != memory_bits.end()) bits = mb->second;
     int64_t vec = std::max<int64_t>(1, 128 / bits);
     return default_tile_layout(t->shape, threads_of(t), vec);
   };
