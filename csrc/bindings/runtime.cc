@@ -327,6 +327,8 @@ void bind_device(py::module_& m) {
       });
   m.def("pointer_device", [](uintptr_t pointer) { return cuda::pointer_device(pointer); },
         py::arg("pointer"));
+  m.def("bytes_to_allocation_end", [](uintptr_t pointer) { return cuda::bytes_to_allocation_end(pointer); },
+        py::arg("pointer"));
   m.def("current_device_info", [] { return device_info_dict(runtime::current_device_info()); });
   m.def("device_info", [](int ordinal) { return device_info_dict(runtime::device_info(ordinal)); },
         py::arg("ordinal"));

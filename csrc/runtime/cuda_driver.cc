@@ -65,6 +65,7 @@ DriverApi* load_driver() {
   resolve(library, api->cuMemcpyDtoDAsync, {"cuMemcpyDtoDAsync_v2"}, &missing);
   resolve(library, api->cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}, &missing);
   resolve(library, api->cuPointerGetAttribute, {"cuPointerGetAttribute"}, &missing);
+  resolve(library, api->cuMemGetAddressRange, {"cuMemGetAddressRange_v2"}, &missing);
   resolve(library, api->cuStreamSynchronize, {"cuStreamSynchronize"}, &missing);
   resolve(library, api->cuEventCreate, {"cuEventCreate"}, &missing);
   resolve(library, api->cuEventRecord, {"cuEventRecord"}, &missing);
@@ -208,6 +209,14 @@ int pointer_device(CUdeviceptr pointer) {
   int ordinal = -1;
   TILUS_CU_CHECK(cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, pointer));
   return ordinal;
+}
+
+int64_t bytes_to_allocation_end(CUdeviceptr pointer) {
+  DeviceScope scope(pointer_device(pointer));  // the query answers in the owner's context
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  TILUS_CU_CHECK(cuMemGetAddressRange(&base, &size, pointer));
+  return static_cast<int64_t>(base + size - pointer);
 }
 
 int driver_version() {

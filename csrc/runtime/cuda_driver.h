@@ -98,6 +98,7 @@ struct DriverApi {
                                 CUstream stream);                        // _v2
   CUresult (*cuMemcpyDtoH)(void* dst, CUdeviceptr src, size_t bytes);   // _v2
   CUresult (*cuPointerGetAttribute)(void* data, int attribute, CUdeviceptr pointer);
+  CUresult (*cuMemGetAddressRange)(CUdeviceptr* base, size_t* size, CUdeviceptr pointer);  // _v2
   CUresult (*cuStreamSynchronize)(CUstream stream);
   CUresult (*cuEventCreate)(CUevent* event, unsigned flags);
   CUresult (*cuEventRecord)(CUevent event, CUstream stream);
@@ -174,6 +175,9 @@ class DeviceScope {
 
 // The device ordinal that owns a device pointer.
 int pointer_device(CUdeviceptr pointer);
+// The bytes from a device pointer to the end of the allocation holding it (cuMemAlloc's,
+// or the caching allocator's block: valid memory, maybe more than one tensor's).
+int64_t bytes_to_allocation_end(CUdeviceptr pointer);
 
 int driver_version();  // e.g. 13000 for CUDA 13.0
 

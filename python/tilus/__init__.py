@@ -13,6 +13,9 @@ from tilus.autotune import NoValidConfigError, autotune, autotune_key
 from tilus import layout, option, runtime, utils
 from tilus.layout import RegisterLayout, SharedLayout
 from tilus.tensor_types import GlobalTensor, RegisterTensor, SharedTensor
+# Tilus 0.2's host tensors of any type (tilus.tensor) and its ready-made kernels
+from tilus.tensor import empty, from_torch, full, ones, rand, randint, randn, view_torch, zeros
+from tilus import kernels, logging
 
 __version__ = _C.__version__
 
@@ -23,5 +26,6 @@ globals().update({_name: getattr(_types, _name) for _name in _types.NAMES + _typ
 __all__ = [
     "Script", "Class", "Pipeline", "Dim3", "autotune", "autotune_key", "NoValidConfigError", "utils", "layout", "option",
     "ScriptError", "DataType", "RegisterLayout", "SharedLayout", "RegisterTensor",
-    "SharedTensor", "GlobalTensor", "void_p", *_types.NAMES, *_types.SHORT_NAMES,
+    "SharedTensor", "GlobalTensor", "void_p", "kernels", "logging", "empty", "from_torch", "full", "ones", "rand",
+    "randint", "randn", "view_torch", "zeros", *_types.NAMES, *_types.SHORT_NAMES,
 ]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple
 
 from tilus.lang import errors
-from tilus.lang.types import TABLE, DataType, from_foreign
+from tilus.lang.types import TABLE, DataType, from_foreign, void_p
 
 JIT_TYPES = (int, float, bool)
 
@@ -36,7 +36,7 @@ class TensorArg:
 
     param: str
     address: int
-    nbytes: int
+    nbytes: int  # -1: not known (an integer address)
     dtype: Optional[DataType]
     device: str  # "cpu" or "cuda:N"
     # False for memory its owner marks read-only (a read-only numpy array, an array over
@@ -186,8 +186,40 @@ def _torch_over_bytes(tensor) -> bool:
         return False
 
 
+def _raw_address(param: str, address: int) -> TensorArg:
+    """An integer for a pointer parameter (``tensor.data_ptr()``, as Tilus 0.2 programs
+    pass): the address of CUDA memory, taken on trust for its type; the driver gives its
+    device and the bytes to the end of its allocation. The CPU interpreter needs the
+    tensor itself."""
+    from tilus import _C
+
+    device = -1
+    if _C.runtime.cuda_available():
+        try:
+            device = _C.runtime.pointer_device(address)
+        except Exception:  # noqa: BLE001 - the driver's error for memory it does not know
+            device = -1
+    if device < 0:
+        raise TypeError(f"argument '{param}' is the integer {address:#x}, which is not the address of "
+                        "CUDA memory; an integer address (tensor.data_ptr()) is taken for GPU memory "
+                        "only: pass the tensor itself (CPU tensors run in the interpreter, which needs "
+                        "their extent)")
+    try:  # to the end of its allocation: memory the kernel may touch, for the view checks
+        nbytes = _C.runtime.bytes_to_allocation_end(address)
+    except Exception:  # noqa: BLE001 - unknown then: the views go unchecked
+        nbytes = -1
+    return TensorArg(param, address, nbytes, None, f"cuda:{device}", True)
+
+
 def describe_tensor(param: str, value, expected: DataType) -> TensorArg:
     """Check a tensor argument for a `~dtype` parameter and describe its memory."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return _raw_address(param, int(value))
+    if isinstance(getattr(value, "dtype", None), DataType) and hasattr(value, "storage"):
+        # a host tensor of tilus.tensor: its buffer, with its own (maybe sub-byte) type
+        _check_dtype(param, value.dtype, value.dtype.name, expected)
+        arg = describe_tensor(param, value.storage, void_p)
+        return TensorArg(param, arg.address, arg.nbytes, value.dtype, arg.device, arg.writeable)
     if hasattr(value, "data_ptr") and hasattr(value, "is_contiguous"):  # torch.Tensor
         dtype = from_foreign(value.dtype)
         _check_dtype(param, dtype, value.dtype, expected)

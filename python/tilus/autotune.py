@@ -21,6 +21,7 @@ import threading
 from typing import Callable, Dict, Iterable, List, Sequence, Tuple
 
 from tilus import _C, host_run, option
+from tilus.logging import get_logger
 from tilus.arguments import prepare_runtime_args
 from tilus.lang import errors
 from tilus.lang.errors import ScriptError
@@ -178,6 +179,9 @@ def tuned_instance_or_none(cls, args: tuple, kwargs: dict):
     return TunedScript(cls, given, fixed, configs)
 
 
+_log = get_logger("tilus.autotune")
+
+
 class TunedScript:
     """An auto-tuned kernel: a script class, its non-tuned arguments and the configs.
 
@@ -237,6 +241,10 @@ class TunedScript:
                 winner = self.instance(decision.index)
                 self._chosen[key] = (decision, key_desc)
                 self._winners[key] = winner
+                _log.info("%s %s: config %d %s (%s%s; %d timed, %d failed)", self.cls.__name__, key_desc,
+                          decision.index, self.configs[decision.index], decision.how,
+                          "" if decision.time_ms is None else f", {decision.time_ms:.4f} ms",
+                          len(decision.timings), len(decision.failures))
         return winner
 
     def _positional(self, args, kwargs) -> tuple:

@@ -433,8 +433,49 @@ class _DebugOptions:
         (:meth:`bounds_check`)."""
         return _C.bounds_check()
 
+    def dump_ir(self, enable: bool = True) -> None:
+        """Tilus 0.2's switch for keeping the IR (and here the CUDA source) of what is
+        built: on, into ``<cache dir>/dump`` (:func:`tilus.option.dump` picks the folder);
+        off, nothing is kept."""
+        if not isinstance(enable, bool):
+            raise TypeError(f"debug.dump_ir: enable must be a bool, got {enable!r}")
+        dump(os.path.join(get_cache_dir(), "dump") if enable else None)
+
 
 debug = _DebugOptions()
 debug.race_check(None)
 debug.uninit_check(None)
 debug.bounds_check(None)
+
+
+# ---- Tilus 0.2's spellings ---------------------------------------------------------------
+
+
+def parallel_workers(n: int) -> None:
+    """Tilus 0.2's name for :func:`build_threads`: how many configurations compile at once."""
+    build_threads(n)
+
+
+def bench_warmup(n: int) -> None:
+    """Tilus 0.2's name for ``tuning(warmup=n)``: untimed runs of each candidate."""
+    tuning(warmup=n)
+
+
+def bench_repeat(n: int) -> None:
+    """Tilus 0.2's name for ``tuning(repeat=n)``: timed runs of each candidate."""
+    tuning(repeat=n)
+
+
+def get_option(name: str):
+    """An option's value by Tilus 0.2's name: ``cache_dir``, ``parallel_workers``,
+    ``bench_warmup``, ``bench_repeat``, ``debug.dump_ir``."""
+    getters = {
+        "cache_dir": get_cache_dir,
+        "parallel_workers": get_build_threads,
+        "bench_warmup": lambda: get_tuning().warmup,
+        "bench_repeat": lambda: get_tuning().repeat,
+        "debug.dump_ir": lambda: get_dump_dir() is not None,
+    }
+    if name not in getters:
+        raise KeyError(f"get_option: no option {name!r}; the options are {sorted(getters)}")
+    return getters[name]()

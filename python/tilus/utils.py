@@ -1,5 +1,7 @@
-"""Helpers used inside and around scripts: ``cdiv``, ``gcd``, ``dtype_to_torch`` and
-``benchmark_func``."""
+"""Helpers used inside and around scripts: ``cdiv``, ``gcd``, ``dtype_to_torch``,
+``benchmark_func``, and the rest of Tilus 0.2's ``tilus.utils`` arithmetic (``lcm``, ``prod``,
+``idiv``, ``is_power_of_two``, ``floor_log2``, ``nbytes_from_nbits``, ``same_list``,
+``dtype_from_torch``, ``clear_cache``)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,69 @@ def gcd(a: int, b: int) -> int:
     import math
 
     return math.gcd(int(a), int(b))
+
+
+def lcm(a: int, b: int) -> int:
+    """Least common multiple of two Python ints."""
+    return int(a) * int(b) // gcd(a, b) if a and b else 0
+
+
+def prod(seq):
+    """The product of the items (1 for none); Python ints, or runtime values in a script."""
+    out = 1
+    for v in seq:
+        out = out * v
+    return out
+
+
+def idiv(a: int, b: int) -> int:
+    """a // b, refusing a remainder (a ValueError): the exact division of two Python ints."""
+    if a % b:
+        raise ValueError(f"idiv: {a} is not a multiple of {b}")
+    return a // b
+
+
+def is_power_of_two(n: int) -> bool:
+    """Whether n is a positive power of two."""
+    return isinstance(n, int) and n > 0 and n & (n - 1) == 0
+
+
+def floor_log2(n: int) -> int:
+    """The largest k with 2**k <= n (n >= 1)."""
+    if n < 1:
+        raise ValueError(f"floor_log2: {n} is not positive")
+    return int(n).bit_length() - 1
+
+
+def nbytes_from_nbits(nbits: int) -> int:
+    """Bytes holding `nbits` bits."""
+    return (int(nbits) + 7) // 8
+
+
+def same_list(lhs, rhs) -> bool:
+    """Whether two sequences hold equal items in the same order."""
+    return len(lhs) == len(rhs) and all(a == b for a, b in zip(lhs, rhs))
+
+
+def dtype_from_torch(torch_dtype):
+    """The tilus type of a torch dtype (``torch.float16`` -> ``tilus.float16``); a
+    ValueError for one tilus has no name for."""
+    from tilus.lang.types import from_foreign
+
+    dtype = from_foreign(torch_dtype)
+    if dtype is None:
+        raise ValueError(f"dtype_from_torch: tilus has no type for {torch_dtype}")
+    return dtype
+
+
+def clear_cache() -> None:
+    """Delete the compiled kernels and tuning results tilus keeps on disk (the folder
+    :func:`tilus.option.get_cache_dir` names); the next calls compile and tune again."""
+    import shutil
+
+    from tilus.option import get_cache_dir
+
+    shutil.rmtree(get_cache_dir(), ignore_errors=True)
 
 
 def dtype_to_torch(dtype):

@@ -146,3 +146,16 @@ def test_16bit_float_arithmetic_is_paired(dtype, arch):
     for op, fn in [("add", "add2"), ("sub", "sub2"), ("mul", "mul2")]:
         src = _compile(Arith16(dtype, op), (z, z, z[:1], torch.zeros(2, 64, 64, dtype=t)), arch)
         assert f"tilus::{fn}(" in src, op
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("src,dst", [("float32", "int3b"), ("int3b", "float32"), ("int32", "uint4b"),
+                                     ("float32", "float6_e3m2"), ("float6_e3m2", "float16"),
+                                     ("float16", "float8_e4m3"), ("uint2b", "int7b"), ("bfloat16", "int8")])
+def test_host_tensor_conversions_compile(src, dst, arch):
+    """tilus.tensor's conversions (tilus.host_cast.CastBuffer) compile for the GPU for
+    sub-byte types on either side, both at once included."""
+    from tilus.host_cast import CastBuffer
+
+    buf = torch.zeros(4096, dtype=torch.uint8)
+    _compile(CastBuffer(getattr(tilus, src), getattr(tilus, dst)), (3001, buf, buf), arch)

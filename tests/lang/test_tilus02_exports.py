@@ -61,3 +61,88 @@ def test_utils():
     assert tilus.utils.dtype_to_torch(tilus.u16) is torch.uint16
     assert tilus.utils.dtype_to_torch(tilus.boolean) is torch.bool
     assert callable(tilus.utils.benchmark_func)
+
+
+def test_the_rest_of_tilus_02_utils():
+    u = tilus.utils
+    assert u.lcm(4, 6) == 12 and u.lcm(7, 0) == 0
+    assert u.prod([2, 3, 4]) == 24 and u.prod([]) == 1
+    assert u.idiv(12, 4) == 3
+    with pytest.raises(ValueError, match="not a multiple"):
+        u.idiv(13, 4)
+    assert u.is_power_of_two(64) and not u.is_power_of_two(48) and not u.is_power_of_two(0)
+    assert u.floor_log2(1) == 0 and u.floor_log2(100) == 6 and u.floor_log2(128) == 7
+    assert u.nbytes_from_nbits(13) == 2 and u.nbytes_from_nbits(16) == 2
+    assert u.same_list([1, 2], (1, 2)) and not u.same_list([1, 2], [1, 2, 3])
+    assert u.dtype_from_torch(torch.bfloat16) == tilus.bfloat16
+    with pytest.raises(ValueError, match="no type"):
+        u.dtype_from_torch(torch.complex64)
+
+
+def test_tilus_02_option_spellings(tmp_path):
+    o = tilus.option
+    cache = o.get_cache_dir()
+    try:
+        o.parallel_workers(3)
+        o.bench_warmup(4)
+        o.bench_repeat(7)
+        assert (o.get_option("parallel_workers"), o.get_option("bench_warmup"), o.get_option("bench_repeat")) \
+            == (3, 4, 7) == (o.get_build_threads(), o.get_tuning().warmup, o.get_tuning().repeat)
+        o.cache_dir(str(tmp_path))
+        assert o.get_option("cache_dir") == str(tmp_path)
+        o.debug.dump_ir(True)
+        assert o.get_option("debug.dump_ir") and o.get_dump_dir() == str(tmp_path / "dump")
+        o.debug.dump_ir(False)
+        assert not o.get_option("debug.dump_ir")
+        (tmp_path / "kernel.cubin").write_bytes(b"x")
+        tilus.utils.clear_cache()
+        assert not tmp_path.exists()
+        with pytest.raises(KeyError, match="no option"):
+            o.get_option("nonsense")
+    finally:  # back to the environment's / the defaults
+        o.build_threads(None)
+        o.reset_tuning()
+        o.dump(None)
+        o.cache_dir(cache)
+
+
+def test_tilus_logging_reports_autotuning_decisions():
+    import io
+    import logging
+
+    @tilus.autotune("warps", [1, 2])
+    class Twice(tilus.Script):
+        def __init__(self, warps):
+            super().__init__()
+            self.warps = warps
+
+        def __call__(self, n: tilus.int32, x: ~tilus.float32, y: ~tilus.float32):
+            self.attrs.blocks = 1
+            self.attrs.warps = self.warps
+            g = self.global_view(x, dtype=tilus.float32, shape=[n])
+            self.store_global(self.global_view(y, dtype=tilus.float32, shape=[n]),
+                              self.load_global(g, offsets=[0], shape=[64]) * 2.0, offsets=[0])
+
+    logger = logging.getLogger("tilus")
+    tilus.logging.init_logging("INFO")
+    stream = io.StringIO()
+    handler = logger.handlers[0]
+    old_stream = handler.setStream(stream)
+    try:
+        y = torch.zeros(64)
+        Twice()(64, torch.ones(64), y)
+        assert torch.equal(y, torch.full((64,), 2.0))
+        assert "tilus.autotune - INFO - Twice" in stream.getvalue() and "config 0 {'warps': 1}" in stream.getvalue()
+        tilus.logging.set_logging_level("WARNING")
+        Twice()(32, torch.ones(64), y)
+        assert stream.getvalue().count("INFO") == 1
+        assert tilus.logging.get_logger("tilus.autotune") is logging.getLogger("tilus.autotune")
+        with pytest.raises(ValueError, match="must be 'tilus'"):
+            tilus.logging.get_logger("other")
+        with pytest.raises(ValueError, match="unknown level"):
+            tilus.logging.set_logging_level("LOUD")
+    finally:
+        handler.setStream(old_stream)
+        logger.removeHandler(handler)
+        logger.setLevel(logging.NOTSET)
+        logger.propagate = True

@@ -122,8 +122,10 @@ def test_view_bounds_are_checked_in_bytes():
 def test_wrong_uses_name_the_parameter():
     kernel = ScaleRows(tilus.float32)
     x = torch.zeros(4, 4)
-    with pytest.raises(TypeError, match=r"argument 'w_ptr' expects a tensor of any dtype \(parameter void_p\), got int"):
-        kernel(4, 4, x, 3, x)
+    with pytest.raises(TypeError, match=r"argument 'w_ptr' is the integer 0x3, which is not the address of CUDA memory"):
+        kernel(4, 4, x, 3, x)  # an integer is an address (Tilus 0.2's data_ptr()), of GPU memory only
+    with pytest.raises(TypeError, match=r"argument 'w_ptr' expects a tensor of any dtype \(parameter void_p\), got str"):
+        kernel(4, 4, x, "3", x)
     with pytest.raises(TypeError, match=r"~void_p is not a type"):
         ~void_p
 

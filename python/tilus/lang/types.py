@@ -98,3 +98,89 @@ def _dtype_call(self, value):
 
 
 DataType.__call__ = _dtype_call
+
+
+# ---- Tilus 0.2's DataType surface -------------------------------------------------------
+# Tilus 0.2 (hidet) types answer predicates as methods (``t.is_float()``) and carry
+# nbits / short_name / min_value / max_value; tilus reads the predicates as properties
+# (``t.is_float``). A Predicate serves both spellings.
+
+
+class Predicate:
+    """A yes/no property of a type: true or false as a value, and the same when called."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value):
+        self._value = bool(value)
+
+    def __bool__(self):
+        return self._value
+
+    def __call__(self) -> bool:
+        return self._value
+
+    def __eq__(self, other):
+        if isinstance(other, (bool, Predicate)):
+            return self._value == bool(other)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self._value)
+
+    def __repr__(self):
+        return repr(self._value)
+
+
+def _predicate(test, doc):
+    return property(lambda self: Predicate(test(self)), doc=doc + " Also callable, as Tilus 0.2 spells it (``t.is_float()``).")
+
+
+for _name in ("is_float", "is_integer", "is_bool", "is_signed", "is_pointer", "is_void"):
+    _native = DataType.__dict__[_name]
+    setattr(DataType, _name, _predicate(_native.fget, _native.__doc__ or _name))
+DataType.is_boolean = _predicate(lambda t: t.is_bool, "Whether the type is ``boolean`` (Tilus 0.2's name).")
+DataType.is_subbyte = _predicate(lambda t: not t.is_pointer and t.bits < 8, "Whether an element is narrower than a byte.")
+DataType.is_integer_subbyte = _predicate(lambda t: t.is_integer and not t.is_pointer and t.bits < 8,
+                                         "Whether the type is an integer narrower than a byte (``int3b``...).")
+DataType.is_float_subbyte = _predicate(lambda t: t.is_float and t.bits < 8,
+                                       "Whether the type is a float narrower than a byte (``float6_e3m2``...).")
+DataType.is_any_float16 = _predicate(lambda t: t.name in ("float16", "bfloat16"),
+                                     "Whether the type is float16 or bfloat16.")
+DataType.is_complex = _predicate(lambda t: False, "Always false (tilus has no complex types).")
+DataType.is_vector = _predicate(lambda t: False, "Always false (tilus has no vector types).")
+DataType.nbits = property(lambda t: t.bits, doc="Tilus 0.2's name for bits.")
+DataType.short_name = property(lambda t: row_of(t).short or t.name,
+                               doc="Tilus 0.2's short name (f16, i4, f6e3m2, ...).")
+
+# largest finite values of the IEEE-style formats; the narrower floats have no infinities
+# or NaNs, so their all-ones exponent is finite too (docs/low_precision.md), and FP8 is OCP's
+_LARGEST = {"float64": 1.7976931348623157e308, "float32": 3.4028234663852886e38,
+            "tfloat32": 3.4011621342146535e38, "bfloat16": 3.3895313892515355e38, "float16": 65504.0,
+            "float8_e4m3": 448.0, "float8_e5m2": 57344.0}
+
+
+def _largest(t: DataType):
+    row = row_of(t)
+    if row.family == "bool":
+        return True
+    if row.family == "int":
+        return (1 << (row.bits - 1)) - 1 if row.signed else (1 << row.bits) - 1
+    if row.name in _LARGEST:
+        return _LARGEST[row.name]
+    e, m = row.exponent_bits, row.mantissa_bits
+    bias = (1 << (e - 1)) - 1
+    return (2.0 - 2.0 ** -m) * 2.0 ** ((1 << e) - 1 - bias)
+
+
+def _smallest(t: DataType):
+    row = row_of(t)
+    if row.family == "bool":
+        return False
+    if row.family == "int":
+        return -(1 << (row.bits - 1)) if row.signed else 0
+    return -_largest(t)
+
+
+DataType.max_value = property(_largest, doc="The largest finite value (Tilus 0.2).")
+DataType.min_value = property(_smallest, doc="The most negative finite value (Tilus 0.2).")

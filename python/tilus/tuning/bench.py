@@ -85,6 +85,10 @@ class GpuBench:
             tensor = next(tensors)
             elsewhere = tensor.device != f"cuda:{device}"
             if written[j] or elsewhere:
+                if tensor.nbytes < 0:
+                    raise ValueError(f"autotuning: argument '{tensor.param}' is an integer address whose "
+                                     "allocation the driver could not size, and candidates write it (or run "
+                                     "on another GPU); pass the tensor itself")
                 copy = _scratch(device, tensor.nbytes, tensor.address)
                 copy.copy_from(tensor.address, self.stream)
                 self._buffers.append(copy)
