@@ -48,6 +48,7 @@ py::dict generated_dict(const GeneratedKernel& k, const std::shared_ptr<Program>
                                        : py::cast(std::make_shared<runtime::TmaMaps>(program, k.tma_maps));
   out["bounds_params"] = hidden;
   out["bounds_sites"] = sites;
+  out["nvrtc_options"] = k.nvrtc_options;
   return out;
 }
 
@@ -159,24 +160,25 @@ void init_codegen(py::module_& m) {
   m.def(
       "generate_cuda",
       [](const std::shared_ptr<Program>& program, bool pointers_aligned, const std::string& arch,
-         bool wgmma, int64_t unroll_budget, bool bounds_check, bool copy_tma) {
+         bool wgmma, int64_t unroll_budget, bool bounds_check, bool copy_tma, bool ptxas_optimize) {
         return generated_dict(generate_cuda(
             *program, runtime::codegen_options_for(arch, pointers_aligned, wgmma, unroll_budget,
-                                                   bounds_check, copy_tma)), program);
+                                                   bounds_check, copy_tma, ptxas_optimize)), program);
       },
       py::arg("program"), py::arg("pointers_aligned") = true, py::arg("arch") = "",
       py::arg("wgmma") = true, py::arg("unroll_budget") = 64, py::arg("bounds_check") = false,
-      py::arg("copy_tma") = true,
+      py::arg("copy_tma") = true, py::arg("ptxas_optimize") = true,
       "The CUDA C++ of `program` for `arch` as a dict (name, source, threads, dynamic_smem, "
       "params, tma_maps, bounds_params, bounds_sites). wgmma=False keeps dots on mma.sync; "
       "unroll_budget: codegen/unroll_budget.h; bounds_check: tilus.option.debug.bounds_check; "
-      "copy_tma=False keeps copy_async on cp.async on sm_90a (ops/async_copy.cc).");
+      "copy_tma=False keeps copy_async on cp.async on sm_90a (ops/async_copy.cc); "
+      "ptxas_optimize=False adds --ptxas-options=-O0 to the dict's nvrtc_options.");
   m.def(
       "build_kernel",
       [](const std::shared_ptr<Program>& program, const std::string& arch, bool pointers_aligned,
-         bool wgmma, int64_t unroll_budget, bool bounds_check, bool copy_tma) {
-        CodegenOptions options = runtime::codegen_options_for(arch, pointers_aligned, wgmma,
-                                                              unroll_budget, bounds_check, copy_tma);
+         bool wgmma, int64_t unroll_budget, bool bounds_check, bool copy_tma, bool ptxas_optimize) {
+        CodegenOptions options = runtime::codegen_options_for(arch, pointers_aligned, wgmma, unroll_budget,
+                                                              bounds_check, copy_tma, ptxas_optimize);
         runtime::KernelBuild build;
         {
           py::gil_scoped_release release;
@@ -189,7 +191,7 @@ void init_codegen(py::module_& m) {
       },
       py::arg("program"), py::arg("arch"), py::arg("pointers_aligned") = true,
       py::arg("wgmma") = true, py::arg("unroll_budget") = 64, py::arg("bounds_check") = false,
-      py::arg("copy_tma") = true,
+      py::arg("copy_tma") = true, py::arg("ptxas_optimize") = true,
       "Generate and compile one program through the process-wide compile cache, exactly as "
       "autotune.build_all does: generate_cuda's dict plus cubin (bytes) and cache_key.");
 }

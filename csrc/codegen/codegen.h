@@ -27,6 +27,9 @@ struct CodegenOptions {
   // parameters KernelParam::bounds_of / bounds_record and fills GeneratedKernel::bounds_sites.
   // Off, the generated source is exactly what it is without this field.
   bool bounds_check = false;
+  // tilus.option.debug.disable_ptxas_opt: false compiles the same source with ptxas -O0
+  // (GeneratedKernel::nvrtc_options; part of the compile request, so of the cache key).
+  bool ptxas_optimize = true;
 };
 // Codegen reads no environment: its callers choose these (runtime/build.h).
 
@@ -73,6 +76,7 @@ struct GeneratedKernel {
   std::vector<TmaMapSpec> tma_maps;  // parameters after the workspaces, in order
   std::vector<BoundsSite> bounds_sites;  // index = BoundsRecord::site
   bool copy_tma = false;  // copy_async was lowered to TMA (CodegenOptions::copy_tma)
+  std::vector<std::string> nvrtc_options;  // extra compile options the options ask for
 };
 
 // Throws ScriptError (with the script line) for what the CUDA backend cannot express.

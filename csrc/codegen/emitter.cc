@@ -657,8 +657,9 @@ GeneratedKernel generate_cuda(const Program& program, const CodegenOptions& opti
   if (kernel.copy_tma && kernel.dynamic_smem > kSm90SharedPerBlock) {
     CodegenOptions without = options;
     without.copy_tma = false;
-    return CudaEmitter(*lowered, without).run();
+    kernel = CudaEmitter(*lowered, without).run();
   }
+  if (!options.ptxas_optimize) kernel.nvrtc_options.push_back("--ptxas-options=-O0");
   return kernel;
 }
 

@@ -16,7 +16,7 @@ double milliseconds_since(std::chrono::steady_clock::time_point start) {
 
 CodegenOptions codegen_options_for(const std::string& arch, bool pointers_aligned,
                                    bool allow_wgmma, int64_t unroll_budget, bool bounds_check,
-                                   bool copy_tma) {
+                                   bool copy_tma, bool ptxas_optimize) {
   CodegenOptions options;
   options.pointers_aligned = pointers_aligned;
   options.wgmma = allow_wgmma && arch == "sm_90a";
@@ -24,11 +24,12 @@ CodegenOptions codegen_options_for(const std::string& arch, bool pointers_aligne
   options.unroll_budget = unroll_budget;
   options.bounds_check = bounds_check;
   options.copy_tma = copy_tma;
+  options.ptxas_optimize = ptxas_optimize;
   return options;
 }
 
 CompileRequest kernel_compile_request(const GeneratedKernel& kernel, const std::string& arch) {
-  return {kernel.source, kernel.name, arch, {}, embedded_device_headers()};
+  return {kernel.source, kernel.name, arch, kernel.nvrtc_options, embedded_device_headers()};
 }
 
 KernelBuild generate_kernel(const Program& program, const CodegenOptions& options) {

@@ -18,15 +18,17 @@ namespace tilus::runtime {
 // (python/tilus/option.py) and passed in: `allow_wgmma` false keeps every dot on
 // mma.sync (wgmma needs sm_90a anyway); `unroll_budget` is CodegenOptions::unroll_budget;
 // `bounds_check` is CodegenOptions::bounds_check (tilus.option.debug.bounds_check);
-// `copy_tma` false keeps copy_async on cp.async (TILUS_COPY_TMA=0). The
-// compile cache's key is the generated source, which differs with each of these, so
-// checked and unchecked kernels never share an entry.
+// `copy_tma` false keeps copy_async on cp.async (TILUS_COPY_TMA=0); `ptxas_optimize`
+// false compiles with ptxas -O0 (tilus.option.debug.disable_ptxas_opt). The
+// compile cache's key is the generated source and the compile options, which differ with
+// each of these, so checked and unchecked kernels never share an entry.
 CodegenOptions codegen_options_for(const std::string& arch, bool pointers_aligned,
                                    bool allow_wgmma = true, int64_t unroll_budget = 64,
-                                   bool bounds_check = false, bool copy_tma = true);
+                                   bool bounds_check = false, bool copy_tma = true,
+                                   bool ptxas_optimize = true);
 
-// What the compile cache is asked for a generated kernel: its source and name, `arch`, no
-// extra NVRTC options, the embedded device headers. Its key is the kernel's cache key.
+// What the compile cache is asked for a generated kernel: its source and name, `arch`, the
+// kernel's extra NVRTC options, the embedded device headers. Its key is the kernel's cache key.
 CompileRequest kernel_compile_request(const GeneratedKernel& kernel, const std::string& arch);
 
 struct KernelBuild {

@@ -433,6 +433,17 @@ class _DebugOptions:
         (:meth:`bounds_check`)."""
         return _C.bounds_check()
 
+    def disable_ptxas_opt(self, enabled: bool = True) -> None:
+        """Compile GPU kernels with ptxas's optimisations off (``-O0``): slow code whose
+        SASS follows the PTX, for debugging it (Tilus 0.2's option). The same source with
+        another compile option: its own cache entries. None: $TILUS_DISABLE_PTXAS_OPT."""
+        _set["disable_ptxas_opt"] = self._flag("disable_ptxas_opt", "TILUS_DISABLE_PTXAS_OPT", False, enabled)
+
+    def get_disable_ptxas_opt(self) -> bool:
+        """Whether GPU kernels are compiled with ptxas -O0 (:meth:`disable_ptxas_opt`)."""
+        value = _set.get("disable_ptxas_opt")
+        return _env_flag("TILUS_DISABLE_PTXAS_OPT", False) if value is None else value
+
     def dump_ir(self, enable: bool = True) -> None:
         """Tilus 0.2's switch for keeping the IR (and here the CUDA source) of what is
         built: on, into ``<cache dir>/dump`` (:func:`tilus.option.dump` picks the folder);

@@ -192,7 +192,7 @@ def build_variant(program, pointers_aligned: bool, arch: str, bounds_check: bool
     key, differs from the unchecked one's)."""
     choices = option.get_codegen()
     built = _C.build_kernel(program, arch, pointers_aligned, choices.wgmma, choices.unroll_budget,
-                            bounds_check, choices.copy_tma)
+                            bounds_check, choices.copy_tma, not option.debug.get_disable_ptxas_opt())
     for message in _rt.compile_cache().take_warnings():
         warnings.warn(f"tilus cache: {message}", RuntimeWarning, stacklevel=4)
     return built
