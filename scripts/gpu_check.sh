@@ -7,6 +7,9 @@
 #     full (default): everything; tests: build, GPU tests, seeds, examples;
 #     sanitize: build, compute-sanitizer memcheck + racecheck; bench: build, benchmarks.
 # Each part fits one device call of 10 minutes; full is for machines without that limit.
+# GPU_TEST_SHARD=k/n runs the k-th of n slices of the GPU test files (every n-th file of
+# the sorted list) and skips the seeds and examples unless k is 1: a cold machine compiles
+# every kernel, and the whole suite then takes longer than one call.
 set -u
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1
@@ -36,15 +39,23 @@ if [ "$MODE" = full ] || [ "$MODE" = tests ]; then
   # Test files in parallel processes when pytest-xdist is there (whole files per worker, so
   # a kernel that faults the CUDA context only fails its own file's later tests).
   XDIST=""; python3 -c "import xdist" 2>/dev/null && XDIST="-n ${XDIST_WORKERS:-8} --dist loadfile"
-  step pytest_gpu python3 -m pytest -m gpu -q --maxfail=25 $XDIST tests -p no:cacheprovider
-  if [ -d .seed_examples ]; then
-    for f in .seed_examples/*.py; do
-      step "seed_$(basename "$f" .py)" python3 "$f"
+  TARGETS=tests
+  if [ -n "${GPU_TEST_SHARD:-}" ]; then
+    K=${GPU_TEST_SHARD%/*}; N=${GPU_TEST_SHARD#*/}
+    TARGETS=$(python3 -m pytest -m gpu -q --collect-only -p no:cacheprovider tests 2>/dev/null \
+              | grep '::' | cut -d: -f1 | sort -u | awk -v k="$K" -v n="$N" '(NR - 1) % n == k - 1')
+  fi
+  step pytest_gpu python3 -m pytest -m gpu -q --maxfail=25 $XDIST $TARGETS -p no:cacheprovider
+  if [ -z "${GPU_TEST_SHARD:-}" ] || [ "${GPU_TEST_SHARD%/*}" = 1 ]; then  # with the first slice
+    if [ -d .seed_examples ]; then
+      for f in .seed_examples/*.py; do
+        step "seed_$(basename "$f" .py)" python3 "$f"
+      done
+    fi
+    for f in examples/*.py; do
+      step "example_$(basename "$f" .py)" python3 "$f" --cuda
     done
   fi
-  for f in examples/*.py; do
-    step "example_$(basename "$f" .py)" python3 "$f" --cuda
-  done
 fi
 if [ "$MODE" = full ] || [ "$MODE" = sanitize ]; then
   step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 python3 scripts/sanitize_examples.py
