@@ -4,6 +4,7 @@ medians of CUDA-event timings with L2 flushed. Decode shapes m in {1, 16} x (n, 
 {4096x4096, 12288x4096, 14336x4096, 4096x14336}, and prefill m = 4096.
 
     python benchmarks/bench_a16wx.py [--out DIR] [--quick] [--types uint4b,int8,...] [--decode-only | --prefill-only]
+    python benchmarks/bench_a16wx.py --k-sweep [--out DIR]   # streaming rate and fixed cost
 
 Columns: times in ms; "GB/s" is the packed weight bytes (plus scales and zero points)
 over tilus's time; "ceiling" is the same bytes over the read ceiling (a Triton kernel
@@ -157,7 +158,40 @@ def bench(ex, w_name, group, has_zero, m, n, k, rows, results, with_triton):
                     "weight_bytes": weight_bytes, **{f"{key}_ms": v for key, v in t.items()}})
 
 
+def k_sweep(ex, rows, results):
+    """uint4 g128 (zero points) at m = 1, n = 14336 over k: time = intercept + slope * k for
+    tilus and cuBLAS (least squares). The slope is the streaming rate; the intercept what a
+    call costs whatever its k (launch and timing floor, pipeline fill, epilogue), which
+    bounds the ratio at small k (benchmarks/README.md, decode)."""
+    ks = [2048, 4096, 8192, 16384]
+    times = {"tilus": [], "cublas": []}
+    for k in ks:
+        codes, scales, zeros = ex.random_weights(k, 14336, tilus.uint4b, 128, float16, True, "cuda", seed=k)
+        layer = ex.QuantizedLinear(codes, tilus.uint4b, scales, zeros, 128)
+        deq = ex.dequantize(codes, tilus.uint4b, scales, zeros, 128, float16)
+        x = torch.randn(1, k, dtype=torch.float16, device="cuda")
+        y = layer(x)
+        torch.testing.assert_close(y.float(), x.float() @ deq.float(), rtol=2e-2, atol=2e-2)
+        times["tilus"].append(median_ms(lambda: layer(x, y)))
+        times["cublas"].append(median_ms(lambda: torch.matmul(x, deq)))
+    for name, ts in times.items():
+        mk = sum(ks) / len(ks)
+        mt = sum(ts) / len(ts)
+        slope = sum((k - mk) * (t - mt) for k, t in zip(ks, ts)) / sum((k - mk) ** 2 for k in ks)
+        intercept = mt - slope * mk
+        rows.append([name, *[f"{t * 1e3:.1f}" for t in ts], f"{slope * 1024 * 1e3:.2f}", f"{intercept * 1e3:.1f}"])
+        results.append({"k_sweep": name, "n": 14336, "ks": ks, "ms": ts, "slope_ms_per_k": slope,
+                        "intercept_ms": intercept})
+
+
 def main(argv):
+    if "--k-sweep" in argv:
+        rows, results = [], []
+        k_sweep(load_example("matmul_a16wx"), rows, results)
+        print_table("uint4 g128 m=1 n=14336 over k (us; slope: us per 1024 rows, intercept: us)",
+                    ["kernel", "k=2048", "k=4096", "k=8192", "k=16384", "slope", "intercept"], rows)
+        write_results("bench_a16wx_k_sweep", argv, results)
+        return
     quick = "--quick" in argv
     ex = load_example("matmul_a16wx")
     types = [("uint4b", 128, True)] if quick else [("uint4b", 128, True), ("int4b", 128, False),
