@@ -13,7 +13,11 @@ import tilus
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 _CHILD = textwrap.dedent("""
+    import signal
     import sys
+    # Python leaves SIGINT ignored when it starts with it ignored (a job started in the
+    # background by a non-interactive shell does): Ctrl-C must raise KeyboardInterrupt here
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import torch
     import tilus
     from tilus import int32
