@@ -117,11 +117,19 @@ void init_layout(py::module_& m) {
     return py::str(mma_kind_name(*k));
   }, py::arg("dtype"));
   l.def("mma_block_layouts", [](const std::string& kind, int64_t m, int64_t n, int64_t k,
-                                int64_t warps) {
+                                int64_t warps, std::optional<int64_t> warps_m) {
     std::string why;
+    if (warps_m) {
+      const bool divides = *warps_m >= 1 && warps % *warps_m == 0;
+      auto b = divides ? mma_block_layouts_on(parse_mma_kind(kind), m, n, k, *warps_m, warps / *warps_m)
+                       : std::nullopt;
+      return block_or_throw(b, cat("no ", *warps_m, " x ", divides ? warps / *warps_m : 0, " grid of ", warps,
+                                   " warps tiles a ", m, "x", n, "x", k, " dot with ", kind, " atoms"));
+    }
     auto b = mma_block_layouts(parse_mma_kind(kind), m, n, k, warps, &why);
     return block_or_throw(b, why);
-  }, py::arg("kind"), py::arg("m"), py::arg("n"), py::arg("k"), py::arg("num_warps"));
+  }, py::arg("kind"), py::arg("m"), py::arg("n"), py::arg("k"), py::arg("num_warps"),
+     py::arg("warps_m") = py::none());
   l.def("simt_block_layouts", [](int64_t m, int64_t n, int64_t k, int64_t warps) {
     std::string why;
     auto b = simt_block_layouts(m, n, k, warps, &why);

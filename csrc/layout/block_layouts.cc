@@ -150,7 +150,13 @@ std::optional<BlockLayouts> mma_block_layouts(MmaKind kind, int64_t m, int64_t n
                      "x", atom.n, " mma atoms"));
     return std::nullopt;
   }
-  auto [wm, wn] = *grid;
+  return mma_block_layouts_on(kind, m, n, k, grid->first, grid->second);
+}
+
+std::optional<BlockLayouts> mma_block_layouts_on(MmaKind kind, int64_t m, int64_t n, int64_t k,
+                                                 int64_t wm, int64_t wn) {
+  MmaAtom atom = mma_atom(kind);
+  if (wm < 1 || wn < 1 || m % (wm * atom.m) || n % (wn * atom.n) || k < 1 || k % atom.k) return std::nullopt;
   BlockLayouts r;
   r.warps_m = wm;
   r.warps_n = wn;

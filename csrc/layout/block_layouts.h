@@ -91,6 +91,10 @@ struct BlockLayouts {
 // nullopt (and *why) when no warp grid tiles the shape.
 std::optional<BlockLayouts> mma_block_layouts(MmaKind kind, int64_t m, int64_t n, int64_t k,
                                               int64_t warps, std::string* why = nullptr);
+// The same on a given warp grid warps_m x warps_n (nullopt when its warp tiles are not
+// whole atoms): layout inference accepts an accumulator a user laid out on any grid.
+std::optional<BlockLayouts> mma_block_layouts_on(MmaKind kind, int64_t m, int64_t n, int64_t k,
+                                                 int64_t warps_m, int64_t warps_n);
 
 // ---- wgmma (sm_90a) -------------------------------------------------------------------
 // A dot on warpgroups: the warps form warps / 4 warpgroups in a grid wg_m x wg_n; each

@@ -319,8 +319,14 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
     bool c_fixed = group_layout.count(cg) > 0;
     if (kind && !c_fixed) bl = mma_block_layouts(*kind, m, n, k, warps_of(*inst), &why);
     if (kind && c_fixed) {
-      auto candidate = mma_block_layouts(*kind, m, n, k, warps_of(*inst), &why);
-      if (candidate && candidate->c == group_layout.at(cg)) bl = candidate;
+      // an accumulator the user laid out as mma fragments on any warp grid (Tilus 0.2's
+      // self.cuda.resolve_dot_config picks its own) keeps the tensor cores
+      const int64_t warps = warps_of(*inst);
+      for (int64_t wm = 1; wm <= warps && !bl; ++wm) {
+        if (warps % wm) continue;
+        auto candidate = mma_block_layouts_on(*kind, m, n, k, wm, warps / wm);
+        if (candidate && candidate->c == group_layout.at(cg)) bl = candidate;
+      }
     }
     if (bl) {
       dp.mma = true;

@@ -167,11 +167,13 @@ def mma_kind_for(dtype) -> Optional[str]:
 
 
 @_pythonic
-def mma_block_layouts(kind: str, m: int, n: int, k: int, num_warps: int) -> dict:
+def mma_block_layouts(kind: str, m: int, n: int, k: int, num_warps: int,
+                      warps_m: Optional[int] = None) -> dict:
     """Block layouts of an mma dot ``C[m, n] += A[m, k] @ B[k, n]`` over ``num_warps``
-    warps: ``{"a", "b", "c", "warps_m", "warps_n", "rep_m", "rep_n", "rep_k"}``.
+    warps: ``{"a", "b", "c", "warps_m", "warps_n", "rep_m", "rep_n", "rep_k"}``; the warp
+    grid is tilus's choice, or ``warps_m x (num_warps / warps_m)`` when given.
     Raises ``ValueError`` (with the reason) when no warp grid tiles the shape."""
-    return _native.mma_block_layouts(kind, m, n, k, num_warps)
+    return _native.mma_block_layouts(kind, m, n, k, num_warps, warps_m)
 
 
 @_pythonic

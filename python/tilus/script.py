@@ -13,6 +13,7 @@ import re
 import threading
 from typing import Dict, Optional
 
+from tilus.lang.cuda_helpers import CudaHelpers
 from tilus import _C, host_run, option
 from tilus.arguments import Signature, prepare_runtime_args
 from tilus.autotune import tuned_instance_or_none
@@ -124,6 +125,8 @@ class Script(_C.ScriptBase, InstructionMixin):
 
     _tilus_kernel_fn = None
     _tilus_signature: Optional[Signature] = None
+    # Tilus 0.2's layout helpers, self.cuda.resolve_dot_config(...) (lang/cuda_helpers.py)
+    cuda = CudaHelpers()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
