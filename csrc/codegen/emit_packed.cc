@@ -3,9 +3,10 @@
 // goes through whole bytes of memory: a thread's run of `vec` consecutive elements
 // covers vec*bits/8 bytes, moved with the ordinary vector accesses into 32-bit words
 // and spread with tilus::unpack_bits (gathered with pack_bits for a store). A layout
-// that gives one byte's elements to several threads is refused: its stores would race
-// on the byte. Vectors that run past the tensor's last extent, and tiles whose memory
-// is not provably aligned, move element by element (packed_get / packed_set_atomic).
+// that gives one byte's elements to several threads loads element by element (reads
+// do not race) and is refused for stores: they would race on the byte. Vectors that run
+// past the tensor's last extent, and tiles whose memory is not provably aligned, move
+// element by element (packed_get / packed_set_atomic).
 #include <numeric>
 
 #include "codegen/emitter.h"
@@ -70,7 +71,7 @@ void CudaEmitter::emit_load_global_packed(const Instruction& i) {
   const RegisterLayout& layout = plan_.layout_of(t);
   const GlobalInfo& g = globals_.at(i.inputs[0]->id);
   const int bits = i.inputs[0]->dtype.bits();
-  refuse_split_bytes(layout, t, bits, "load_global");
+  // runs of less than whole bytes (an mma fragment of 4-bit codes) read element by element
   TILUS_CHECK(t->dtype == i.inputs[0]->dtype, "TypeError", "load_global: a packed ",
               i.inputs[0]->dtype.name(), " tensor loads as ", i.inputs[0]->dtype.name(), ", not ",
               t->dtype.name(), "; cast the loaded tile");
@@ -171,7 +172,7 @@ void CudaEmitter::emit_load_shared_packed(const Instruction& i) {
   const RegisterLayout& layout = plan_.layout_of(t);
   const SharedInfo& s = shared_.at(i.inputs[0]->id);
   const int bits = t->dtype.bits();
-  refuse_split_bytes(layout, t, bits, "load_shared");
+  // runs of less than whole bytes read element by element (vec = 1 below)
   std::string r = declare_reg(t, layout);
   int64_t vec = pow2_divisor(innermost_run(layout), std::max<int64_t>(1, 128 / bits));
   vec = pow2_divisor(t->shape.back(), vec);

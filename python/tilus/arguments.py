@@ -186,11 +186,75 @@ def _torch_over_bytes(tensor) -> bool:
         return False
 
 
+# CPU tensors whose addresses were passed as integers, kept (weakly) so that the next
+# launch with the same memory finds them without searching the heap again.
+_CPU_OWNERS: List[Any] = []
+_TENSOR_TYPE_MEMO: dict = {}
+
+
+def _storage_span(tensor) -> Optional[Tuple[int, int]]:
+    """[start, end) of a CPU torch tensor's storage, or None (another device, no storage)."""
+    try:
+        if tensor.device.type != "cpu":
+            return None
+        storage = tensor.untyped_storage()
+        start = storage.data_ptr()
+        return start, start + storage.nbytes()
+    except (AttributeError, RuntimeError, NotImplementedError):
+        return None
+
+
+def _cpu_tensor_holding(address: int):
+    """A live CPU torch tensor whose storage holds the byte at `address`, or None.
+
+    An integer address (Tilus 0.2's ``tensor.data_ptr()``) carries no extent, which the
+    interpreter needs to bound the kernel's accesses: the tensor that owns the memory
+    gives it (its storage's end). Tensors are Python objects the garbage collector
+    tracks, so they are found among its objects; the ones found are remembered."""
+    torch = sys.modules.get("torch")
+    if torch is None or address <= 0:
+        return None
+    import weakref
+
+    alive = []
+    found = None
+    for ref in _CPU_OWNERS:
+        tensor = ref()
+        if tensor is None:
+            continue
+        alive.append(ref)
+        span = _storage_span(tensor)
+        if found is None and span is not None and span[0] <= address < span[1]:
+            found = tensor
+    _CPU_OWNERS[:] = alive
+    if found is not None:
+        return found
+    import gc
+
+    base = torch.Tensor
+    memo = _TENSOR_TYPE_MEMO
+    for obj in gc.get_objects():
+        tp = type(obj)
+        is_tensor = memo.get(tp)
+        if is_tensor is None:
+            is_tensor = memo[tp] = issubclass(tp, base)
+        if not is_tensor:
+            continue
+        span = _storage_span(obj)
+        if span is not None and span[0] <= address < span[1]:
+            try:
+                _CPU_OWNERS.append(weakref.ref(obj))
+            except TypeError:
+                pass
+            return obj
+    return None
+
+
 def _raw_address(param: str, address: int) -> TensorArg:
     """An integer for a pointer parameter (``tensor.data_ptr()``, as Tilus 0.2 programs
-    pass): the address of CUDA memory, taken on trust for its type; the driver gives its
-    device and the bytes to the end of its allocation. The CPU interpreter needs the
-    tensor itself."""
+    pass), taken on trust for its type: the address of CUDA memory (the driver gives its
+    device and the bytes to the end of its allocation), or of a live CPU torch tensor's
+    memory (the interpreter bounds the kernel's accesses by the end of its storage)."""
     from tilus import _C
 
     device = -1
@@ -200,10 +264,14 @@ def _raw_address(param: str, address: int) -> TensorArg:
         except Exception:  # noqa: BLE001 - the driver's error for memory it does not know
             device = -1
     if device < 0:
+        owner = _cpu_tensor_holding(address)
+        if owner is not None:
+            end = _storage_span(owner)[1]
+            return TensorArg(param, address, end - address, None, "cpu", not _torch_over_bytes(owner))
         raise TypeError(f"argument '{param}' is the integer {address:#x}, which is not the address of "
-                        "CUDA memory; an integer address (tensor.data_ptr()) is taken for GPU memory "
-                        "only: pass the tensor itself (CPU tensors run in the interpreter, which needs "
-                        "their extent)")
+                        "CUDA memory nor of a live CPU torch tensor's memory; an integer address "
+                        "(tensor.data_ptr()) is taken while its tensor lives: keep the tensor, or pass "
+                        "the tensor itself")
     try:  # to the end of its allocation: memory the kernel may touch, for the view checks
         nbytes = _C.runtime.bytes_to_allocation_end(address)
     except Exception:  # noqa: BLE001 - unknown then: the views go unchecked

@@ -70,6 +70,47 @@ SharedLayout.offset = _pythonic(SharedLayout.offset)
 del _name
 
 
+# Tilus 0.2's names for the sizes of a register layout (its RegisterLayout's properties).
+def _spatial_shape(self) -> list:
+    """The extent of each thread mode, outermost first (a replication counts its groups)."""
+    return [self.mode_shape[m] if m >= 0 else -m for m in self.spatial_modes]
+
+
+def _local_shape(self) -> list:
+    """The extent of each local mode, outermost first."""
+    return [self.mode_shape[m] for m in self.local_modes]
+
+
+def _truediv(self, other):
+    """``layout / inner``: the ``outer`` with ``outer * inner == layout`` (ValueError when
+    ``layout`` is no tile of ``inner``)."""
+    if not isinstance(other, RegisterLayout):
+        return NotImplemented
+    out = _native.divide(self, other)
+    if out is None:
+        raise ValueError(f"{self} is not a tile of {other}")
+    return out
+
+
+def _get_local(self, global_indices) -> int:
+    """The local index at which the owning threads hold the element ``global_indices``."""
+    return self.owner([int(i) for i in global_indices])[0]
+
+
+def _get_global(self, *, spatial_index: int, local_index: int) -> list:
+    """The coordinates of local element ``local_index`` of thread ``spatial_index``."""
+    return list(self.coords(int(spatial_index), int(local_index)))
+
+
+RegisterLayout.size = property(lambda self: self.numel, doc="The elements of the tile (prod(shape)).")
+RegisterLayout.spatial_shape = property(_spatial_shape)
+RegisterLayout.local_shape = property(_local_shape)
+RegisterLayout.spatial_size = property(lambda self: self.num_threads, doc="The threads the layout spans.")
+RegisterLayout.__truediv__ = _truediv
+RegisterLayout.get_local = _get_local
+RegisterLayout.get_global = _get_global
+
+
 def _dtype_bits(dtype) -> int:
     # an int is an element size in bytes (the documented form); dtypes carry their bits
     if isinstance(dtype, int):

@@ -2,7 +2,8 @@
 sm_90a: whole-byte vector loads and stores unpacked with shifts (tilus::unpack_bits),
 element-by-element access at ragged row ends, packed shared tiles filled by cp.async in
 16-byte chunks, and register views between packed tiles and bytes. A layout that splits
-a byte between threads is refused, naming the script line."""
+a byte between threads loads element by element and is refused for stores, naming the
+script line."""
 
 import pytest
 import torch
@@ -61,19 +62,39 @@ def test_register_view_compiles(name, layout, arch):
     assert "view: the same bits, packed" in src
 
 
-def test_layout_splitting_a_byte_is_refused_at_the_line():
-    layout = spatial(8, 4) * local(1, 1) * spatial(1, 4) * local(1, 1)
+_SPLIT = spatial(8, 4) * local(1, 1) * spatial(1, 4) * local(1, 1)  # one 4-bit code a thread per byte pair
 
+
+class SplitLoad(tilus.Script):
+    """A uint4b tile whose threads hold single codes (as an mma fragment of 4-bit codes
+    does: Tilus 0.2's A16Wx example loads its weights so)."""
+
+    def __call__(self, src: tilus.void_p, out: ~tilus.float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 4
+        g = self.global_view(src, dtype=tilus.uint4b, shape=[8, 16])
+        o = self.global_view(out, dtype=tilus.float32, shape=[8, 16])
+        t = self.load_global(g, offsets=[0, 0], layout=_SPLIT)
+        self.store_global(o, self.cast(t, dtype=tilus.float32), offsets=[0, 0])
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_a_layout_splitting_a_byte_loads_element_by_element(arch):
+    src = kernel_source(SplitLoad(), (_U8, torch.zeros(8, 16)), arch)
+    assert "load_global of packed uint4b: element by element" in src and "tilus::packed_get(" in src
+
+
+def test_a_layout_splitting_a_byte_is_refused_for_stores_at_the_line():
     class Split(tilus.Script):
-        def __call__(self, src: tilus.void_p, out: ~tilus.float32):
+        def __call__(self, src: tilus.void_p, dst: tilus.void_p):
             self.attrs.blocks = 1
             self.attrs.warps = 4
             g = self.global_view(src, dtype=tilus.uint4b, shape=[8, 16])
-            o = self.global_view(out, dtype=tilus.float32, shape=[8, 16])
-            t = self.load_global(g, offsets=[0, 0], layout=layout)  # MARK-split
-            self.store_global(o, self.cast(t, dtype=tilus.float32), offsets=[0, 0])
+            d = self.global_view(dst, dtype=tilus.uint4b, shape=[8, 16])
+            t = self.load_global(g, offsets=[0, 0], layout=_SPLIT)
+            self.store_global(d, t, offsets=[0, 0])  # MARK-split
 
     with pytest.raises(Exception) as e:
-        kernel_source(Split(), (_U8, torch.zeros(8, 16)), "sm_80")
-    assert "split between threads" in str(e.value)
+        kernel_source(Split(), (_U8, _U8), "sm_80")
+    assert "split between threads" in str(e.value) and "store_global" in str(e.value)
     assert e.value.file.endswith("test_packed_storage_source.py") and "MARK-split" in e.value.text

@@ -54,7 +54,7 @@ class _AddOne(tilus.Script):
 def test_integer_addresses_of_cuda_memory_are_pointer_arguments():
     """Tilus 0.2 programs pass tensor.data_ptr(): CUDA memory taken by address (twice, the
     second call past the native launcher, which takes tensors only), its allocation's end
-    bounding the views; a CPU tensor's address is refused."""
+    bounding the views; the address of a CPU tensor that is gone is refused."""
     x = torch.randn(1000, device="cuda")
     y = torch.full((1000,), float("nan"), device="cuda")
     k = _AddOne()

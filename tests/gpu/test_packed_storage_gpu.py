@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import tilus
-from tilus.layout import local, spatial
+from tilus.layout import column_spatial, local, spatial
 from tests.lang.lowp_model import FLOATS, INTS, encode, int_from_float
 from tests.lang.packed_kernels import PackedEncode, PackedRoundTrip, PackedThroughShared, PackedView, pack, unpack
 
@@ -93,4 +93,47 @@ def test_register_view_matches_interpreter(name, layout):
     kernel(src.cuda(), dst, raw, rows, cols)
     torch.cuda.synchronize()
     assert torch.equal(dst.cpu(), src)
+    assert torch.equal(raw.cpu(), raw_cpu)
+
+
+class FragmentBytes(tilus.Script):
+    """Loads a [16, 16] packed tile laid out as 2 x 2 m16n8k16 B fragments (a thread holds
+    codes of four rows in one column: the bytes of a row split between threads, as in
+    Tilus 0.2's A16Wx weight re-layout) and stores each thread's codes, packed in local
+    order, as bytes."""
+
+    def __init__(self, dtype):
+        super().__init__()
+        self.dtype = dtype
+        self.layout = local(1, 2) * local(2, 1) * column_spatial(4, 8) * local(2, 1)
+        self.per_thread = self.layout.local_size * dtype.bits // 8
+        self.bytes_layout = spatial(32) * local(self.per_thread)
+
+    def __call__(self, src: tilus.void_p, raw: ~tilus.uint8):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        gs = self.global_view(src, dtype=self.dtype, shape=[16, 16])
+        gr = self.global_view(raw, dtype=tilus.uint8, shape=[32 * self.per_thread])
+        t = self.load_global(gs, offsets=[0, 0], layout=self.layout)
+        self.store_global(gr, self.view(t, layout=self.bytes_layout, dtype=tilus.uint8), offsets=[0])
+
+
+def fragment_bytes_model(kernel, codes, bits):
+    """Each thread's codes in local order, packed: the bytes FragmentBytes stores."""
+    per = [[codes[kernel.layout.coords(t, e)] for e in range(kernel.layout.local_size)] for t in range(32)]
+    return np.concatenate([pack(np.array(p), bits) for p in per])
+
+
+@pytest.mark.parametrize("name", ["int4b", "uint2b", "float3_e1m1", "float6_e3m2"])
+def test_a_layout_splitting_bytes_loads_element_by_element(name):
+    bits = PACKED[name]
+    codes = _codes(bits, (16, 16), seed=bits)
+    src = torch.from_numpy(pack(codes, bits))
+    kernel = FragmentBytes(getattr(tilus, name))
+    raw_cpu = torch.zeros(32 * kernel.per_thread, dtype=torch.uint8)
+    kernel(src, raw_cpu)
+    assert np.array_equal(raw_cpu.numpy(), fragment_bytes_model(kernel, codes, bits))
+    raw = torch.full_like(raw_cpu, 0x77).cuda()
+    kernel(src.cuda(), raw)
+    torch.cuda.synchronize()
     assert torch.equal(raw.cpu(), raw_cpu)

@@ -128,9 +128,11 @@ def test_a_host_tensor_storage_feeds_a_kernel():
     assert torch.equal(again.storage, out.storage)
 
 
-def test_an_integer_address_is_refused_on_the_cpu_with_the_reason():
-    """Tilus 0.2 programs pass tensor.data_ptr() for pointer parameters: taken for CUDA
-    memory; a CPU address cannot run in the interpreter, which needs the extent."""
+def test_an_integer_address_of_a_live_cpu_tensor_runs_in_the_interpreter():
+    """Tilus 0.2 programs pass tensor.data_ptr() for pointer parameters. On the CPU the
+    interpreter needs the memory's extent: the live torch tensor owning the address gives
+    it (the end of its storage), so a view past it is refused before anything runs; an
+    address no live tensor owns is refused, naming the parameter."""
     class Copy(tilus.Script):
         def __call__(self, n: tilus.int32, src: tilus.void_p, dst: tilus.void_p):
             self.attrs.blocks = 1
@@ -139,10 +141,20 @@ def test_an_integer_address_is_refused_on_the_cpu_with_the_reason():
             self.store_global(self.global_view(dst, dtype=tilus.float32, shape=[n]),
                               self.load_global(g, offsets=[0], shape=[32]), offsets=[0])
 
-    x, y = torch.ones(32), torch.zeros(32)
-    with pytest.raises(TypeError, match="argument 'src' is the integer .* not the address of CUDA memory"):
-        Copy()(32, x.data_ptr(), y)
-    assert torch.equal(y, torch.zeros(32))  # nothing ran
+    x, y = torch.arange(40, dtype=torch.float32), torch.zeros(32)
+    kernel = Copy()
+    kernel(32, x.data_ptr(), y.data_ptr())
+    assert torch.equal(y, x[:32])
+    # an address inside a tensor: bounded by the end of its storage (8 floats past it)
+    y.zero_()
+    kernel(32, x[8:].data_ptr(), y)
+    assert torch.equal(y, x[8:40])
+    with pytest.raises(ValueError, match="argument 'src' is too small"):
+        kernel(40, x[8:].data_ptr(), torch.zeros(40))
+    address = torch.ones(32).data_ptr()  # the tensor is gone
+    with pytest.raises(TypeError, match="argument 'src' is the integer .* not the address of CUDA memory "
+                                        "nor of a live CPU torch tensor"):
+        kernel(32, address, y)
 
 
 @pytest.mark.parametrize("name", sorted(FLOATS) + sorted(INTS) + ["float16", "bfloat16", "float32", "int8",

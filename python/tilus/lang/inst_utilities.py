@@ -242,7 +242,8 @@ class UtilityInstructions:
 
     # ------------------------------------------------------------ layouts
     def annotate_layout(self, tensor, layout):
-        """Fix the layout of a register tile, as if it had been created with it.
+        """Fix the layout of a register tile, as if it had been created with it (a shared
+        tensor's annotation is accepted and checked: see Raises).
 
         Layout inference plans every other tile around it (tiles tied by elementwise
         operations get it too; a dot's operands are converted if needed).
@@ -256,8 +257,10 @@ class UtilityInstructions:
             (checked by layout inference).
 
         Raises:
-            TypeError: ``tensor`` is not a register tensor or ``layout`` not a register
-                layout (shared tensors take the shared layout the code generator picks).
+            TypeError: ``tensor`` is not a tensor, or ``layout`` is not a layout of its
+                scope. A shared tensor takes a ``SharedLayout`` of its shape (Tilus 0.2
+                programs annotate them), which is checked and otherwise left to the code
+                generator, which picks the shared layout (any holds the same values).
             ValueError: the layout's shape differs from the tensor's, or the tensor already
                 has another layout.
 
@@ -268,10 +271,18 @@ class UtilityInstructions:
         """
         if not isinstance(tensor, Tensor):
             raise TypeError(f"annotate_layout: tensor must be a tensor, got {tensor!r}")
-        if isinstance(layout, SharedLayout) or tensor.scope == "shared":
-            raise TypeError("annotate_layout: shared tensors are not annotated in tilus; the "
-                            "code generator picks their shared layout (swizzled for ldmatrix "
-                            "and cp.async)")
+        if tensor.scope == "shared":
+            # Tilus 0.2 programs fix their shared layouts; in tilus the code generator picks
+            # them (every shared layout holds the same values: only bank conflicts differ),
+            # so the annotation is checked and otherwise left to it.
+            if not isinstance(layout, SharedLayout):
+                raise TypeError(f"annotate_layout: a shared tensor takes a SharedLayout, got {layout!r}")
+            if [int(x) for x in layout.shape] != [int(x) for x in tensor.shape]:
+                raise ValueError(f"annotate_layout: the layout's shape {list(layout.shape)} differs from "
+                                 f"the shared tensor's {list(tensor.shape)}")
+            return
+        if isinstance(layout, SharedLayout):
+            raise TypeError("annotate_layout: a register tensor takes a RegisterLayout, got a SharedLayout")
         if not isinstance(layout, RegisterLayout):
             raise TypeError(f"annotate_layout: layout must be a RegisterLayout, got {layout!r}")
         tensor.annotate_layout(layout)

@@ -144,7 +144,25 @@ def permute(layout: RegisterLayout, dims: Sequence[int]) -> RegisterLayout:
 
 
 def shared_row_major_swizzle(shape: Sequence[int], dtype_nbytes: int) -> SharedLayout:
-    """Row-major with each row's 16-byte chunks XOR-swizzled (conflict-free ``ldmatrix``);
-    tilus's swizzle needs rows of a multiple of 64 bytes (ValueError otherwise)."""
-    return _layout.shared_swizzled(list(shape), int(dtype_nbytes))
+    """Row-major with each row's 16-byte chunks XOR-swizzled (conflict-free ``ldmatrix``).
 
+    As in Tilus 0.2 the tile needs rank >= 2, a multiple of 8 rows and rows of a multiple
+    of 16 bytes (ValueError otherwise). tilus's swizzle covers rows of a multiple of 64
+    bytes; rows of 16 or 32 bytes (which Tilus 0.2 swizzles across several rows) get the
+    row-major layout. Either way the code generator picks the layout a shared tile really
+    has (``annotate_layout`` of a shared tensor only checks the shape), so the choice
+    changes no result."""
+    shape = [int(s) for s in shape]
+    nbytes = int(dtype_nbytes)
+    if len(shape) < 2:
+        raise ValueError(f"shared_row_major_swizzle: the shape needs at least two dimensions, got {shape}")
+    if nbytes <= 0 or 16 % nbytes:
+        raise ValueError(f"shared_row_major_swizzle: dtype_nbytes must divide 16, got {nbytes}")
+    if shape[-2] % 8 or shape[-1] * nbytes % 16:
+        raise ValueError(f"shared_row_major_swizzle: needs a multiple of 8 rows and rows of a multiple of 16 "
+                         f"bytes, got {shape[-2]} rows of {shape[-1] * nbytes} bytes")
+    from tilus._C import layout as native
+
+    if native.can_swizzle(shape, 8 * nbytes):
+        return _layout.shared_swizzled(shape, nbytes)
+    return shared_row_major(*shape)
