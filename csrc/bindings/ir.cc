@@ -39,6 +39,7 @@ const char* expr_kind_name(ExprKind k) {
     case ExprKind::Cast: return "cast";
     case ExprKind::ElementAddr: return "element_addr";
     case ExprKind::ElementLoad: return "element_load";
+    case ExprKind::Math: return "math";
   }
   return "?";
 }
@@ -169,6 +170,12 @@ void init_ir(py::module_& m) {
   m.def("logical_not", [ex](EP a) { return ex(make_unary(UnaryOp::Not, a)); });
   m.def("select", [ex](EP c, EP a, EP b) { return ex(make_select(c, a, b)); });
   m.def("cast", [ex](EP a, DataType t) { return ex(make_cast(a, t)); });
+  // math.exp(x) ... on a runtime x (python/tilus/lang/scalar_math.py): fn is the name.
+  m.def("math", [ex](const std::string& fn, EP a) {
+    MathFn f;
+    if (!math_fn_from_name(fn, &f)) throw InternalError("unknown math function " + fn);
+    return ex(make_math(f, a));
+  }, py::arg("fn"), py::arg("a"));
   m.def("element_addr", [ex](Tensor t, std::vector<EP> idx) {
     return ex(make_element_addr(t, std::vector<Expr>(idx.begin(), idx.end())));
   });
@@ -257,6 +264,9 @@ void init_ir(py::module_& m) {
       .def("declare", [ex, opt](IRBuilder& b, const std::string& n, DataType t, EP init) {
         return ex(b.declare(n, t, opt(init)));
       }, py::arg("name"), py::arg("dtype"), py::arg("init").none(true))
+      .def("declare_at_top", [ex](IRBuilder& b, const std::string& n, DataType t, EP init) {
+        return ex(b.declare_at_top(n, t, init));
+      })
       .def("assign", [](IRBuilder& b, EP var, EP value) { b.assign(var, value); })
       .def("begin_for", [ex](IRBuilder& b, const std::string& n, EP s, EP e, EP st, int unroll) {
         return ex(b.begin_for(n, s, e, st, unroll));
@@ -309,15 +319,17 @@ void init_ir(py::module_& m) {
       .def("tile_op", [exprs](IRBuilder& b, const std::string& op, std::vector<Tensor> inputs,
                               std::vector<int> dims, int64_t int_attr, std::vector<EP> args,
                               std::optional<DataType> dtype, std::vector<int64_t> shape,
-                              std::string text) {
+                              std::string text, Tensor out) {
         IRBuilder::TileOpOperands o{std::move(inputs), std::move(dims), int_attr, exprs(args),
                                     dtype.value_or(DataType{}), std::move(shape), std::move(text)};
+        o.out = std::move(out);
         return b.tile_op(op_from_name(op), std::move(o));
       }, py::arg("op"), py::arg("inputs"), py::arg("dims") = std::vector<int>{},
          py::arg("int_attr") = 0, py::arg("args") = std::vector<EP>{},
          py::arg("dtype") = std::nullopt, py::arg("shape") = std::vector<int64_t>{},
-         py::arg("text") = "",
-         "An instruction checked by its handler (csrc/ops/); operands as in ir/inst.h.")
+         py::arg("text") = "", py::arg("out") = Tensor(),
+         "An instruction checked by its handler (csrc/ops/); operands as in ir/inst.h; out: "
+         "the existing tensor an op that writes one (defines = false in ir/ops.def) writes.")
       .def("binary", [](IRBuilder& b, const std::string& op, Tensor x, Tensor y, Tensor out) {
         return b.binary(binary_op_from(op), x, y, out);
       }, py::arg("op"), py::arg("a"), py::arg("b"), py::arg("out").none(true))

@@ -30,7 +30,8 @@ int CudaEmitter::pointer_origin(const Expr& e) const {
     case ExprKind::Unary: return pointer_origin(e->a);
     case ExprKind::Select: return join(pointer_origin(e->a), pointer_origin(e->b));
     case ExprKind::Const:
-    case ExprKind::BlockIdx: return -1;
+    case ExprKind::BlockIdx:
+    case ExprKind::Math: return -1;  // never a pointer
     case ExprKind::ElementLoad:
       // A pointer read from memory (a table of pointers) may point anywhere.
       return e->dtype.is_pointer ? -2 : -1;

@@ -180,6 +180,21 @@ std::string CudaEmitter::expr(const Expr& e) {
       if (!checked.empty()) return checked;
       return g.ptr + "[" + offset + "]";
     }
+    case ExprKind::Math: {
+      // CUDA's functions: expf ... on float32, exp ... on float64; float16 and bfloat16
+      // go through float32. Qualified with :: so that a script variable named expf or
+      // isnan (a local of the kernel) does not hide them.
+      const DataType t = e->a->dtype;
+      const bool is_double = t == dtypes::float64;
+      std::string x = expr(e->a);
+      if (!is_double && t != dtypes::float32) x = "tilus::cast<float>(" + x + ")";
+      const std::string name = math_fn_name(e->math_fn);
+      if (e->math_fn == MathFn::IsNan || e->math_fn == MathFn::IsInf)
+        return "::" + name + "(" + x + ")";  // float and double overloads, bool
+      const std::string call = "::" + name + (is_double ? "" : "f") + "(" + x + ")";
+      if (e->dtype == dtypes::float32 || is_double) return call;
+      return "tilus::cast<" + ctype(e->dtype) + ">(" + call + ")";
+    }
   }
   return "?";
 }

@@ -131,7 +131,8 @@ struct OriginFinder {
       case ExprKind::Unary:
       case ExprKind::Binary:
       case ExprKind::ElementAddr:
-      case ExprKind::ElementLoad: return kUnknown;
+      case ExprKind::ElementLoad:
+      case ExprKind::Math: return kUnknown;
     }
     return kUnknown;
   }

@@ -191,6 +191,14 @@ Value eval(BlockState& st, const ExprNode* e) {
     }
     case ExprKind::Cast:
       return convert(eval(st, e->a.get()), e->a->dtype, e->dtype);
+    case ExprKind::Math: {
+      // In double, rounded once to the result type: float16 and bfloat16 match the
+      // GPU's float32 function rounded to them, float32 its function within its error.
+      const double x = convert(eval(st, e->a.get()), e->a->dtype, dtypes::float64).f;
+      const double r = math_fn_eval(e->math_fn, x);
+      if (e->dtype.is_bool()) return Value::of_int(r != 0.0);
+      return Value::of_float(round_float(r, e->dtype.kind));
+    }
     case ExprKind::ElementAddr: {
       const TensorValue* tv;
       std::vector<int64_t> index;

@@ -145,12 +145,11 @@ void IRBuilder::set_cluster(std::vector<int64_t> blocks) {
 
 // ---------------------------------------------------------------- scalars and control flow
 
-Expr IRBuilder::declare(const std::string& name, DataType dtype, Expr init) {
-  auto v = make_var(unique_name(name), dtype);
+std::shared_ptr<StmtNode> IRBuilder::new_declare(const std::string& name, DataType dtype, Expr init) {
   auto s = std::make_shared<StmtNode>();
   s->kind = StmtKind::Declare;
   s->loc = loc_;
-  s->var = v;
+  s->var = make_var(unique_name(name), dtype);
   if (init) {
     TILUS_CHECK(!(init->dtype.is_pointer && !dtype.is_pointer) &&
                     !(dtype.is_pointer && init->dtype != dtype),
@@ -158,8 +157,21 @@ Expr IRBuilder::declare(const std::string& name, DataType dtype, Expr init) {
                 " with a value of type ", init->dtype.name());
     s->value = make_cast(init, dtype);
   }
+  return s;
+}
+
+Expr IRBuilder::declare(const std::string& name, DataType dtype, Expr init) {
+  auto s = new_declare(name, dtype, std::move(init));
   emit(s);
-  return v;
+  return s->var;
+}
+
+Expr IRBuilder::declare_at_top(const std::string& name, DataType dtype, Expr init) {
+  TILUS_ASSERT(!init || init->is_const());
+  auto s = new_declare(name, dtype, std::move(init));
+  auto& top = frames_.front()->stmts;
+  top.insert(top.begin(), s);
+  return s->var;
 }
 
 void IRBuilder::assign(const Expr& var, Expr value) {

@@ -36,6 +36,10 @@ class IRBuilder {
 
   // ---- scalar variables and control flow
   Expr declare(const std::string& name, DataType dtype, Expr init);  // init may be null
+  // A variable declared at the start of the kernel, whatever block is open: for state a
+  // nested block sets and the code after it reads (the transpiler's kernel-exit flag).
+  // init must be a constant (nothing else is known there).
+  Expr declare_at_top(const std::string& name, DataType dtype, Expr init);
   void assign(const Expr& var, Expr value);
   Expr begin_for(const std::string& var_name, Expr start, Expr end, Expr step, int unroll);
   void end_for();
@@ -124,6 +128,7 @@ class IRBuilder {
  private:
   struct Frame;  // an open block: its statements and what closes it
   void emit(Stmt s);
+  std::shared_ptr<StmtNode> new_declare(const std::string& name, DataType dtype, Expr init);
   void emit_inst(std::shared_ptr<Instruction> inst);
   std::shared_ptr<Instruction> new_inst(Op op);
   std::string unique_name(const std::string& hint);

@@ -38,6 +38,69 @@ bool is_comparison(BinaryOp op) {
 }
 bool is_logical(BinaryOp op) { return op == BinaryOp::And || op == BinaryOp::Or; }
 
+const char* math_fn_name(MathFn fn) {
+  switch (fn) {
+    case MathFn::Exp: return "exp";
+    case MathFn::Log: return "log";
+    case MathFn::Sqrt: return "sqrt";
+    case MathFn::Sin: return "sin";
+    case MathFn::Cos: return "cos";
+    case MathFn::Tan: return "tan";
+    case MathFn::Asin: return "asin";
+    case MathFn::Acos: return "acos";
+    case MathFn::Atan: return "atan";
+    case MathFn::Sinh: return "sinh";
+    case MathFn::Cosh: return "cosh";
+    case MathFn::Tanh: return "tanh";
+    case MathFn::Asinh: return "asinh";
+    case MathFn::Acosh: return "acosh";
+    case MathFn::Atanh: return "atanh";
+    case MathFn::Ceil: return "ceil";
+    case MathFn::Floor: return "floor";
+    case MathFn::Trunc: return "trunc";
+    case MathFn::IsNan: return "isnan";
+    case MathFn::IsInf: return "isinf";
+  }
+  return "?";
+}
+
+bool math_fn_from_name(const std::string& name, MathFn* out) {
+  for (int k = 0; k <= static_cast<int>(MathFn::IsInf); ++k) {
+    auto fn = static_cast<MathFn>(k);
+    if (name == math_fn_name(fn)) {
+      if (out) *out = fn;
+      return true;
+    }
+  }
+  return false;
+}
+
+double math_fn_eval(MathFn fn, double x) {
+  switch (fn) {
+    case MathFn::Exp: return std::exp(x);
+    case MathFn::Log: return std::log(x);
+    case MathFn::Sqrt: return std::sqrt(x);
+    case MathFn::Sin: return std::sin(x);
+    case MathFn::Cos: return std::cos(x);
+    case MathFn::Tan: return std::tan(x);
+    case MathFn::Asin: return std::asin(x);
+    case MathFn::Acos: return std::acos(x);
+    case MathFn::Atan: return std::atan(x);
+    case MathFn::Sinh: return std::sinh(x);
+    case MathFn::Cosh: return std::cosh(x);
+    case MathFn::Tanh: return std::tanh(x);
+    case MathFn::Asinh: return std::asinh(x);
+    case MathFn::Acosh: return std::acosh(x);
+    case MathFn::Atanh: return std::atanh(x);
+    case MathFn::Ceil: return std::ceil(x);
+    case MathFn::Floor: return std::floor(x);
+    case MathFn::Trunc: return std::trunc(x);
+    case MathFn::IsNan: return std::isnan(x) ? 1.0 : 0.0;
+    case MathFn::IsInf: return std::isinf(x) ? 1.0 : 0.0;
+  }
+  return 0.0;
+}
+
 namespace {
 std::shared_ptr<ExprNode> node(ExprKind kind, DataType dtype) {
   auto n = std::make_shared<ExprNode>();
@@ -117,6 +180,27 @@ Expr make_unary(UnaryOp op, Expr a) {
                                : make_int(-a->int_value, a->dtype);
   auto n = node(ExprKind::Unary, a->dtype);
   n->unary_op = op;
+  n->a = std::move(a);
+  return n;
+}
+
+Expr make_math(MathFn fn, Expr a) {
+  TILUS_CHECK(!a->dtype.is_pointer, "TypeError", "math.", math_fn_name(fn),
+              "() needs a number, got a pointer (", a->dtype.name(), ")");
+  TILUS_CHECK(!a->dtype.is_bool(), "TypeError", "math.", math_fn_name(fn),
+              "() needs a number, got a boolean (", expr_str(a), ")");
+  // float16, bfloat16, float32 and float64 keep their type; integers and the other
+  // floats (tfloat32, the low-precision ones) are computed in float32.
+  const bool keeps = a->dtype == dtypes::float16 || a->dtype == dtypes::bfloat16 ||
+                     a->dtype == dtypes::float32 || a->dtype == dtypes::float64;
+  if (!keeps) a = make_cast(std::move(a), dtypes::float32);
+  const bool predicate = fn == MathFn::IsNan || fn == MathFn::IsInf;
+  if (a->is_const()) {
+    const double r = math_fn_eval(fn, a->float_value);
+    return predicate ? make_bool(r != 0.0) : make_float(r, a->dtype);
+  }
+  auto n = node(ExprKind::Math, predicate ? dtypes::boolean : a->dtype);
+  n->math_fn = fn;
   n->a = std::move(a);
   return n;
 }
@@ -343,6 +427,11 @@ void print(std::ostringstream& os, const Expr& e) {
         print(os, e->indices[i]);
       }
       os << "]";
+      return;
+    case ExprKind::Math:
+      os << math_fn_name(e->math_fn) << "(";
+      print(os, e->a);
+      os << ")";
       return;
   }
 }

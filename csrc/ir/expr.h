@@ -25,6 +25,7 @@ enum class ExprKind : uint8_t {
   Cast,         // (dtype) a
   ElementAddr,  // &tensor[indices]  (global tensors)
   ElementLoad,  // tensor[indices]   (global tensors)
+  Math,         // math_fn(a): a scalar math function (math.exp(x) on a runtime x)
 };
 
 enum class UnaryOp : uint8_t { Neg, Not };
@@ -37,6 +38,21 @@ enum class BinaryOp : uint8_t {
 const char* binary_op_symbol(BinaryOp op);  // "+", "min", ...
 bool is_comparison(BinaryOp op);
 bool is_logical(BinaryOp op);
+
+// The scalar math functions of ExprKind::Math: Python's math.exp(x) ... on a runtime x.
+// Their own enum: UnaryOp is shared with tile instructions. A float operand keeps its
+// type (float16 and bfloat16 are computed through float32), an integer operand (and a
+// tfloat32 or low-precision float one) is converted to float32 first; IsNan and IsInf
+// give a boolean.
+enum class MathFn : uint8_t {
+  Exp, Log, Sqrt, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Tanh, Asinh, Acosh, Atanh,
+  Ceil, Floor, Trunc, IsNan, IsInf,
+};
+const char* math_fn_name(MathFn fn);  // "exp", "isnan", ... (Python's math.<name>)
+bool math_fn_from_name(const std::string& name, MathFn* out);
+// The function on a double (IsNan / IsInf: 1.0 or 0.0). Constant folding and the
+// interpreter both compute through this.
+double math_fn_eval(MathFn fn, double x);
 
 struct ExprNode;
 using Expr = std::shared_ptr<const ExprNode>;
@@ -55,7 +71,9 @@ struct ExprNode {
   // Unary / Binary
   UnaryOp unary_op = UnaryOp::Neg;
   BinaryOp binary_op = BinaryOp::Add;
-  // operands: Unary/Cast use a; Binary uses a, b; Select uses cond(c), a, b
+  // Math
+  MathFn math_fn = MathFn::Exp;
+  // operands: Unary/Cast/Math use a; Binary uses a, b; Select uses cond(c), a, b
   Expr a, b, c;
   // ElementAddr / ElementLoad
   Tensor tensor;
@@ -75,6 +93,9 @@ Expr make_unary(UnaryOp op, Expr a);
 Expr make_binary(BinaryOp op, Expr a, Expr b);
 Expr make_select(Expr cond, Expr a, Expr b);
 Expr make_cast(Expr a, DataType dtype);
+// fn(a). TypeError naming the function for a pointer or boolean operand; a constant
+// operand folds.
+Expr make_math(MathFn fn, Expr a);
 Expr make_element_addr(Tensor t, std::vector<Expr> indices);
 Expr make_element_load(Tensor t, std::vector<Expr> indices);
 

@@ -16,6 +16,7 @@ void ExprVisitor::visit_expr(const Expr& e) {
     case ExprKind::Cast: return visit_cast(e);
     case ExprKind::ElementAddr: return visit_element_addr(e);
     case ExprKind::ElementLoad: return visit_element_load(e);
+    case ExprKind::Math: return visit_math(e);
   }
 }
 
@@ -109,6 +110,7 @@ Expr ExprMutator::mutate_expr(const Expr& e) {
     case ExprKind::Cast: return mutate_cast(e);
     case ExprKind::ElementAddr: return mutate_element_addr(e);
     case ExprKind::ElementLoad: return mutate_element_load(e);
+    case ExprKind::Math: return mutate_math(e);
   }
   return e;
 }
@@ -136,6 +138,7 @@ Expr ExprMutator::mutate_unary(const Expr& e) { return with_operands(e); }
 Expr ExprMutator::mutate_binary(const Expr& e) { return with_operands(e); }
 Expr ExprMutator::mutate_select(const Expr& e) { return with_operands(e); }
 Expr ExprMutator::mutate_cast(const Expr& e) { return with_operands(e); }
+Expr ExprMutator::mutate_math(const Expr& e) { return with_operands(e); }
 Expr ExprMutator::mutate_element_addr(const Expr& e) { return with_operands(e); }
 Expr ExprMutator::mutate_element_load(const Expr& e) { return with_operands(e); }
 

@@ -35,6 +35,7 @@ class ExprVisitor {
   virtual void visit_binary(const Expr& e);
   virtual void visit_select(const Expr& e);  // condition (c), then a, then b
   virtual void visit_cast(const Expr& e) { visit_expr(e->a); }
+  virtual void visit_math(const Expr& e) { visit_expr(e->a); }
   // The indices only: the tensor's shape and strides belong to the tensor.
   virtual void visit_element_addr(const Expr& e);
   virtual void visit_element_load(const Expr& e);
@@ -87,6 +88,7 @@ class ExprMutator {
   virtual Expr mutate_binary(const Expr& e);
   virtual Expr mutate_select(const Expr& e);
   virtual Expr mutate_cast(const Expr& e);
+  virtual Expr mutate_math(const Expr& e);
   virtual Expr mutate_element_addr(const Expr& e);
   virtual Expr mutate_element_load(const Expr& e);
 

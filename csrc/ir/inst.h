@@ -54,6 +54,11 @@
 //   RepeatInterleave  inputs[0] register, shape = repeat count per dim            -> output
 //   ReshapeShared     inputs[0] shared, shape = the new shape  -> output shared view (same memory)
 //   PermuteShared     inputs[0] shared, dims = output dim i is input dim dims[i] -> output shared view
+//   -- register tensors indexed at runtime positions (ops/register_slices.cc)
+//   SliceRegister     inputs[0] register, args = one offset per dim (0 where kept), dims =
+//                     the kept dims                         -> output (x[i], x[i, :])
+//   SliceAssignRegister  inputs[0] = the value (the slice's shape) -> output (existing),
+//                     args and dims as SliceRegister        (x[i] = v, x[i] ^= 1)
 //   hopper family (ops/mbarrier.cc, ops/tma.cc); a barrier is a uint32 shared address:
 //   MbarrierAlloc     args[0] = the uint32 Var set to the first barrier's address, args[1..]
 //                     = arrival counts (barrier i at address + 8 i)

@@ -16,6 +16,7 @@ struct GroupThreads : StmtVisitor {
   std::vector<int64_t> stack;
   std::unordered_map<const Instruction*, int64_t> inst_threads;
   std::unordered_map<int, int64_t>& tensor_threads;
+  std::unordered_map<int, int64_t> moved;  // MadeBeforeItsGroup's tiles -> their group's threads
   int64_t block;
   GroupThreads(std::unordered_map<int, int64_t>& t, int64_t b) : stack{b}, tensor_threads(t), block(b) {}
   void visit_thread_group(const Stmt& s) override {
@@ -27,7 +28,11 @@ struct GroupThreads : StmtVisitor {
     const Instruction& i = *s->inst;
     const int64_t n = stack.back();
     if (n != block) inst_threads[&i] = n;
-    if (i.output && i.defines_output && is_reg(i.output) && n != block) tensor_threads[i.output->id] = n;
+    if (i.output && i.defines_output && is_reg(i.output)) {
+      auto it = moved.find(i.output->id);
+      if (it != moved.end()) tensor_threads[i.output->id] = it->second;
+      else if (n != block) tensor_threads[i.output->id] = n;
+    }
     auto threads_of = [&](const Tensor& t) {
       auto it = tensor_threads.find(t->id);
       return it == tensor_threads.end() ? block : it->second;
@@ -51,11 +56,49 @@ struct GroupThreads : StmtVisitor {
 };
 
 
+// Tilus 0.2 programs make a tile before opening the thread group that alone uses it
+// (`acc = self.register_tensor(..., init=0.0)` in the whole block, the dot on it in the
+// consumer warpgroup). register_tensor gives every element the same value whatever the
+// thread, so such a tile belongs to that group as if made there: tile id -> the group's
+// thread count. A tile used in two groups, or outside its group too, stays where it
+// was made (and GroupThreads then refuses the use across groups).
+struct MadeBeforeItsGroup : StmtVisitor {
+  std::vector<const StmtNode*> groups{nullptr};  // innermost last; null: the block
+  std::unordered_map<int, const StmtNode*> made_in;  // register_tensor outputs -> group
+  std::unordered_map<int, const StmtNode*> used_in;  // -> the one group using them
+  std::unordered_map<int, bool> mixed;               // used in more than one group
+  void visit_thread_group(const Stmt& s) override {
+    groups.push_back(s.get());
+    visit_stmt(s->body);
+    groups.pop_back();
+  }
+  void use(const Tensor& t) {
+    if (!is_reg(t) || !made_in.count(t->id)) return;
+    auto [it, fresh] = used_in.emplace(t->id, groups.back());
+    if (!fresh && it->second != groups.back()) mixed[t->id] = true;
+  }
+  void visit_inst(const Stmt& s) override {
+    const Instruction& i = *s->inst;
+    for (const Tensor& t : i.inputs) use(t);
+    if (i.output && !i.defines_output) use(i.output);
+    if (i.op == Op::RegisterTensor && i.output && i.defines_output) made_in[i.output->id] = groups.back();
+  }
+  std::unordered_map<int, int64_t> moved() const {
+    std::unordered_map<int, int64_t> out;
+    for (const auto& [id, group] : used_in)
+      if (!mixed.count(id) && group && group != made_in.at(id)) out[id] = group->group_threads;
+    return out;
+  }
+};
+
 }  // namespace
 
 GroupThreadCounts group_thread_counts(const Program& program) {
   GroupThreadCounts out;
+  MadeBeforeItsGroup before;
+  before.visit_stmt(program.body);
   GroupThreads walk(out.tensor_threads, int64_t{program.warps} * 32);
+  walk.moved = before.moved();
   walk.visit_stmt(program.body);
   out.inst_threads = std::move(walk.inst_threads);
   return out;

@@ -15,7 +15,8 @@ struct GroupThreadCounts {
   std::unordered_map<int, int64_t> tensor_threads;
 };
 
-// A register tensor belongs to the group of the instruction that defines it; an
+// A register tensor belongs to the group of the instruction that defines it (a
+// register_tensor made outside the one group that uses it belongs to that group); an
 // instruction may read or write only register tensors of its own group (they live in
 // its threads' registers). Throws a ValueError at the offending line otherwise.
 // IRBuilder::finish runs it on every program; layout inference uses the counts.

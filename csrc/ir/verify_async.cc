@@ -104,6 +104,7 @@ bool same_expr(const Expr& a, const Expr& b) {
       return a->binary_op == b->binary_op && same_expr(a->a, b->a) && same_expr(a->b, b->b);
     case ExprKind::Select: return same_expr(a->c, b->c) && same_expr(a->a, b->a) && same_expr(a->b, b->b);
     case ExprKind::Cast: return same_expr(a->a, b->a);
+    case ExprKind::Math: return a->math_fn == b->math_fn && same_expr(a->a, b->a);
     case ExprKind::ElementAddr:
     // A load from global memory may differ between two evaluations.
     case ExprKind::ElementLoad: return false;

@@ -101,7 +101,8 @@ int64_t Divisibility::of(const Expr& e) const {
     case ExprKind::Select: return gcd0(of(e->a), of(e->b));
     case ExprKind::BlockIdx:
     case ExprKind::ElementAddr:
-    case ExprKind::ElementLoad: return 1;
+    case ExprKind::ElementLoad:
+    case ExprKind::Math: return 1;
   }
   return 1;
 }

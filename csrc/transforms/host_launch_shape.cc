@@ -101,7 +101,8 @@ bool HostEvaluator::eval(const Expr& e, const std::vector<HostArg>& args, int64_
     case ExprKind::BlockIdx:
     case ExprKind::Unary:
     case ExprKind::ElementAddr:
-    case ExprKind::ElementLoad: return false;
+    case ExprKind::ElementLoad:
+    case ExprKind::Math: return false;  // floats and booleans do not size a launch
   }
   return false;
 }
@@ -122,7 +123,8 @@ bool HostEvaluator::evaluable(const Expr& e) const {
     case ExprKind::BlockIdx:
     case ExprKind::Unary:
     case ExprKind::ElementAddr:
-    case ExprKind::ElementLoad: return false;
+    case ExprKind::ElementLoad:
+    case ExprKind::Math: return false;  // floats and booleans do not size a launch
   }
   return false;
 }

@@ -50,7 +50,8 @@ class WrittenParams : public StmtVisitor {
     if (!e) return {};
     switch (e->kind) {
       case ExprKind::Const:
-      case ExprKind::BlockIdx: return {};
+      case ExprKind::BlockIdx:
+      case ExprKind::Math: return {};  // a float or a boolean, never a pointer
       case ExprKind::Var: {
         if (auto p = param_index_.find(e->var_id); p != param_index_.end()) {
           if (e->dtype.is_pointer) return {p->second};

@@ -4,6 +4,7 @@
 // The trees are built node by node here, so every statement kind appears and the
 // expected visiting order is read off the construction.
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -222,6 +223,33 @@ static void test_expr_mutator_shares_unchanged_nodes() {
   CHECK(loaded != load && loaded->tensor == g && loaded->indices.size() == 1 && loaded->indices[0] == k);
 }
 
+static void test_math_expressions() {
+  section("Math: visited and mutated through its operand; typed, folded, printed");
+  Expr x = make_var("x", dtypes::float32), k = make_var("k", dtypes::int32);
+  Expr e = make_math(MathFn::Exp, x);
+  CHECK(e->kind == ExprKind::Math && e->dtype == dtypes::float32);
+  CHECK_EQ(expr_str(e), std::string("exp(x)"));
+  struct Log : ExprVisitor {
+    std::string order;
+    void visit_var(const Expr& e) override { order += e->name; }
+  } v;
+  v.visit_expr(make_binary(BinaryOp::Add, make_math(MathFn::Sqrt, make_var("a", dtypes::float64)), e));
+  CHECK_EQ(v.order, std::string("ax"));
+  CHECK(make_math(MathFn::IsNan, x)->dtype == dtypes::boolean);
+  CHECK(make_math(MathFn::Floor, make_var("h", dtypes::float16))->dtype == dtypes::float16);
+  Expr from_int = make_math(MathFn::Log, k);  // integers are computed in float32
+  CHECK(from_int->dtype == dtypes::float32 && from_int->a->kind == ExprKind::Cast);
+  Expr folded = make_math(MathFn::Sqrt, make_int(16));
+  CHECK(folded->is_const() && folded->dtype == dtypes::float32 && folded->float_value == 4.0);
+  CHECK(make_math(MathFn::IsInf, make_float(std::numeric_limits<double>::infinity()))->int_value == 1);
+
+  Substitute sub(x, make_var("y", dtypes::float32));
+  Expr m = sub.mutate_expr(e);
+  CHECK(m != e && m->kind == ExprKind::Math && m->math_fn == MathFn::Exp);
+  CHECK_EQ(expr_str(m), std::string("exp(y)"));
+  CHECK(sub.mutate_expr(from_int) == from_int);
+}
+
 // ---- StmtMutator -----------------------------------------------------------------------
 
 static void test_stmt_mutator_identity_and_substitution() {
@@ -280,6 +308,7 @@ int main() {
   test_for_each_inst();
   test_stmt_expr_visitor_sees_every_expression();
   test_expr_visitor_operand_order();
+  test_math_expressions();
   test_expr_mutator_shares_unchanged_nodes();
   test_stmt_mutator_identity_and_substitution();
   test_stmt_mutator_deletes();

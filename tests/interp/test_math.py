@@ -275,7 +275,7 @@ class BadOperators(tilus.Script):
 @pytest.mark.parametrize("case,error,match", [
     ("xor", TypeError, "needs integer or boolean operands, got float32"),
     ("item", ValueError, r"item\(\) needs a tensor with exactly one element"),
-    ("item_ptr", TypeError, "register tensors cannot be indexed"),
+    ("item_ptr", TypeError, r"item_ptr\(\) needs a global or shared tensor, got a register tensor"),
     ("expr_item_ptr", TypeError, r"item_ptr\(\) applies to a tensor element"),
 ])
 def test_operator_errors_name_the_line(case, error, match):

@@ -11,6 +11,7 @@ import torch
 import tilus
 from tilus import float16, float32, int32, uint32
 from tilus.utils import cdiv
+from tilus.lang.errors import ScriptError
 
 
 class WarpSpecializedMatmul(tilus.Script):
@@ -433,3 +434,37 @@ def test_ws_copy_matmul_matches_torch(m, n, k):
     ref_c, ref_s = ws_copy_matmul_reference(a, b)
     torch.testing.assert_close(c.float(), ref_c, atol=3e-2, rtol=3e-2)
     torch.testing.assert_close(s, ref_s, atol=5e-2, rtol=1e-2)
+
+
+class TileMadeBeforeItsGroup(tilus.Script):
+    """Tilus 0.2's warp-specialised matmul makes the accumulator in the whole block, then
+    uses it only in the consumer group: the tile belongs to that group."""
+
+    def __call__(self, out: ~float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 3
+        acc = self.register_tensor(dtype=float32, shape=[32, 8], init=1.5)
+        with self.thread_group(32, 64):
+            acc = acc + 2.0
+            g = self.global_view(out, dtype=float32, shape=[32, 8])
+            self.store_global(g, acc, offsets=[0, 0])
+
+
+class TileUsedInTwoGroups(tilus.Script):
+    def __call__(self, out: ~float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 2
+        acc = self.register_tensor(dtype=float32, shape=[32, 8], init=1.5)
+        g = self.global_view(out, dtype=float32, shape=[32, 8])
+        with self.thread_group(0, 32):
+            self.store_global(g, acc, offsets=[0, 0])
+        with self.thread_group(32, 32):
+            self.store_global(g, acc + 1.0, offsets=[0, 0])
+
+
+def test_a_tile_made_before_the_one_group_using_it_belongs_to_that_group():
+    out = torch.full((32, 8), float("nan"))
+    TileMadeBeforeItsGroup()(out)
+    torch.testing.assert_close(out, torch.full((32, 8), 3.5))
+    with pytest.raises(ScriptError, match="made in another thread group"):
+        TileUsedInTwoGroups()(out)

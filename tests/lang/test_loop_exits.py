@@ -213,3 +213,42 @@ def test_tiles_after_a_runtime_break_of_an_unrolled_loop():
     out = torch.zeros(1, 8)
     TileRows()(3, x, out)
     torch.testing.assert_close(out[0], 3 * (x[0] + x[1]))
+
+
+class LoopVariableNameReused(tilus.Script):
+    """Tilus 0.2's Hopper matmul reuses the name of an ended runtime loop's variable as a
+    plain variable in the next loop (`for stage in range(n)` then `stage = i % s`)."""
+
+    def __call__(self, n: int32, lim: int32, out: ~int32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        count: int32 = 0
+        for stage in range(n):
+            count = count + stage
+        for i in range(n):
+            stage = i % 2
+            count = count + 10 * stage
+        g = self.global_view(out, dtype=int32, shape=[1])
+        self.store_global(g, self.register_tensor(dtype=int32, shape=[1], init=count), offsets=[0])
+
+
+class LoopVariableReadAfterTheLoop(_Counting):
+    def __call__(self, n: int32, lim: int32, out: ~int32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        for i in range(n):
+            pass
+        self.finish(i, out)
+
+
+def test_an_ended_loop_variable_name_can_be_reassigned():
+    n = 5
+    assert _run(LoopVariableNameReused(), n, 0) == sum(range(n)) + 10 * sum(i % 2 for i in range(n))
+
+
+def test_reading_an_ended_loop_variable_names_the_loop():
+    from tilus.lang.errors import ScriptError
+    with pytest.raises(ScriptError, match="'i' is the variable of the runtime loop at line \\d+, "
+                                          "which has ended") as info:
+        _run(LoopVariableReadAfterTheLoop(), 3, 0)
+    assert "self.finish(i, out)" in str(info.value)

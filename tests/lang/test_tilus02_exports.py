@@ -146,3 +146,23 @@ def test_tilus_logging_reports_autotuning_decisions():
         logger.removeHandler(handler)
         logger.setLevel(logging.NOTSET)
         logger.propagate = True
+
+
+@pytest.mark.parametrize("capability,runs", [
+    (None, {"nvgpu_sm80": False, "nvgpu_sm90": False, "nvgpu_sm100": False, "nvgpu_sm100a": False}),
+    ((8, 0), {"nvgpu_sm80": True, "nvgpu_sm90": False, "nvgpu_sm100": False, "nvgpu_sm100a": False}),
+    ((9, 0), {"nvgpu_sm80": True, "nvgpu_sm90": True, "nvgpu_sm100": False, "nvgpu_sm100a": False}),
+    ((10, 0), {"nvgpu_sm80": True, "nvgpu_sm90": True, "nvgpu_sm100": True, "nvgpu_sm100a": True}),
+    ((12, 0), {"nvgpu_sm80": True, "nvgpu_sm90": True, "nvgpu_sm100": True, "nvgpu_sm100a": False}),
+])
+def test_tilus_testing_requires_skips_what_the_gpu_cannot_run(monkeypatch, capability, runs):
+    import tilus.testing
+
+    monkeypatch.setattr(tilus.testing, "_capability", lambda: capability)
+    for name, expected in runs.items():
+        def case():
+            pass
+
+        decorated = getattr(tilus.testing.requires, name)(case)
+        skipped = any(m.name == "skip" for m in getattr(decorated, "pytestmark", []))
+        assert skipped != expected, (name, capability)

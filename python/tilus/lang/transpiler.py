@@ -30,7 +30,7 @@ from tilus.lang.context import building, current_launch_attrs
 from tilus.lang.classes import Class
 from tilus.lang.instructions import InstructionMixin, _Range
 from tilus.lang.types import DataType
-from tilus.lang.values import Expr, Tensor, as_expr, is_scalar
+from tilus.lang.values import Expr, Tensor, as_expr, is_scalar, register_index
 
 _PY_BINOPS = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -48,10 +48,11 @@ _PY_CMPOPS = {
 
 
 class _Unbound:
-    """Marks a name whose tensor was defined inside a runtime block that has ended."""
+    """Marks a name whose tensor was defined inside a runtime block that has ended, or
+    that named the variable of a runtime loop that has ended (loop_var)."""
 
-    def __init__(self, name: str, line: int, kind: str):
-        self.name, self.line, self.kind = name, line, kind
+    def __init__(self, name: str, line: int, kind: str, loop_var: bool = False):
+        self.name, self.line, self.kind, self.loop_var = name, line, kind, loop_var
 
 
 class _Scope:
@@ -163,6 +164,8 @@ def _exits_of(body: List[ast.stmt], nested: bool = False, found=None):
 _BOOL = _C.dtype("boolean")
 # The scope kind of the runtime `if` that skips what follows a runtime break/continue.
 _GUARD = "if (the code after a break/continue that depends on a runtime value)"
+# ... and of the one that skips what follows a `return` under a runtime condition.
+_EXIT_GUARD = "if (the code after a return under a runtime condition)"
 
 
 class _Return(Exception):
@@ -185,6 +188,12 @@ class Transpiler:
         self.loop_vars: List[Expr] = []  # variables of the runtime loops being walked
         # The loops being walked, innermost last: None for a runtime loop.
         self.loops: List[Optional[_Unrolled]] = []
+        # A `return` under a runtime condition ends the kernel (Tilus 0.2's semantics): it
+        # sets this flag (declared at the kernel's start on first use) and the statements
+        # after any place that may have set it run only while it is clear.
+        self.exit_flag: Optional[Expr] = None
+        self.kernel_exits = 0    # such returns emitted so far
+        self.thread_groups = 0   # open `with self.thread_group(...)` blocks
 
     # ------------------------------------------------------------------ entry
     def transpile(self, params: List[tuple]):
@@ -258,7 +267,24 @@ class Transpiler:
         loop = self.loops[-1] if self.loops else None
         for k, stmt in enumerate(stmts):
             exits = loop.exits if loop is not None else 0
+            kernel_exits = self.kernel_exits
             self.visit_stmt(stmt)
+            if self.kernel_exits != kernel_exits:
+                if isinstance(stmt, ast.Return):
+                    return  # what follows in this block is unreachable
+                self.set_loc(stmt)
+                if self.loops and loop is None:
+                    # Directly in a runtime loop's body: an exit leaves the loop.
+                    self.builder.begin_if(self.exit_flag)
+                    self.builder.emit_break()
+                    self.builder.end_if()
+                elif k + 1 < len(stmts):
+                    self.builder.begin_if(_C.logical_not(self.exit_flag))
+                    try:  # a compile-time break of an unrolled loop may leave from inside
+                        self.visit_block(stmts[k + 1:], _EXIT_GUARD)
+                    finally:
+                        self.builder.end_if()
+                    return
             if loop is None or loop.exits == exits:
                 continue
             if isinstance(stmt, (ast.Break, ast.Continue)):
@@ -332,8 +358,12 @@ class Transpiler:
         if isinstance(target, ast.Attribute):
             current = self.eval(target)
             return self.assign(target, self.binop(node.op, current, self.eval(node.value)), node)
+        if isinstance(target, ast.Subscript):  # phases[stage] ^= 1
+            current = self.eval(target)
+            return self.assign(target, self.binop(node.op, current, self.eval(node.value)), node)
         if not isinstance(target, ast.Name):
-            raise self.error("SyntaxError", "augmented assignment only works on names")
+            raise self.error("SyntaxError", "augmented assignment only works on names, "
+                             "attributes and register tensor elements")
         current = self.lookup(target.id, target)
         value = self.binop(node.op, current, self.eval(node.value))
         self.assign(target, value, node)
@@ -364,7 +394,11 @@ class Transpiler:
             raise self.error("SyntaxError", "with statements in tilus scripts open thread groups "
                              f"(self.thread_group(...)); got a {type(ctx).__name__}")
         self.builder.begin_thread_group(ctx.thread_begin, ctx.num_threads)
-        self.visit_block(node.body, "thread group")
+        self.thread_groups += 1
+        try:
+            self.visit_block(node.body, "thread group")
+        finally:
+            self.thread_groups -= 1
         self.builder.end_thread_group()
 
     def stmt_For(self, node: ast.For):
@@ -397,24 +431,34 @@ class Transpiler:
                 broke = self.builder.declare("unrolled_break", _BOOL, _C.const_bool(False))
             if "continue" in kinds:
                 skipped = self.builder.declare("unrolled_continue", _BOOL, _C.const_bool(False))
-        loop = _Unrolled(len(self.scopes), broke, skipped)
+        loop = _Unrolled(self.runtime_depth(), broke, skipped)
         self.loops.append(loop)
+        kernel_exits = self.kernel_exits
         try:
             for item in iterable:
                 self.set_loc(node)
                 if skipped is not None and loop.exits:  # a new iteration is not skipped
                     self.builder.assign(skipped, _C.const_bool(False))
                 self.assign(node.target, item, node)
+                exited = self.kernel_exits != kernel_exits  # an earlier iteration may have
+                if exited:
+                    self.builder.begin_if(_C.logical_not(self.exit_flag))
                 try:
                     if loop.breaks:  # an earlier iteration may have broken out at run time
                         self.builder.begin_if(loop.stay())
                         self.visit_block(node.body, _GUARD)
                         self.builder.end_if()
+                    elif exited:
+                        self.visit_block(node.body, _EXIT_GUARD)
                     else:
                         self.visit_body(node.body)
                 except _LoopExit as e:
                     if e.is_break:
+                        if exited:
+                            self.builder.end_if()
                         break
+                if exited:
+                    self.builder.end_if()
         finally:
             self.loops.pop()
 
@@ -440,10 +484,13 @@ class Transpiler:
             self.loops.pop()
         self.close_scope(scope, node)
         self.builder.end_for()
-        # After the loop the Python name refers to the loop variable's last value; we
-        # keep the loop variable bound only if the name was not bound before.
+        # The loop variable ends with the loop (the IR has no value for it after): the name
+        # returns to what it was bound to before, or becomes unbound, so that reading it
+        # is an error naming the loop and assigning it makes a new variable.
         if saved is not _MISSING:
             self.env[node.target.id] = saved
+        else:
+            self.env[node.target.id] = _Unbound(node.target.id, node.lineno, "for", loop_var=True)
 
     def stmt_While(self, node: ast.While):
         if node.orelse:
@@ -471,7 +518,7 @@ class Transpiler:
         if loop is None:  # a runtime loop's (the builder reports one outside any loop)
             self.builder.emit_break() if is_break else self.builder.emit_continue()
             return
-        if len(self.scopes) == loop.depth:
+        if self.runtime_depth() == loop.depth:
             raise _LoopExit(is_break)
         flag = loop.broke if is_break else loop.skipped
         assert flag is not None, "_exits_of missed a break/continue under a runtime block"
@@ -479,13 +526,38 @@ class Transpiler:
         loop.exits += 1
         loop.breaks += is_break
 
+    def runtime_depth(self) -> int:
+        """The runtime blocks open around the current statement, less the guards after a
+        kernel exit: a compile-time break inside one still stops the unrolling, since the
+        iterations it skips would be skipped at run time too."""
+        return sum(1 for scope in self.scopes if scope.kind != _EXIT_GUARD)
+
     def stmt_Return(self, node: ast.Return):
         value = None if node.value is None else self.eval(node.value)
         if self.current_func is self.func and value is not None:
             raise self.error("SyntaxError", "a kernel's __call__ cannot return a value")
-        if self.scopes:
-            raise self.error("SyntaxError", "return inside a runtime if or loop is not supported")
-        raise _Return(value)
+        if all(scope.kind == _EXIT_GUARD for scope in self.scopes):
+            # The function's own return (perhaps after an earlier runtime exit, whose guard
+            # holds the rest of the function).
+            if self.scopes and isinstance(value, (Expr, Tensor)):
+                raise self.error("SyntaxError", "this helper may end the kernel early (a return "
+                                 "under a runtime condition above), so it cannot also return a "
+                                 "runtime value; return it through an argument (out=) instead")
+            raise _Return(value)
+        # Under a runtime if or loop: as in Tilus 0.2, the kernel ends here.
+        if value is not None:
+            raise self.error("SyntaxError", "a return under a runtime if or loop ends the kernel "
+                             "and cannot return a value; a helper returns a value only from its "
+                             "top level")
+        if self.thread_groups:
+            raise self.error("SyntaxError", "a return under a runtime condition inside a thread "
+                             "group is not supported: the group's threads would leave while the "
+                             "others wait for them at the next barrier; end the group instead")
+        if self.exit_flag is None:
+            self.exit_flag = self.builder.declare_at_top("kernel_exited", _BOOL,
+                                                         _C.const_bool(False))
+        self.builder.assign(self.exit_flag, _C.const_bool(True))
+        self.kernel_exits += 1
 
     def stmt_Assert(self, node: ast.Assert):
         cond = self.eval(node.test)
@@ -513,6 +585,18 @@ class Transpiler:
                 self.env[name] = _Unbound(name, line, scope.kind)
 
     # ------------------------------------------------------------------ binding
+    def rebinding_scope(self, name: Optional[str] = None) -> Optional[_Scope]:
+        """The innermost runtime block in which rebinding a compile-time value is ambiguous
+        (the value after the block would depend on whether it ran), or None. The block a
+        name was first bound in is not, nor a guard after a kernel exit: what follows one
+        runs only when the guard's body ran."""
+        for scope in reversed(self.scopes):
+            if name is not None and name in scope.new_names:
+                return None
+            if scope.kind != _EXIT_GUARD:
+                return scope
+        return None
+
     def bind(self, name: str, value):
         if isinstance(value, Tensor):
             self.builder.name_tensor(value, name)
@@ -564,6 +648,8 @@ class Transpiler:
             return
         if isinstance(target, ast.Attribute):
             return self.assign_attribute(target, value)
+        if isinstance(target, ast.Subscript):
+            return self.assign_element(target, value)
         if not isinstance(target, ast.Name):
             raise self.error("SyntaxError", f"cannot assign to {ast.unparse(target)} in a tilus "
                              "script")
@@ -581,6 +667,12 @@ class Transpiler:
                     raise self.error("TypeError", f"'{name}' is a {current.type_str()} tensor "
                                      f"defined outside this {self.scopes[-1].kind}; assigning a "
                                      f"{value.type_str()} to it here would change its type")
+            if (isinstance(current, Expr) and current.kind == "var" and self.scopes
+                    and name not in self.scopes[-1].new_names):
+                raise self.error("TypeError", f"'{name}' is a runtime {current.dtype.name} scalar "
+                                 f"defined outside this {self.scopes[-1].kind}; assigning a "
+                                 f"{value.type_str()} tensor to it here would change its type "
+                                 "(for a one-element tile, take its value with .item())")
             self.bind(name, value)
             return
         if any(current is v for v in self.loop_vars):
@@ -596,13 +688,32 @@ class Transpiler:
                 self.bind(name, self.builder.declare(name, value.dtype, value))
             return
         # A compile-time Python value.
-        if self.scopes and current is not _MISSING and current is not value and \
-                name not in self.scopes[-1].new_names and not _same_value(current, value):
+        scope = self.rebinding_scope(name)
+        if scope is not None and current is not _MISSING and current is not value and \
+                not _same_value(current, value):
             raise self.error("TypeError", f"'{name}' holds the compile-time value {current!r}; "
-                             f"reassigning it inside a runtime {self.scopes[-1].kind} is "
+                             f"reassigning it inside a runtime {scope.kind} is "
                              f"ambiguous. Declare it as a runtime variable first, e.g. "
                              f"`{name}: int32 = {current!r}`")
         self.bind(name, value)
+
+    def assign_element(self, target: ast.Subscript, value):
+        """``r[i] = v``, ``r[i, :] = row``: writes elements of a register tensor (Tilus 0.2's
+        slice assignment); a scalar value fills the indexed part."""
+        tensor = self.eval(target.value)
+        if not isinstance(tensor, Tensor) or tensor.scope != "register":
+            what = tensor.type_str() + " tensor" if isinstance(tensor, Tensor) else type(tensor).__name__
+            raise self.error("TypeError", f"cannot assign to an element of a {what}: elements are "
+                             "assigned in register tensors; a shared or global tensor is written "
+                             "with store_shared / store_global")
+        index = self.eval(target.slice)
+        offsets, kept = register_index(tensor, index if isinstance(index, tuple) else (index,))
+        if not isinstance(value, Tensor):
+            shape = [tensor.shape[d] for d in kept] or [1]
+            value = self.builder.register_tensor(tensor.dtype, shape,
+                                                 _C.cast(as_expr(value, "the value"), tensor.dtype),
+                                                 None, "v")
+        self.builder.tile_op("slice_assign_register", [value], dims=kept, args=offsets, out=tensor)
 
     def assign_attribute(self, target: ast.Attribute, value, declare=None):
         obj = self.eval(target.value)
@@ -646,15 +757,20 @@ class Transpiler:
             expr = as_expr(value)
             setattr(obj, attr, self.builder.declare(attr, declare or expr.dtype, expr))
             return
-        if self.scopes and current is not _MISSING and not _same_value(current, value):
+        scope = self.rebinding_scope()
+        if scope is not None and current is not _MISSING and not _same_value(current, value):
             raise self.error("TypeError", f"{what} holds the compile-time value {current!r}; "
-                             f"reassigning it inside a runtime {self.scopes[-1].kind} is ambiguous; "
+                             f"reassigning it inside a runtime {scope.kind} is ambiguous; "
                              f"declare it as a runtime variable (`self.{attr}: int32 = ...`)")
         setattr(obj, attr, value)
 
     def lookup(self, name: str, node):
         if name in self.env:
             value = self.env[name]
+            if isinstance(value, _Unbound) and value.loop_var:
+                raise self.error("NameError", f"'{name}' is the variable of the runtime loop at "
+                                 f"line {value.line}, which has ended: its last value is not kept "
+                                 "(copy it into another variable inside the loop)", node)
             if isinstance(value, _Unbound):
                 raise self.error("NameError", f"'{name}' is a tensor defined inside a runtime "
                                  f"{value.kind} block and cannot be used after it", node)
@@ -719,6 +835,83 @@ class Transpiler:
                 self.env, self.current_func = saved
 
         return call
+
+    def expr_ListComp(self, node: ast.ListComp):
+        """``[1 for _ in range(self.stages)]``: comprehensions are evaluated while the
+        script is built, over compile-time iterables (their items may be runtime values or
+        tiles); the loop names are their own, as in Python."""
+        return [item for item, in self.comprehension(node, [node.elt])]
+
+    def expr_GeneratorExp(self, node: ast.GeneratorExp):
+        # Built eagerly: sum(...), any(...), tuple(...) consume it at once.
+        return iter([item for item, in self.comprehension(node, [node.elt])])
+
+    def expr_SetComp(self, node: ast.SetComp):
+        return {item for item, in self.comprehension(node, [node.elt])}
+
+    def expr_DictComp(self, node: ast.DictComp):
+        return dict(self.comprehension(node, [node.key, node.value]))
+
+    def comprehension(self, node, elts: List[ast.expr]) -> List[list]:
+        results: List[list] = []
+        outer = self.env
+        self.env = dict(outer)  # the comprehension's names do not leak out
+
+        def walk(k: int):
+            if k == len(node.generators):
+                results.append([self.eval(e) for e in elts])
+                return
+            gen = node.generators[k]
+            if gen.is_async:
+                raise self.error("SyntaxError", "async comprehensions are not supported", gen)
+            for item in self.compile_time_iterable(gen.iter):
+                self.bind_comprehension_target(gen.target, item)
+                keep = True
+                for cond in gen.ifs:
+                    value = self.eval(cond)
+                    if isinstance(value, (Expr, Tensor)):
+                        raise self.error("TypeError", "a comprehension's condition must be a "
+                                         "compile-time value; it is evaluated while the script "
+                                         "is built", cond)
+                    if not value:
+                        keep = False
+                        break
+                if keep:
+                    walk(k + 1)
+
+        try:
+            walk(0)
+        finally:
+            self.env = outer
+        return results
+
+    def compile_time_iterable(self, node: ast.expr):
+        if isinstance(node, ast.Call) and self.eval(node.func) is builtins.range:
+            bounds = [self.eval(a) for a in node.args]
+            if node.keywords or not all(isinstance(b, int) for b in bounds):
+                raise self.error("TypeError", "range(...) in a comprehension takes compile-time "
+                                 "integers; a runtime range is a for statement", node)
+            return range(*bounds)
+        iterable = self.eval(node)
+        if isinstance(iterable, (Expr, Tensor)):
+            raise self.error("TypeError", "a comprehension iterates over compile-time values "
+                             "(a list, a range of ints); use a for statement for a runtime "
+                             "range", node)
+        return iterable
+
+    def bind_comprehension_target(self, target: ast.expr, item):
+        if isinstance(target, ast.Name):
+            self.env[target.id] = item
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            items = list(item)
+            if len(items) != len(target.elts):
+                raise self.error("ValueError", f"cannot unpack {len(items)} values into "
+                                 f"{len(target.elts)} names", target)
+            for t, v in zip(target.elts, items):
+                self.bind_comprehension_target(t, v)
+        else:
+            raise self.error("SyntaxError", f"cannot bind {ast.unparse(target)} in a "
+                             "comprehension", target)
 
     def expr_Tuple(self, node: ast.Tuple):
         return tuple(self.eval(e) for e in node.elts)
@@ -862,6 +1055,9 @@ class Transpiler:
             from tilus.lang.types import boolean, float32, int32
             target = {int: int32, float: float32, bool: boolean}[func]
             return _C.cast(as_expr(args[0]), target)
+        from tilus.lang import scalar_math
+        if symbolic and scalar_math.handles(func):  # math.exp(x) ... on a runtime x
+            return scalar_math.call(func, args, kwargs)
         if func is builtins.range:
             raise self.error("TypeError", "range(...) can only be used as the iterable of a for "
                              "statement", node)

@@ -30,6 +30,8 @@ def as_expr(value, what: str = "value") -> Expr:
     if isinstance(value, numbers.Real):
         return _C.const_float(float(value), float32)
     if isinstance(value, Tensor):
+        if value.scope == "register" and all(e == 1 for e in value.shape):
+            return _tensor_item(value)  # one element: phases[stage], Tilus 0.2's scalar tiles
         raise TypeError(f"{what} must be a scalar, got a {value.type_str()} tensor")
     raise TypeError(f"{what} must be a scalar (int, float, bool or a runtime value), "
                     f"got {type(value).__name__}")
@@ -245,19 +247,24 @@ def _tensor_getitem(self, index):
     ``s[i, j].item_ptr()``, or storing a full reduction into it).
     A global tensor indexed with one index per dimension gives the element as a runtime
     scalar; ``~`` of it is the element's address (for semaphores).
+    A register tensor indexed (``phases[stage]``, ``r[i, :]``; Tilus 0.2's slice_register)
+    gives a register tensor of the kept dimensions (shape [1] for an element, usable as a
+    scalar); ``r[i] = v`` and ``r[i] ^= 1`` write elements. Indexed register tensors are
+    held whole by every thread, so keep them small (a phase per pipeline stage).
 
     Args:
         index: runtime or constant integers, one per leading dimension.
 
     Returns:
-        A shared tensor (shared), or a runtime scalar (global).
+        A shared tensor (shared), a runtime scalar (global), or a register tensor
+        (register).
 
     Dtypes and layouts:
         The slice keeps the shared tensor's dtype and its layout restricted to the
         remaining dimensions; a global element has the tensor's dtype.
 
     Raises:
-        TypeError: a register tensor is indexed, or an index is not an integer.
+        TypeError: an index is not an integer.
         ValueError: a shared tensor gets more indices than its rank, or none.
         IndexError: a constant index is out of range.
         RuntimeError: used outside a script's ``__call__`` while tilus compiles it.
@@ -274,7 +281,28 @@ def _tensor_getitem(self, index):
         return current_builder().slice_shared(self, [as_expr(i, "an index") for i in index])
     if self.scope == "global":
         return _C.element_load(self, [as_expr(i, "an index") for i in index])
-    raise TypeError("register tensors cannot be indexed; use tile instructions on them")
+    offsets, kept = register_index(self, index)
+    return current_builder().tile_op("slice_register", [self], dims=kept, args=offsets)
+
+
+def register_index(tensor, index):
+    """The offsets (one per dimension) and kept dimensions of a register tensor's index
+    ``r[i]``, ``r[i, :]``: integers or runtime values, ``:`` keeps a whole dimension, and
+    the dimensions after the last index are kept."""
+    if len(index) > tensor.rank:
+        raise IndexError(f"{tensor.name} has {tensor.rank} dimension(s), got {len(index)} indices")
+    offsets, kept = [], []
+    for d in range(tensor.rank):
+        i = index[d] if d < len(index) else slice(None)
+        if isinstance(i, slice):
+            if (i.start, i.stop, i.step) != (None, None, None):
+                raise IndexError(f"indexing {tensor.name}: a slice keeps a whole dimension (':'); "
+                                 "narrower slices are not supported")
+            offsets.append(as_expr(0))
+            kept.append(d)
+        else:
+            offsets.append(as_expr(i, "an index"))
+    return offsets, kept
 
 
 Tensor.__getitem__ = _tensor_getitem
@@ -516,6 +544,27 @@ def _tensor_item_ptr(self):
     return _C.element_addr(self, [as_expr(0)] * self.rank)
 
 
+def _tensor_size(self):
+    """The number of elements (Tilus 0.2's ``x.size``): an int for shared and register
+    tensors, a runtime value for a global tensor whose extents are."""
+    size = 1
+    for extent in self.shape:
+        size = size * extent
+    return size
+
+
+def _tensor_nbytes(self):
+    """The bytes the elements take, sub-byte types packed (Tilus 0.2's ``x.nbytes``):
+    what a TMA copy of the whole shared tensor brings, as ``arrive_and_expect_tx``
+    expects it. A runtime value for a global tensor of runtime extents."""
+    size = _tensor_size(self)
+    return (size * self.dtype.bits + 7) // 8
+
+
+Tensor.size = property(_tensor_size)
+Tensor.nbytes = property(_tensor_nbytes)
+# Our shared layouts (swizzles included) are compact: the storage is the elements.
+Tensor.storage_nbytes = property(_tensor_nbytes)
 Tensor.to = _tensor_to
 Tensor.item = _tensor_item
 Tensor.tolist = _tensor_tolist

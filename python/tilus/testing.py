@@ -1,0 +1,50 @@
+"""Tilus 0.2's ``tilus.testing``: pytest decorators that skip a test the current GPU cannot
+run, so test files written for Tilus 0.2 run unchanged::
+
+    @tilus.testing.requires.nvgpu_sm90
+    def test_tma_copy(): ...
+
+``nvgpu_sm80`` / ``nvgpu_sm90`` need a GPU of at least that compute capability;
+``nvgpu_sm100`` any Blackwell (10.x or newer); ``nvgpu_sm100a`` the 10.0 architecture
+itself (the ``a`` features do not carry over to later ones). Without a CUDA GPU the test
+is skipped, with the reason.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional, Tuple
+
+
+def _capability() -> Optional[Tuple[int, int]]:
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            return torch.cuda.get_device_capability()
+    except Exception:  # a torch without CUDA support, or a broken driver
+        pass
+    return None
+
+
+def _requires(name: str, major: int, minor: int, exact: bool) -> Callable[[Callable], Callable]:
+    def decorator(test: Callable) -> Callable:
+        import pytest
+
+        have = _capability()
+        if have is None:
+            return pytest.mark.skip(reason=f"needs a {name} GPU; no CUDA GPU is available")(test)
+        ok = have[0] == major if exact else have >= (major, minor)
+        if not ok:
+            return pytest.mark.skip(reason=f"needs a {name} GPU; this one is sm_{have[0]}{have[1]}")(test)
+        return test
+
+    return decorator
+
+
+class requires:
+    """The decorators, one per architecture Tilus 0.2 names."""
+
+    nvgpu_sm80 = staticmethod(_requires("sm_80", 8, 0, exact=False))
+    nvgpu_sm90 = staticmethod(_requires("sm_90", 9, 0, exact=False))
+    nvgpu_sm100 = staticmethod(_requires("sm_100", 10, 0, exact=False))
+    nvgpu_sm100a = staticmethod(_requires("sm_100a", 10, 0, exact=True))

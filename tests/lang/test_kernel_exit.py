@@ -1,0 +1,202 @@
+"""`return` under a runtime condition ends the kernel, as in Tilus 0.2: in `__call__`, in a
+helper method it inlines (the caller's code after the call does not run either), inside
+runtime loops (they stop) and inside Python loops unrolled at compile time (the later
+iterations do not run). A helper's own top-level `return` still returns to its caller."""
+
+import pytest
+import torch
+
+import tilus
+from tilus import float32, int32
+from tilus.lang.errors import ScriptError
+from tilus.utils import cdiv
+
+BLOCK = 16
+
+
+class SkipsBlocksPastALimit(tilus.Script):
+    """Blocks at or past `limit` end at once; the others copy their block of x to y."""
+
+    def __call__(self, n: int32, limit: int32, x: ~float32, y: ~float32):
+        self.attrs.blocks = cdiv(n, BLOCK)
+        self.attrs.warps = 1
+        if self.blockIdx.x >= limit:
+            return
+        gx = self.global_view(x, dtype=float32, shape=[n])
+        gy = self.global_view(y, dtype=float32, shape=[n])
+        offset = self.blockIdx.x * BLOCK
+        self.store_global(gy, self.load_global(gx, offsets=[offset], shape=[BLOCK]) * 2.0,
+                          offsets=[offset])
+
+
+def test_a_return_under_a_runtime_if_ends_the_block():
+    n, limit = 5 * BLOCK + 3, 3
+    x = torch.randn(n)
+    y = torch.full((n,), float("nan"))
+    SkipsBlocksPastALimit()(n, limit, x, y)
+    torch.testing.assert_close(y[:limit * BLOCK], x[:limit * BLOCK] * 2)
+    assert y[limit * BLOCK:].isnan().all()  # the other blocks wrote nothing
+
+
+class HelperEndsTheKernel(tilus.Script):
+    """A helper that returns early for odd blocks: the store after the call is skipped
+    for them too (the kernel ends), unlike a plain helper return."""
+
+    def load_doubled(self, gx, acc, offset: int32):
+        if self.blockIdx.x % 2 == 1:
+            return
+        self.assign(acc, self.load_global(gx, offsets=[offset], shape=[BLOCK]) * 2.0)
+        return  # the helper's own return: back to the caller
+
+    def __call__(self, n: int32, x: ~float32, y: ~float32):
+        self.attrs.blocks = cdiv(n, BLOCK)
+        self.attrs.warps = 1
+        gx = self.global_view(x, dtype=float32, shape=[n])
+        gy = self.global_view(y, dtype=float32, shape=[n])
+        offset = self.blockIdx.x * BLOCK
+        acc = self.register_tensor(dtype=float32, shape=[BLOCK], init=1.0)
+        self.load_doubled(gx, acc, offset)
+        self.store_global(gy, acc + 1.0, offsets=[offset])
+
+
+def test_a_return_in_a_helper_ends_the_kernel_not_the_helper():
+    n = 4 * BLOCK + 5
+    x = torch.randn(n)
+    y = torch.full((n,), float("nan"))
+    HelperEndsTheKernel()(n, x, y)
+    for b in range(cdiv(n, BLOCK)):
+        part = slice(b * BLOCK, min(n, (b + 1) * BLOCK))
+        if b % 2:
+            assert y[part].isnan().all()
+        else:
+            torch.testing.assert_close(y[part], x[part] * 2 + 1)
+
+
+class SumUntilNegative(tilus.Script):
+    """out[b] = sum of row b, written only when the row has no negative value: the
+    return inside the runtime loops (two deep) ends the block."""
+
+    def __call__(self, rows: int32, cols: int32, x: ~float32, out: ~float32):
+        self.attrs.blocks = rows
+        self.attrs.warps = 1
+        gx = self.global_view(x, dtype=float32, shape=[rows, cols])
+        total: float32 = 0.0
+        for i in range(cols // 4):
+            for j in range(4):
+                value = gx[self.blockIdx.x, i * 4 + j].item()
+                if value < 0.0:
+                    return
+                total = total + value
+            total = total + 0.0
+        go = self.global_view(out, dtype=float32, shape=[rows])
+        self.store_global(go, self.register_tensor(dtype=float32, shape=[1], init=total),
+                          offsets=[self.blockIdx.x])
+
+
+def test_a_return_inside_runtime_loops_ends_the_block():
+    rows, cols = 7, 12
+    x = torch.rand(rows, cols)
+    negative = [1, 4, 5]
+    for r in negative:
+        x[r, torch.randint(0, cols, (1,))] = -1.0
+    out = torch.full((rows,), float("nan"))
+    SumUntilNegative()(rows, cols, x, out)
+    for r in range(rows):
+        if r in negative:
+            assert out[r].isnan()
+        else:
+            torch.testing.assert_close(out[r], x[r].sum())
+
+
+class UnrolledStages(tilus.Script):
+    """A Python loop over stages, unrolled: the stage whose flag is set ends the block, so
+    the later stages' writes do not happen."""
+
+    def __call__(self, flags: ~int32, out: ~float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        gf = self.global_view(flags, dtype=int32, shape=[4])
+        go = self.global_view(out, dtype=float32, shape=[4])
+        for stage in [0, 1, 2, 3]:
+            self.store_global(go, self.register_tensor(dtype=float32, shape=[1], init=stage + 1.0),
+                              offsets=[stage])
+            if gf[stage].item() != 0:
+                return
+
+
+@pytest.mark.parametrize("stop", [0, 2, None])
+def test_a_return_in_an_unrolled_loop_skips_the_later_iterations(stop):
+    flags = torch.zeros(4, dtype=torch.int32)
+    if stop is not None:
+        flags[stop] = 1
+    out = torch.full((4,), float("nan"))
+    UnrolledStages()(flags, out)
+    written = 4 if stop is None else stop + 1
+    torch.testing.assert_close(out[:written], torch.arange(1.0, written + 1))
+    assert out[written:].isnan().all()
+
+
+class CompileTimeRebindAfterExit(tilus.Script):
+    """A compile-time value rebound after an early exit is not ambiguous: the code after
+    the exit's guard runs only when the guard's body did."""
+
+    def __call__(self, limit: int32, out: ~float32):
+        self.attrs.blocks = 2
+        self.attrs.warps = 1
+        scale = 1.0
+        if self.blockIdx.x >= limit:
+            return
+        scale = 3.0
+        go = self.global_view(out, dtype=float32, shape=[2])
+        self.store_global(go, self.register_tensor(dtype=float32, shape=[1], init=scale),
+                          offsets=[self.blockIdx.x])
+
+
+def test_compile_time_values_rebound_after_an_exit():
+    out = torch.full((2,), float("nan"))
+    CompileTimeRebindAfterExit()(1, out)
+    assert out[0] == 3.0 and out[1].isnan()
+
+
+class ReturnsAValueUnderACondition(tilus.Script):
+    def pick(self, a: int32):
+        if a > 0:
+            return a
+        return 0
+
+    def __call__(self, a: int32, out: ~int32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        self.pick(a)
+
+
+class ReturnsInAThreadGroup(tilus.Script):
+    def __call__(self, a: int32, out: ~int32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 2
+        with self.thread_group(0, 32):
+            if a > 0:
+                return
+
+
+class HelperExitsThenReturnsATile(tilus.Script):
+    def helper(self, a: int32):
+        if a > 0:
+            return
+        return self.register_tensor(dtype=int32, shape=[1], init=a)
+
+    def __call__(self, a: int32, out: ~int32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        self.helper(a)
+
+
+@pytest.mark.parametrize("script,message,line", [
+    (ReturnsAValueUnderACondition, "cannot return a value", "return a"),
+    (ReturnsInAThreadGroup, "inside a thread group", "return"),
+    (HelperExitsThenReturnsATile, "cannot also return a runtime value", "return self.register_tensor"),
+])
+def test_returns_that_cannot_end_the_kernel_are_refused_at_their_line(script, message, line):
+    with pytest.raises(ScriptError, match=message) as info:
+        script()(1, torch.zeros(1, dtype=torch.int32))
+    assert line in str(info.value)
