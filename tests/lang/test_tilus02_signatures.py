@@ -103,3 +103,42 @@ def test_unroll_all_needs_compile_time_bounds():
     with pytest.raises((ScriptError, ValueError)) as info:
         UnrollAllRuntime()(4, torch.zeros(4))
     assert "unroll='all' needs compile-time integer bounds" in str(info.value)
+
+
+class AttrsZeroAndBarrierList(tilus.Script):
+    """Tilus 0.2 spellings: reading self.attrs.warps back, float32.zero as an init value, and
+    unpacking the barriers of one alloc with .tolist()."""
+
+    def __call__(self, out: ~float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 2
+        first, second = self.mbarrier.alloc(counts=[self.attrs.warps * 32, 1]).tolist()
+        self.mbarrier.arrive(first)
+        self.mbarrier.wait(first, phase=0)
+        with self.single_thread():
+            self.mbarrier.arrive(second)
+        self.mbarrier.wait(second, phase=0)
+        acc = self.register_tensor(dtype=float32, shape=[8], init=lambda i: float32.zero)
+        acc = acc + float32.one * self.attrs.warps
+        self.store_global(self.global_view(out, dtype=float32, shape=[8]), acc, offsets=[0])
+
+
+def test_attrs_reads_dtype_constants_and_barrier_lists():
+    out = torch.full((8,), float("nan"))
+    AttrsZeroAndBarrierList()(out)
+    torch.testing.assert_close(out, torch.full((8,), 2.0))
+    assert float32.zero.dtype == float32 and float32.zero.value == 0.0
+    assert tilus.int8.one.dtype == tilus.int8 and tilus.int8.one.value == 1
+
+
+class ReadsWarpsTooEarly(tilus.Script):
+    def __call__(self, out: ~float32):
+        self.attrs.blocks = 1
+        threads = self.attrs.warps * 32
+        self.attrs.warps = 1
+
+
+def test_reading_an_attribute_before_it_is_set_names_the_line():
+    with pytest.raises(ScriptError, match="self.attrs.warps is read before the script sets it") as info:
+        ReadsWarpsTooEarly()(torch.zeros(8))
+    assert "threads = self.attrs.warps * 32" in str(info.value)

@@ -23,6 +23,7 @@ class LaunchAttrs:
     def __init__(self):
         self.blocks = None  # list of 1..3 Exprs once set
         self.warps = None   # int once set
+        self.cluster_blocks = None  # list of 1..3 ints once set
 
 
 def current_launch_attrs() -> LaunchAttrs:

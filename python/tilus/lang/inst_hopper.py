@@ -46,6 +46,15 @@ class Barriers:
     def __len__(self):
         return self.count
 
+    def tolist(self):
+        """The barriers' addresses, one scalar each (Tilus 0.2's alloc returns a uint32
+        tensor of them: ``full, empty = self.mbarrier.alloc(counts=[1, 128]).tolist()``)."""
+        return [self[i] for i in range(self.count)]
+
+    def item(self):
+        """The address of the one barrier allocated."""
+        return _barrier(self)
+
     def __getitem__(self, index):
         if isinstance(index, int) and not isinstance(index, bool):
             if not -self.count <= index < self.count:

@@ -1133,6 +1133,19 @@ class _Attrs:
     def __init__(self, builder):
         self._builder = builder
 
+    def __getattr__(self, name: str):
+        """Reading an attribute the script set (``self.attrs.warps * 32``). The errors are
+        ValueErrors, which the transpiler reports with their message at the line."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name not in ("blocks", "warps", "cluster_blocks"):
+            raise ValueError(f"unknown kernel attribute self.attrs.{name} (known: blocks, "
+                             "warps, cluster_blocks)")
+        value = getattr(current_launch_attrs(), name, None)
+        if value is None:
+            raise ValueError(f"self.attrs.{name} is read before the script sets it")
+        return value
+
     def set(self, name: str, value, transpiler: Transpiler):
         if name == "blocks":
             values = list(value) if isinstance(value, (list, tuple)) else [value]
@@ -1156,6 +1169,7 @@ class _Attrs:
                 raise transpiler.error("TypeError", "self.attrs.cluster_blocks takes 1 to 3 "
                                        f"compile-time ints, got {value!r}")
             self._builder.set_cluster([int(v) for v in values])
+            current_launch_attrs().cluster_blocks = [int(v) for v in values]
         else:
             raise transpiler.error("ValueError", f"unknown kernel attribute self.attrs.{name} "
                                    "(known: blocks, warps, cluster_blocks)")

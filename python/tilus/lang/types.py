@@ -182,5 +182,7 @@ def _smallest(t: DataType):
     return -_largest(t)
 
 
+DataType.zero = property(lambda t: t(0), doc="A constant 0 of this type (Tilus 0.2's ``float32.zero``).")
+DataType.one = property(lambda t: t(1), doc="A constant 1 of this type (Tilus 0.2's ``float32.one``).")
 DataType.max_value = property(_largest, doc="The largest finite value (Tilus 0.2).")
 DataType.min_value = property(_smallest, doc="The most negative finite value (Tilus 0.2).")
