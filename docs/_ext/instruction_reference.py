@@ -34,6 +34,9 @@ REQUIRED = ("Dtypes and layouts", "Raises", "Example")
 # method of the same name: (what a script writes, the function that documents it).
 SYNTAX = {
     "slice_shared": [("s[i, ...]", "tilus.lang.values._tensor_getitem")],
+    "slice_register": [("r[i], r[i, :]", "tilus.lang.values._tensor_getitem")],
+    "slice_assign_register": [("r[i] = v, r[i, :] = row, r[i] ^= 1",
+                               "tilus.lang.transpiler.Transpiler.assign_element")],
     "elementwise": [("x + y, x - y, x * y, x / y, x % y, x < y, ...",
                      "tilus.lang.values.tensor_binary"),
                     ("x ^ y", "tilus.lang.values._tensor_xor")],

@@ -698,8 +698,36 @@ class Transpiler:
         self.bind(name, value)
 
     def assign_element(self, target: ast.Subscript, value):
-        """``r[i] = v``, ``r[i, :] = row``: writes elements of a register tensor (Tilus 0.2's
-        slice assignment); a scalar value fills the indexed part."""
+        """Assignment to elements of a register tensor: ``r[i] = v``, ``r[i, :] = row``,
+        ``r[i] ^= 1`` (Tilus 0.2's slice assignment); a scalar value fills the indexed part.
+
+        Args:
+            target: the subscript assigned to: a register tensor and one index per leading
+                dimension (runtime or constant integers; ``:`` keeps a whole dimension, as do
+                the dimensions after the last index).
+            value: a register tensor of the indexed part's shape (``[1]`` for one element)
+                and the tensor's dtype, or a scalar.
+
+        Dtypes and layouts:
+            Any dtype of 8 bits or more. The tensor is laid out so that every thread holds all
+            of it (element ``k`` in row-major order at register ``k``): a runtime index reads
+            and writes the thread's own registers, no data moves between threads. Keep such
+            tensors small (a phase per pipeline stage); nvcc keeps them in local memory when
+            the index does not fold.
+
+        Raises:
+            TypeError: the tensor is not a register tensor, the value has another shape or
+                dtype, or the elements are narrower than a byte.
+            IndexError: a constant index is out of range (at run time the interpreter reports
+                an index out of range at the line), or a slice other than ``:``.
+
+        Example:
+            .. code-block:: python
+
+                phases = self.register_tensor(dtype=uint32, shape=[stages], init=0)
+                self.mbarrier.wait(full[stage], phase=phases[stage])
+                phases[stage] ^= 1
+        """
         tensor = self.eval(target.value)
         if not isinstance(tensor, Tensor) or tensor.scope != "register":
             what = tensor.type_str() + " tensor" if isinstance(tensor, Tensor) else type(tensor).__name__

@@ -261,12 +261,15 @@ def _tensor_getitem(self, index):
 
     Dtypes and layouts:
         The slice keeps the shared tensor's dtype and its layout restricted to the
-        remaining dimensions; a global element has the tensor's dtype.
+        remaining dimensions; a global element has the tensor's dtype. An indexed register
+        tensor (8-bit elements or wider) is held whole by every thread, so the slice moves
+        no data between threads.
 
     Raises:
         TypeError: an index is not an integer.
         ValueError: a shared tensor gets more indices than its rank, or none.
-        IndexError: a constant index is out of range.
+        IndexError: a constant index is out of range, or a register tensor gets more indices
+            than its rank or a slice other than ``:``.
         RuntimeError: used outside a script's ``__call__`` while tilus compiles it.
 
     Example:
@@ -274,6 +277,7 @@ def _tensor_getitem(self, index):
 
             a = self.load_shared(sa[current_stage])
             self.lock_semaphore(~semaphores[bi, bj], value=0)
+            self.mbarrier.wait(full[stage], phase=phases[stage])  # phases: uint32 [stages]
     """
     if not isinstance(index, tuple):
         index = (index,)
