@@ -14,9 +14,8 @@ from tests.interp.test_register_slices import (STAGES, InAThreadGroup, PhasePerS
                                               RowsAtRuntimePositions)
 from tests.interp.test_thread_groups import TileMadeBeforeItsGroup
 from tests.lang.test_kernel_exit import (BLOCK, HelperEndsTheKernel, SkipsBlocksPastALimit,
-                                         SumUntilNegative, UnrolledStages)
-from tilus import float32, int32
-from tilus.utils import cdiv
+                                         SumUntilNegative, UnrolledStages, check_helper_exits)
+from tilus import float32
 
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
@@ -36,12 +35,7 @@ def test_a_helper_return_ends_the_kernel():
     x = torch.randn(n, device="cuda")
     y = torch.full((n,), float("nan"), device="cuda")
     HelperEndsTheKernel()(n, x, y)
-    for b in range(cdiv(n, BLOCK)):
-        part = slice(b * BLOCK, min(n, (b + 1) * BLOCK))
-        if b % 2:
-            assert y[part].isnan().all()
-        else:
-            torch.testing.assert_close(y[part], x[part] * 2 + 1)
+    check_helper_exits(n, x.cpu(), y.cpu())
 
 
 def test_returns_inside_runtime_and_unrolled_loops():
