@@ -56,6 +56,7 @@ VIEWS = [
     ((3, 4, 5), lambda s, v: s.permute(v, [2, 0, 1]), lambda x: x.permute(2, 0, 1)),
     ((3, 4, 5), lambda s, v: v.permute(1, 2, 0), lambda x: x.permute(1, 2, 0)),
     ((3, 4, 5), lambda s, v: v.permute((2, 0, 1))[1], lambda x: x.permute(2, 0, 1)[1]),
+    ((3, 4, 5), lambda s, v: v.permute(dims=(1, 0, 2)), lambda x: x.permute(1, 0, 2)),  # Tilus 0.2
     ((3, 4, 5), lambda s, v: v[2].transpose(), lambda x: x[2].t()),
     ((3, 4, 5), lambda s, v: s.reshape_shared(v, [12, 5])[7:8] if False else s.reshape_shared(v, [12, 5]),
      lambda x: x.reshape(12, 5)),

@@ -520,9 +520,10 @@ def _tensor_transpose(self):
     return transpose_any(self)
 
 
-def _tensor_permute(self, *dims):
-    """``x.permute(dims)`` or ``x.permute(*dims)``: the dimensions of a register tile or a
-    shared tensor reordered (dimension ``i`` of the result is ``dims[i]``).
+def _tensor_permute(self, *args, dims=None):
+    """``x.permute(dims)``, ``x.permute(dims=dims)`` (Tilus 0.2) or ``x.permute(*dims)``: the
+    dimensions of a register tile or a shared tensor reordered (dimension ``i`` of the result
+    is ``dims[i]``).
 
     Args:
         dims: a permutation of the tensor's dimensions, as one sequence or as ints.
@@ -543,9 +544,13 @@ def _tensor_permute(self, *dims):
 
             st = sa.permute((1, 0))
     """
-    if len(dims) == 1 and not isinstance(dims[0], (int, Expr)):
-        dims = tuple(dims[0])
-    return permute_any(self, list(dims))
+    if dims is not None:
+        if args:
+            raise TypeError("permute: give the dimensions once, positionally or as dims=")
+        args = (dims,)
+    if len(args) == 1 and not isinstance(args[0], (int, Expr)):
+        args = tuple(args[0])
+    return permute_any(self, list(args))
 
 
 Tensor.squeeze = _tensor_squeeze
