@@ -9,6 +9,7 @@ interpreter when the tensors live on the CPU, on the GPU when they live there.
 
 from __future__ import annotations
 
+import abc
 import re
 import threading
 from typing import Dict, Optional
@@ -16,7 +17,7 @@ from typing import Dict, Optional
 from tilus.lang.cuda_helpers import CudaHelpers
 from tilus import _C, host_run, option
 from tilus.arguments import Signature, prepare_runtime_args
-from tilus.autotune import tuned_instance_or_none
+from tilus.autotune import TunedScript, tuned_instance_or_none
 from tilus.candidate import kernel_name
 from tilus.compiled import CompiledKernel, launch_device, runs_on_cpu
 from tilus.dump import dump_compiled
@@ -254,3 +255,13 @@ def _check_arch(arch, where: str):
                "suffix 'a' from 9.0 on for the architecture-specific instructions ('sm_90a' "
                "lowers dots to wgmma, 'sm_100a', ...); or None for the current GPU's")
 
+
+
+class InstantiatedScript(abc.ABC):
+    """Tilus 0.2's name for what calling a Script class gives, ``MatmulV5()``: an instance
+    of the script, or of its tuned form when the class is autotuned. For isinstance checks
+    and annotations; both kinds are called with the kernel's arguments."""
+
+
+InstantiatedScript.register(Script)
+InstantiatedScript.register(TunedScript)

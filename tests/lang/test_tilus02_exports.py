@@ -166,3 +166,46 @@ def test_tilus_testing_requires_skips_what_the_gpu_cannot_run(monkeypatch, capab
         decorated = getattr(tilus.testing.requires, name)(case)
         skipped = any(m.name == "skip" for m in getattr(decorated, "pytestmark", []))
         assert skipped != expected, (name, capability)
+
+
+def test_targets_and_what_they_support():
+    from tilus import target
+
+    assert str(target.nvgpu_sm90a) == "nvgpu/sm_90a"
+    assert target.nvgpu_sm90a.supports(target.nvgpu_sm80) and target.nvgpu_sm90a.supports(target.nvgpu_sm90)
+    assert not target.nvgpu_sm90.supports(target.nvgpu_sm90a)  # the a features need sm_90a itself
+    assert not target.nvgpu_sm80.supports(target.nvgpu_sm90)
+    assert target.nvgpu_sm100a.supports(target.nvgpu_sm100f) and not target.nvgpu_sm100.supports(target.nvgpu_sm100f)
+    assert not target.nvgpu_sm120a.supports(target.nvgpu_sm100a)
+    assert all(t.supports(target.gpgpu_any) for t in (target.nvgpu_sm80, target.nvgpu_sm120a))
+    if not torch.cuda.is_available():
+        with pytest.raises(RuntimeError, match="no CUDA GPU"):
+            tilus.get_current_target()
+    else:
+        current = tilus.get_current_target()
+        major, minor = torch.cuda.get_device_capability()
+        assert current.properties.compute_capability == (major, minor)
+        assert current.supports(target.nvgpu_sm80) == (major >= 8)
+
+
+class _Plain(tilus.Script):
+    def __call__(self, n: i32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+
+
+@tilus.autotune("warps", [1, 2])
+class _Tuned(tilus.Script):
+    def __init__(self, warps):
+        super().__init__()
+        self.warps = warps
+
+    def __call__(self, n: i32):
+        self.attrs.blocks = 1
+        self.attrs.warps = self.warps
+
+
+def test_instantiated_script_covers_plain_and_tuned_scripts():
+    assert isinstance(_Plain(), tilus.InstantiatedScript)
+    assert isinstance(_Tuned(), tilus.InstantiatedScript)
+    assert not isinstance(object(), tilus.InstantiatedScript)
