@@ -45,6 +45,11 @@ std::vector<int64_t> check_indices(const Instruction& i, const Tensor& whole, co
               scope_name(whole->scope), " tensor; only register tensors are indexed this way");
   TILUS_CHECK(whole->dtype.bits() >= 8, "TypeError", what, ": indexing a register tensor of ",
               whole->dtype.name(), " (sub-byte elements share registers) is not supported; cast it first");
+  // Every thread holds the whole tensor: past 255 32-bit registers no thread could.
+  const int64_t bytes = storage_bytes(whole->numel() * whole->dtype.bits());
+  TILUS_CHECK(bytes <= 255 * 4, "ValueError", what, ": ", whole->name, " (", whole->type_str(), ", ", bytes,
+              " bytes) is too large to index at runtime positions: every thread would hold all of it, more than "
+              "a thread's 255 registers; keep such a tensor in shared memory");
   TILUS_CHECK(i.args.size() == whole->shape.size(), "IndexError", what, ": ", whole->name, " has ",
               whole->shape.size(), " dimension(s), got ", i.args.size(), " index(es)");
   int previous = -1;

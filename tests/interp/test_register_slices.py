@@ -170,3 +170,17 @@ def test_a_scalar_rebound_to_a_tile_in_a_loop_is_refused():
                                           "for; assigning a .* tensor to it") as info:
         ScalarReboundToATile()(3, torch.zeros(1, dtype=torch.int32))
     assert "total = total + phases[k % 2]" in str(info.value)
+
+
+class TooLargeToIndex(tilus.Script):
+    def __call__(self, i: int32, out: ~float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 4
+        r = self.register_tensor(dtype=float32, shape=[64, 64], init=0.0)
+        row = r[i, :]
+
+
+def test_a_tensor_too_large_for_one_thread_is_refused():
+    with pytest.raises(ScriptError, match=r"r \(register\[float32, 64x64\], 16384 bytes\) is too large") as info:
+        TooLargeToIndex()(0, torch.zeros(64))
+    assert "row = r[i, :]" in str(info.value)
