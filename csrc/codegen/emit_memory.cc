@@ -4,6 +4,7 @@
 
 #include "codegen/emitter.h"
 #include "ir/packed.h"
+#include "layout/register_views.h"
 
 namespace tilus {
 
@@ -479,7 +480,10 @@ bool CudaEmitter::emit_ldmatrix(const Instruction& i) {
   int operand = it->second.second;
   const BlockLayouts& bl = dp.layouts;
   const RegisterLayout& layout = plan_.layout_of(t);
-  if (layout != (operand == 0 ? bl.a : bl.b) || dp.kind != MmaKind::M16N8K16) return false;
+  // operand 2: the [n, k] tile whose register transpose is B; permute_layout keeps each
+  // thread's register order, so its array is B's.
+  const RegisterLayout want = operand == 0 ? bl.a : operand == 1 ? bl.b : permute_layout(bl.b, {1, 0});
+  if (layout != want || dp.kind != MmaKind::M16N8K16) return false;
   const SharedInfo& s = shared_.at(i.inputs[0]->id);
   if (!s.steps.empty()) return false;  // ldmatrix reads rows of a plain tile
   const SharedLayout& sl = plan_.shared.at(s.root);
@@ -505,6 +509,32 @@ bool CudaEmitter::emit_ldmatrix(const Instruction& i) {
     line("tilus::ldmatrix_x4(" + regs + " + (" + im + " * " + std::to_string(bl.rep_k) + " + " + ik +
          ") * 4, tilus::smem_u32(" + s.ptr + " + " + expr(shared_offset(s, {row, col})) + "));");
     close();
+    close();
+  } else if (operand == 2) {
+    // B^T [n, k] (k contiguous), untransposed: lanes 0-7 / 8-15 address n rows 0-7 of an
+    // 8-row block at k 0-7 / 8-15, lanes 16-31 the same for the next block. Each 8x8
+    // matrix comes back as (row lane / 4, columns 2 (lane % 4) + {0, 1}) = (n, k), which
+    // is B's fragment: the same registers b0b1, b2b3 as the transposing load below.
+    std::string ik = fresh("ik"), in = fresh("in");
+    const int64_t pairs = bl.rep_n / 2;
+    std::string kcol = "(" + ik + " * 16 + " + lane + " / 8 % 2 * 8)";
+    std::string wrow = warp + " % " + std::to_string(bl.warps_n) + " * " + std::to_string(bl.rep_n * 8);
+    line("#pragma unroll");
+    open("for (int " + ik + " = 0; " + ik + " < " + std::to_string(bl.rep_k) + "; ++" + ik + ")");
+    if (pairs > 0) {
+      line("#pragma unroll");
+      open("for (int " + in + " = 0; " + in + " < " + std::to_string(bl.rep_n) + " - 1; " + in + " += 2)");
+      Expr row = var("(" + wrow + " + " + in + " * 8 + " + lane + " / 16 * 8 + " + lane + " % 8)");
+      line("tilus::ldmatrix_x4(" + regs + " + (" + ik + " * " + std::to_string(bl.rep_n) + " + " + in +
+           ") * 2, tilus::smem_u32(" + s.ptr + " + " + expr(shared_offset(s, {row, var(kcol)})) + "));");
+      close();
+    }
+    if (bl.rep_n % 2 == 1) {
+      Expr row = var("(" + wrow + " + " + std::to_string((bl.rep_n - 1) * 8) + " + " + lane + " % 8)");
+      line("tilus::ldmatrix_x2(" + regs + " + (" + ik + " * " + std::to_string(bl.rep_n) + " + " +
+           std::to_string(bl.rep_n - 1) + ") * 2, tilus::smem_u32(" + s.ptr + " + " +
+           expr(shared_offset(s, {row, var(kcol)})) + "));");
+    }
     close();
   } else {
     // B [k, n], transposed on load: lanes 0-7 / 8-15 address k rows 0-7 / 8-15 of an

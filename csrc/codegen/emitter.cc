@@ -473,11 +473,20 @@ CudaEmitter::CudaEmitter(const Program& program, const CodegenOptions& options)
   for (auto& p : program.params) used_names_.insert(sanitize(p->name));
   find_written_globals();
   find_read_tensors();
-  // Tensors read by an mma dot straight from load_shared are loaded with ldmatrix.
+  // Tensors read by an mma dot straight from load_shared are loaded with ldmatrix; so is
+  // a tile whose register transpose is the dot's B (Tilus 0.2's Q @ K^T,
+  // `self.dot(q, self.load_shared(sk).transpose())`: K [n, k] is loaded untransposed).
+  std::unordered_map<int, const Instruction*> defined_by;
+  for_each_inst(program_.body, [&](const StmtNode& s) {
+    if (s.inst->output && s.inst->defines_output) defined_by[s.inst->output->id] = s.inst.get();
+  });
   for (auto& [inst, dp] : plan_.dots) {
     if (!dp.mma || inst->inputs[0]->dtype.bits() != 16) continue;
     mma_operands_[inst->inputs[0]->id] = {&dp, 0};
     mma_operands_[inst->inputs[1]->id] = {&dp, 1};
+    auto b = defined_by.find(inst->inputs[1]->id);
+    if (b != defined_by.end() && b->second->op == Op::Permute && b->second->dims == std::vector<int>{1, 0})
+      mma_operands_.emplace(b->second->inputs[0]->id, std::make_pair(&dp, 2));
   }
 }
 

@@ -257,7 +257,8 @@ class CudaEmitter {
   std::unordered_map<int, GlobalInfo> globals_;
   std::unordered_map<int, SharedInfo> shared_;
   std::unordered_map<int, std::string> reg_names_;
-  // register tensor id -> (dot, operand 0/1) for tensors an mma dot reads via ldmatrix
+  // register tensor id -> (dot, operand 0 = A, 1 = B, 2 = the [n, k] tile whose register
+  // transpose is B) for tensors an mma dot reads that are loaded with ldmatrix
   std::unordered_map<int, std::pair<const DotPlan*, int>> mma_operands_;
   // Sub-byte register tile id -> the packed 32-bit words a view unpacked it from, and the
   // C++ block they are declared in: a cast can convert straight from the words.

@@ -26,3 +26,21 @@ def test_a_transposed_dot_operand_stays_in_registers(arch, via, operand, dtype):
     if dtype == float16:
         assert "mma" in src
 
+
+
+QK_ARGS = (torch.zeros(100, 70).half(), torch.zeros(75, 70).half(), torch.zeros(100, 75), 100, 75, 70)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("tiles,pairs,single", [(dict(), True, False), (dict(bm=64, bn=24, bk=32, warps=4), True, True)])
+def test_k_transposed_in_registers_is_loaded_with_plain_ldmatrix(arch, tiles, pairs, single):
+    """Q @ K^T with K [n, k] from shared memory, transposed in registers: K comes in with
+    ldmatrix (no .trans: its rows are B's columns), four 8x8 matrices a time and two for an
+    odd last atom column, not element by element; and the kernel compiles."""
+    from tests.interp.test_dot_transposed_shared import QKTranspose
+
+    src = kernel_source(QKTranspose("method", **tiles), QK_ARGS, arch)
+    assert "load_shared_vec" not in src  # neither operand element-wise
+    assert src.count("tilus::ldmatrix_x4(") == 1 + pairs  # Q's, and K's pairs of atom columns
+    assert ("tilus::ldmatrix_x2(" in src) == single
+    assert "ldmatrix_x4_trans" not in src and "ldmatrix_x2_trans" not in src
