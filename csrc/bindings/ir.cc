@@ -267,6 +267,7 @@ void init_ir(py::module_& m) {
       .def("declare_at_top", [ex](IRBuilder& b, const std::string& n, DataType t, EP init) {
         return ex(b.declare_at_top(n, t, init));
       })
+      .def("begin_exit_guard", [](IRBuilder& b, EP not_exited) { b.begin_exit_guard(not_exited); })
       .def("assign", [](IRBuilder& b, EP var, EP value) { b.assign(var, value); })
       .def("begin_for", [ex](IRBuilder& b, const std::string& n, EP s, EP e, EP st, int unroll) {
         return ex(b.begin_for(n, s, e, st, unroll));

@@ -381,18 +381,13 @@ Prepared prepare(const Program& program) {
     int o = origins.origin(ptr);
     if (o >= 0) p.view_param[tensor_id] = o;
   }
-  // Top-level declarations, looking through nested Seqs but not into loops or branches.
-  std::vector<const StmtNode*> todo{program.body.get()};
-  while (!todo.empty()) {
-    const StmtNode* s = todo.back();
-    todo.pop_back();
-    if (!s) continue;
-    if (s->kind == StmtKind::Seq) {
-      for (auto it = s->seq.rbegin(); it != s->seq.rend(); ++it) todo.push_back(it->get());
-    } else if (s->kind == StmtKind::Declare && s->value && w.assigned[s->var->var_id] == 1) {
-      p.launch_defs[s->var->var_id] = s->value.get();
+  // Top-level declarations, looking through nested Seqs and exit guards but not into loops
+  // or branches.
+  for_each_top_level(program.body, [&](const StmtNode& s) {
+    if (s.kind == StmtKind::Declare && s.value && w.assigned[s.var->var_id] == 1) {
+      p.launch_defs[s.var->var_id] = s.value.get();
     }
-  }
+  });
   return p;
 }
 

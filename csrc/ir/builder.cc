@@ -235,6 +235,11 @@ void IRBuilder::begin_if(Expr cond) {
   frames_.push_back(std::move(f));
 }
 
+void IRBuilder::begin_exit_guard(Expr not_exited) {
+  begin_if(std::move(not_exited));
+  frames_.back()->owner->exit_guard = true;
+}
+
 void IRBuilder::begin_else() {
   TILUS_ASSERT(frames_.back()->kind == Frame::IfThen);
   auto& f = *frames_.back();

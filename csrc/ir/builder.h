@@ -44,6 +44,8 @@ class IRBuilder {
   Expr begin_for(const std::string& var_name, Expr start, Expr end, Expr step, int unroll);
   void end_for();
   void begin_if(Expr cond);
+  // An if around the code after a kernel exit (StmtNode::exit_guard): closed by end_if.
+  void begin_exit_guard(Expr not_exited);
   void begin_else();
   void end_if();
   void begin_while(Expr cond);

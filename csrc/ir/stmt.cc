@@ -10,6 +10,17 @@ Stmt make_inst_stmt(std::shared_ptr<Instruction> inst, const SourceLoc& loc) {
   return s;
 }
 
+void for_each_top_level(const Stmt& body, const std::function<void(const StmtNode&)>& f) {
+  if (!body) return;
+  if (body->kind == StmtKind::Seq) {
+    for (const Stmt& s : body->seq) for_each_top_level(s, f);
+  } else if (body->kind == StmtKind::If && body->exit_guard && !body->else_body) {
+    for_each_top_level(body->then_body, f);
+  } else {
+    f(*body);
+  }
+}
+
 Stmt make_seq_stmt(std::vector<Stmt> items, const SourceLoc& loc) {
   auto s = std::make_shared<StmtNode>();
   s->kind = StmtKind::Seq;

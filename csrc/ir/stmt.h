@@ -1,5 +1,6 @@
 // Statements and the Program.
 #pragma once
+#include <functional>
 #include <array>
 #include <memory>
 #include <string>
@@ -30,6 +31,11 @@ struct StmtNode {
   // enclosing group (Tilus 0.2's `with self.thread_group(...)`); group_begin -1 with one
   // thread: any single thread of the enclosing group (single_thread()'s elect-any).
   int64_t group_begin = 0, group_threads = 0;
+  // If: the guard the transpiler puts around the code after a `return` under a runtime
+  // condition (the kernel ends there; lang/transpiler.py): cond is "the kernel has not
+  // ended". Its body is the rest of the enclosing block, so for what the host evaluates
+  // before launch (workspace sizes, the grid) declarations in it count as top-level.
+  bool exit_guard = false;
   std::shared_ptr<const Instruction> inst;  // Inst
 };
 
@@ -58,5 +64,10 @@ std::string print_program(const Program& p);  // ir/printer.cc
 // Statement constructors for passes that splice new statements in (ir/stmt.cc).
 Stmt make_inst_stmt(std::shared_ptr<Instruction> inst, const SourceLoc& loc);
 Stmt make_seq_stmt(std::vector<Stmt> items, const SourceLoc& loc);
+
+// The statements at the top level of `body`, in order: through nested sequences and the
+// bodies of exit guards (StmtNode::exit_guard), not into loops, branches or groups. The
+// declarations among them are the ones the host can evaluate before a launch.
+void for_each_top_level(const Stmt& body, const std::function<void(const StmtNode&)>& f);
 
 }  // namespace tilus

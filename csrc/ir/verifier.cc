@@ -66,9 +66,9 @@ class Verifier : public StmtExprVisitor {
     }
     if (!p_.body) fail("the program has no body");
     host_vars_ = params_;
-    const std::vector<Stmt> single = {p_.body};
-    for (const Stmt& s : p_.body->kind == StmtKind::Seq ? p_.body->seq : single)
-      if (s && s->kind == StmtKind::Declare && s->var) host_vars_.insert(s->var->var_id);
+    for_each_top_level(p_.body, [&](const StmtNode& s) {
+      if (s.kind == StmtKind::Declare && s.var) host_vars_.insert(s.var->var_id);
+    });
     loc_ = p_.grid_loc;
     for (int i = 0; i < 3; ++i) {
       if (!p_.grid[i]) fail("grid dimension ", i, " is missing");

@@ -20,11 +20,10 @@ HostEvaluator::HostEvaluator(const Program& program) : program_(program) {
   Assigned assigned_walk;
   assigned_walk.visit_stmt(program.body);
   const std::unordered_set<int>& assigned = assigned_walk.vars;
-  const std::vector<Stmt> single = {program.body};
-  const std::vector<Stmt>& top = program.body && program.body->kind == StmtKind::Seq ? program.body->seq : single;
-  for (auto& s : top)
-    if (s && s->kind == StmtKind::Declare && s->value && !assigned.count(s->var->var_id))
-      top_declares_[s->var->var_id] = s->value;
+  for_each_top_level(program.body, [&](const StmtNode& s) {
+    if (s.kind == StmtKind::Declare && s.value && !assigned.count(s.var->var_id))
+      top_declares_[s.var->var_id] = s.value;
+  });
 }
 
 bool HostEvaluator::eval(const Expr& e, const std::vector<HostArg>& args, int64_t& out) const {

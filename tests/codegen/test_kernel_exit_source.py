@@ -19,3 +19,10 @@ def test_exits_compile_to_a_flag_breaks_and_guards():
     assert re.search(r"if \(+!kernel_exited\)+ \{", source), "the code after the loops is guarded"
     kernel_source(HelperEndsTheKernel(), (40, torch.zeros(40), torch.zeros(40)))
     kernel_source(UnrolledStages(), (torch.zeros(4, dtype=torch.int32), torch.zeros(4)))
+
+
+def test_a_workspace_sized_after_an_exit_compiles():
+    from tests.lang.test_kernel_exit import WorkspaceAfterAnExit
+
+    source = kernel_source(WorkspaceAfterAnExit(), (40, 2, torch.zeros(40), torch.zeros(40)))
+    assert "kernel_exited = true;" in source

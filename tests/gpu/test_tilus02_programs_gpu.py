@@ -14,7 +14,8 @@ from tests.interp.test_register_slices import (STAGES, InAThreadGroup, PhasePerS
                                               RowsAtRuntimePositions)
 from tests.interp.test_thread_groups import TileMadeBeforeItsGroup
 from tests.lang.test_kernel_exit import (BLOCK, HelperEndsTheKernel, SkipsBlocksPastALimit,
-                                         SumUntilNegative, UnrolledStages, check_helper_exits)
+                                         SumUntilNegative, UnrolledStages, WorkspaceAfterAnExit,
+                                         check_helper_exits)
 from tilus import float32
 
 pytestmark = [pytest.mark.gpu,
@@ -109,3 +110,12 @@ def test_math_on_runtime_scalars():
     a, b = x[0].item(), x[1].item()
     expected = torch.tensor([math.exp(a), math.log(b), math.sqrt(b), math.tanh(a)])
     torch.testing.assert_close(out.cpu(), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_workspace_sized_after_an_exit():
+    n, limit = 7 * BLOCK + 3, 3
+    x = torch.randn(n, device="cuda")
+    y = torch.full((n,), float("nan"), device="cuda")
+    WorkspaceAfterAnExit()(n, limit, x, y)
+    torch.testing.assert_close(y[:limit * BLOCK], x[:limit * BLOCK] + 1)
+    assert y[limit * BLOCK:].isnan().all()

@@ -205,3 +205,31 @@ def test_returns_that_cannot_end_the_kernel_are_refused_at_their_line(script, me
     with pytest.raises(ScriptError, match=message) as info:
         script()(1, torch.zeros(1, dtype=torch.int32))
     assert line in str(info.value)
+
+
+class WorkspaceAfterAnExit(tilus.Script):
+    """Tilus 0.2's split-KV attention sizes a workspace by a variable declared after a
+    helper may have ended the kernel: the host still evaluates it before the launch."""
+
+    def __call__(self, n: int32, limit: int32, x: ~float32, y: ~float32):
+        self.attrs.blocks = cdiv(n, BLOCK)
+        self.attrs.warps = 1
+        if self.blockIdx.x >= limit:
+            return
+        num_blocks = cdiv(n, BLOCK)
+        scratch = self.global_tensor(dtype=float32, shape=[num_blocks, BLOCK], requires_clean=False)
+        gx = self.global_view(x, dtype=float32, shape=[n])
+        offset = self.blockIdx.x * BLOCK
+        self.store_global(scratch, self.load_global(gx, offsets=[offset], shape=[BLOCK]) + 1.0,
+                          offsets=[self.blockIdx.x, 0], dims=[1])
+        again = self.load_global(scratch, offsets=[self.blockIdx.x, 0], shape=[BLOCK], dims=[1])
+        self.store_global(self.global_view(y, dtype=float32, shape=[n]), again, offsets=[offset])
+
+
+def test_a_workspace_sized_after_an_exit():
+    n, limit = 5 * BLOCK + 3, 2
+    x = torch.randn(n)
+    y = torch.full((n,), float("nan"))
+    WorkspaceAfterAnExit()(n, limit, x, y)
+    torch.testing.assert_close(y[:limit * BLOCK], x[:limit * BLOCK] + 1)
+    assert y[limit * BLOCK:].isnan().all()

@@ -279,7 +279,7 @@ class Transpiler:
                     self.builder.emit_break()
                     self.builder.end_if()
                 elif k + 1 < len(stmts):
-                    self.builder.begin_if(_C.logical_not(self.exit_flag))
+                    self.builder.begin_exit_guard(_C.logical_not(self.exit_flag))
                     try:  # a compile-time break of an unrolled loop may leave from inside
                         self.visit_block(stmts[k + 1:], _EXIT_GUARD)
                     finally:
@@ -442,7 +442,7 @@ class Transpiler:
                 self.assign(node.target, item, node)
                 exited = self.kernel_exits != kernel_exits  # an earlier iteration may have
                 if exited:
-                    self.builder.begin_if(_C.logical_not(self.exit_flag))
+                    self.builder.begin_exit_guard(_C.logical_not(self.exit_flag))
                 try:
                     if loop.breaks:  # an earlier iteration may have broken out at run time
                         self.builder.begin_if(loop.stay())
