@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: build tilus, run the GPU tests, the seed programs (from
-# .seed_examples/ when carried), the examples, compute-sanitizer, and the benchmarks.
+# .seed_examples/ when carried), the examples (and Tilus 0.2's, from .tilus02_examples/
+# when carried), compute-sanitizer, and the benchmarks.
 # Logs go to /tmp/tilus_gpu (or $TILUS_GPU_LOGS), the benchmarks' JSON files to $OUT (or the
 # log folder), so that a device call brings back the results; a short table is printed last.
 #   usage: scripts/gpu_check.sh [full|tests|sanitize|bench]   (env XDIST_WORKERS: test processes, 8)
@@ -55,6 +56,11 @@ if [ "$MODE" = full ] || [ "$MODE" = tests ]; then
     for f in examples/*.py; do
       step "example_$(basename "$f" .py)" python3 "$f" --cuda
     done
+    # Tilus 0.2's own examples, when a checkout's examples/ is carried as .tilus02_examples/
+    # (git-ignored, like the seeds): unchanged, on CUDA tensors (scripts/tilus02_examples.py).
+    if [ -d .tilus02_examples ]; then
+      step tilus02_examples python3 scripts/tilus02_examples.py --examples .tilus02_examples --device cuda
+    fi
   fi
 fi
 if [ "$MODE" = full ] || [ "$MODE" = sanitize ]; then
