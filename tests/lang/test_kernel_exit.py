@@ -98,19 +98,24 @@ class SumUntilNegative(tilus.Script):
                           offsets=[self.blockIdx.x])
 
 
-def test_a_return_inside_runtime_loops_ends_the_block():
-    rows, cols = 7, 12
+def check_sum_until_negative(rows, cols, negative, device="cpu"):
+    """Runs SumUntilNegative with a negative value in each row of `negative`: those rows
+    end their block, the others sum (shared with the GPU tests)."""
     x = torch.rand(rows, cols)
-    negative = [1, 4, 5]
     for r in negative:
         x[r, torch.randint(0, cols, (1,))] = -1.0
-    out = torch.full((rows,), float("nan"))
-    SumUntilNegative()(rows, cols, x, out)
+    out = torch.full((rows,), float("nan"), device=device)
+    SumUntilNegative()(rows, cols, x.to(device), out)
+    out = out.cpu()
     for r in range(rows):
         if r in negative:
             assert out[r].isnan()
         else:
             torch.testing.assert_close(out[r], x[r].sum())
+
+
+def test_a_return_inside_runtime_loops_ends_the_block():
+    check_sum_until_negative(7, 12, [1, 4, 5])
 
 
 class UnrolledStages(tilus.Script):
@@ -129,16 +134,23 @@ class UnrolledStages(tilus.Script):
                 return
 
 
-@pytest.mark.parametrize("stop", [0, 2, None])
-def test_a_return_in_an_unrolled_loop_skips_the_later_iterations(stop):
+def check_unrolled_stages(stop, device="cpu"):
+    """Runs UnrolledStages with the flag of stage `stop` set (None: none): the stages up
+    to it write, the later ones do not (shared with the GPU tests)."""
     flags = torch.zeros(4, dtype=torch.int32)
     if stop is not None:
         flags[stop] = 1
-    out = torch.full((4,), float("nan"))
-    UnrolledStages()(flags, out)
+    out = torch.full((4,), float("nan"), device=device)
+    UnrolledStages()(flags.to(device), out)
+    out = out.cpu()
     written = 4 if stop is None else stop + 1
     torch.testing.assert_close(out[:written], torch.arange(1.0, written + 1))
     assert out[written:].isnan().all()
+
+
+@pytest.mark.parametrize("stop", [0, 2, None])
+def test_a_return_in_an_unrolled_loop_skips_the_later_iterations(stop):
+    check_unrolled_stages(stop)
 
 
 class CompileTimeRebindAfterExit(tilus.Script):
@@ -233,3 +245,34 @@ def test_a_workspace_sized_after_an_exit():
     WorkspaceAfterAnExit()(n, limit, x, y)
     torch.testing.assert_close(y[:limit * BLOCK], x[:limit * BLOCK] + 1)
     assert y[limit * BLOCK:].isnan().all()
+
+
+class HelperReturnsFromAnUnrolledLoop(tilus.Script):
+    """A helper whose unrolled loop may end the kernel in one iteration (a runtime
+    condition) and returns to its caller in a later one (a compile-time condition): the
+    later iterations run under the exit's guard, which the return leaves."""
+
+    def count_until(self, limit: int32, acc):
+        for i in [0, 1, 2, 3]:
+            if i == 2:
+                return
+            if limit <= i:
+                return
+            self.assign(acc, acc + 1.0)
+
+    def __call__(self, limit: int32, out: ~float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        acc = self.register_tensor(dtype=float32, shape=[1], init=0.0)
+        self.count_until(limit, acc)
+        self.store_global(self.global_view(out, dtype=float32, shape=[1]), acc + 10.0, offsets=[0])
+
+
+@pytest.mark.parametrize("limit,expected", [(0, None), (1, None), (5, 12.0)])
+def test_a_helper_return_from_an_iteration_after_an_exit(limit, expected):
+    out = torch.full((1,), float("nan"))
+    HelperReturnsFromAnUnrolledLoop()(limit, out)
+    if expected is None:
+        assert out.isnan().all()  # the kernel ended in iteration `limit`
+    else:
+        assert out.item() == expected

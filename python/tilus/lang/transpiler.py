@@ -280,10 +280,12 @@ class Transpiler:
                     self.builder.end_if()
                 elif k + 1 < len(stmts):
                     self.builder.begin_exit_guard(_C.logical_not(self.exit_flag))
-                    try:  # a compile-time break of an unrolled loop may leave from inside
+                    try:
                         self.visit_block(stmts[k + 1:], _EXIT_GUARD)
-                    finally:
-                        self.builder.end_if()
+                    except (_LoopExit, _Return):  # control leaves from inside: a compile-time
+                        self.builder.end_if()        # break, the helper's own return
+                        raise
+                    self.builder.end_if()
                     return
             if loop is None or loop.exits == exits:
                 continue
@@ -355,10 +357,7 @@ class Transpiler:
 
     def stmt_AugAssign(self, node: ast.AugAssign):
         target = node.target
-        if isinstance(target, ast.Attribute):
-            current = self.eval(target)
-            return self.assign(target, self.binop(node.op, current, self.eval(node.value)), node)
-        if isinstance(target, ast.Subscript):  # phases[stage] ^= 1
+        if isinstance(target, (ast.Attribute, ast.Subscript)):  # self.count += 1, phases[stage] ^= 1
             current = self.eval(target)
             return self.assign(target, self.binop(node.op, current, self.eval(node.value)), node)
         if not isinstance(target, ast.Name):
@@ -452,11 +451,14 @@ class Transpiler:
                         self.visit_block(node.body, _EXIT_GUARD)
                     else:
                         self.visit_body(node.body)
-                except _LoopExit as e:
+                except (_LoopExit, _Return) as e:  # control leaves the iteration: close the guard
+                    if exited:
+                        self.builder.end_if()
+                    if isinstance(e, _Return):
+                        raise
                     if e.is_break:
-                        if exited:
-                            self.builder.end_if()
                         break
+                    continue
                 if exited:
                     self.builder.end_if()
         finally:
