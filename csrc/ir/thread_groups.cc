@@ -1,5 +1,7 @@
 #include "ir/thread_groups.h"
 
+#include <unordered_set>
+
 #include "ir/functor.h"
 #include "support/error.h"
 
@@ -66,7 +68,7 @@ struct MadeBeforeItsGroup : StmtVisitor {
   std::vector<const StmtNode*> groups{nullptr};  // innermost last; null: the block
   std::unordered_map<int, const StmtNode*> made_in;  // register_tensor outputs -> group
   std::unordered_map<int, const StmtNode*> used_in;  // -> the one group using them
-  std::unordered_map<int, bool> mixed;               // used in more than one group
+  std::unordered_set<int> mixed;                     // used in more than one group
   void visit_thread_group(const Stmt& s) override {
     groups.push_back(s.get());
     visit_stmt(s->body);
@@ -75,7 +77,7 @@ struct MadeBeforeItsGroup : StmtVisitor {
   void use(const Tensor& t) {
     if (!is_reg(t) || !made_in.count(t->id)) return;
     auto [it, fresh] = used_in.emplace(t->id, groups.back());
-    if (!fresh && it->second != groups.back()) mixed[t->id] = true;
+    if (!fresh && it->second != groups.back()) mixed.insert(t->id);
   }
   void visit_inst(const Stmt& s) override {
     const Instruction& i = *s->inst;

@@ -99,15 +99,24 @@ void slice_layout(LayoutRules& rules, const Instruction& i, const SourceLoc& loc
   rules.fix(part_of(i), everywhere(threads, part_of(i)->shape), loc);
 }
 
-// The row-major position in `whole` of element `k` (row-major) of the slice, at run time
-// offsets `offsets`; a RuntimeError naming the script's index when it is out of range.
+// Element k of the slice (row-major over the kept dimensions) as a step from the offsets:
+// its coordinate in each kept dimension of `whole`, 0 in the others.
+std::vector<int64_t> step_to_element(const Tensor& whole, const std::vector<int>& dims, int64_t k) {
+  std::vector<int64_t> step(whole->shape.size(), 0);
+  for (size_t j = dims.size(); j-- > 0;) {
+    step[dims[j]] = k % whole->shape[dims[j]];
+    k /= whole->shape[dims[j]];
+  }
+  return step;
+}
+
+// The row-major position in `whole` of element `k` of the slice, at run time offsets
+// `offsets`; a RuntimeError naming the script's index when it is out of range.
 int64_t whole_position(const Tensor& whole, const std::vector<int>& dims, const std::vector<int64_t>& offsets,
                        int64_t k) {
   std::vector<int64_t> index = offsets;
-  for (size_t j = dims.size(); j-- > 0;) {
-    index[dims[j]] += k % whole->shape[dims[j]];
-    k /= whole->shape[dims[j]];
-  }
+  const std::vector<int64_t> step = step_to_element(whole, dims, k);
+  for (size_t d = 0; d < index.size(); ++d) index[d] += step[d];
   int64_t flat = 0;
   for (size_t d = 0; d < index.size(); ++d) {
     TILUS_CHECK(index[d] >= 0 && index[d] < whole->shape[d], "IndexError", "index ", index[d],
@@ -147,11 +156,8 @@ void slice_assign_interpret(interp::BlockState& st, const StmtNode&, const Instr
 std::string position_expr(CudaEmitter& e, const Instruction& i, int64_t k) {
   const Tensor& whole = whole_of(i);
   std::vector<Expr> index = i.args;
-  for (size_t j = i.dims.size(); j-- > 0;) {
-    const int d = i.dims[j];
-    index[d] = make_binary(BinaryOp::Add, index[d], make_int(k % whole->shape[d], index[d]->dtype));
-    k /= whole->shape[d];
-  }
+  const std::vector<int64_t> step = step_to_element(whole, i.dims, k);
+  for (int d : i.dims) index[d] = make_binary(BinaryOp::Add, index[d], make_int(step[d], index[d]->dtype));
   Expr flat = make_int(0);
   for (size_t d = 0; d < index.size(); ++d)
     flat = make_binary(BinaryOp::Add, make_binary(BinaryOp::Mul, flat, make_int(whole->shape[d])),

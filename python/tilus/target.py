@@ -63,6 +63,14 @@ nvgpu_sm100, nvgpu_sm100a, nvgpu_sm100f = _nvgpu(10, 0), _nvgpu(10, 0, "a"), _nv
 nvgpu_sm120, nvgpu_sm120a = _nvgpu(12, 0), _nvgpu(12, 0, "a")
 
 
+def device_target(major: int, minor: int, shared_memory_per_block: int = 0) -> Target:
+    """The target of a device of compute capability major.minor: with the ``a`` features
+    from 9.0 on (sm_90a, sm_100a, ...; what tilus builds for on it)."""
+    suffix = "a" if major >= 9 else None
+    return Target("nvgpu", f"sm_{major}{minor}{suffix or ''}",
+                  TargetProperties((major, minor), suffix, shared_memory_per_block))
+
+
 def get_current_target() -> Target:
     """The current CUDA device as a target: its compute capability with the ``a`` features
     (sm_90a, sm_100a, ...; what tilus builds for on it) and its opt-in shared memory per
@@ -73,9 +81,6 @@ def get_current_target() -> Target:
         raise RuntimeError("get_current_target: no CUDA GPU is available (CPU tensors run in "
                            "tilus's interpreter, which has no target)")
     device = torch.cuda.current_device()
-    major, minor = torch.cuda.get_device_capability(device)
-    suffix = "a" if major >= 9 else None
     props = torch.cuda.get_device_properties(device)
-    smem = int(getattr(props, "shared_memory_per_block_optin", 0) or 0)
-    return Target("nvgpu", f"sm_{major}{minor}{suffix or ''}",
-                  TargetProperties((major, minor), suffix, smem))
+    return device_target(*torch.cuda.get_device_capability(device),
+                         int(getattr(props, "shared_memory_per_block_optin", 0) or 0))

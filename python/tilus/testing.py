@@ -4,15 +4,18 @@ run, so test files written for Tilus 0.2 run unchanged::
     @tilus.testing.requires.nvgpu_sm90
     def test_tma_copy(): ...
 
-``nvgpu_sm80`` / ``nvgpu_sm90`` need a GPU of at least that compute capability;
-``nvgpu_sm100`` any Blackwell (10.x or newer); ``nvgpu_sm100a`` the 10.0 architecture
-itself (the ``a`` features do not carry over to later ones). Without a CUDA GPU the test
-is skipped, with the reason.
+``nvgpu_sm80`` / ``nvgpu_sm90`` / ``nvgpu_sm100`` need a GPU of at least that compute
+capability; ``nvgpu_sm100a`` the 10.0 architecture itself (the ``a`` features do not carry
+over to later ones): the rules of ``tilus.target.Target.supports``. Without a CUDA GPU the
+test is skipped, with the reason.
 """
 
 from __future__ import annotations
 
 from typing import Callable, Optional, Tuple
+
+from tilus import target
+from tilus.target import Target, device_target
 
 
 def _capability() -> Optional[Tuple[int, int]]:
@@ -26,25 +29,25 @@ def _capability() -> Optional[Tuple[int, int]]:
     return None
 
 
-def _requires(name: str, major: int, minor: int, exact: bool) -> Callable[[Callable], Callable]:
+def _requires(required: Target) -> Callable[[Callable], Callable]:
     def decorator(test: Callable) -> Callable:
         import pytest
 
         have = _capability()
         if have is None:
-            return pytest.mark.skip(reason=f"needs a {name} GPU; no CUDA GPU is available")(test)
-        ok = have[0] == major if exact else have >= (major, minor)
-        if not ok:
-            return pytest.mark.skip(reason=f"needs a {name} GPU; this one is sm_{have[0]}{have[1]}")(test)
+            return pytest.mark.skip(reason=f"needs a {required.arch} GPU; no CUDA GPU is available")(test)
+        if not device_target(*have).supports(required):
+            return pytest.mark.skip(reason=f"needs a {required.arch} GPU; this one is sm_{have[0]}{have[1]}")(test)
         return test
 
     return decorator
 
 
 class requires:
-    """The decorators, one per architecture Tilus 0.2 names."""
+    """The decorators, one per architecture Tilus 0.2 names; a test runs where the current
+    device's target supports it (tilus.target.Target.supports)."""
 
-    nvgpu_sm80 = staticmethod(_requires("sm_80", 8, 0, exact=False))
-    nvgpu_sm90 = staticmethod(_requires("sm_90", 9, 0, exact=False))
-    nvgpu_sm100 = staticmethod(_requires("sm_100", 10, 0, exact=False))
-    nvgpu_sm100a = staticmethod(_requires("sm_100a", 10, 0, exact=True))
+    nvgpu_sm80 = staticmethod(_requires(target.nvgpu_sm80))
+    nvgpu_sm90 = staticmethod(_requires(target.nvgpu_sm90))
+    nvgpu_sm100 = staticmethod(_requires(target.nvgpu_sm100))
+    nvgpu_sm100a = staticmethod(_requires(target.nvgpu_sm100a))

@@ -14,8 +14,8 @@ from tests.interp.test_register_slices import (STAGES, InAThreadGroup, PhasePerS
                                               RowsAtRuntimePositions)
 from tests.interp.test_thread_groups import TileMadeBeforeItsGroup
 from tests.lang.test_kernel_exit import (BLOCK, HelperEndsTheKernel, SkipsBlocksPastALimit,
-                                         SumUntilNegative, UnrolledStages, WorkspaceAfterAnExit,
-                                         check_helper_exits)
+                                         WorkspaceAfterAnExit, check_helper_exits,
+                                         check_sum_until_negative, check_unrolled_stages)
 from tilus import float32
 
 pytestmark = [pytest.mark.gpu,
@@ -40,24 +40,9 @@ def test_a_helper_return_ends_the_kernel():
 
 
 def test_returns_inside_runtime_and_unrolled_loops():
-    rows, cols = 9, 16
-    x = torch.rand(rows, cols)
-    negative = [0, 3, 8]
-    for r in negative:
-        x[r, torch.randint(0, cols, (1,))] = -1.0
-    out = torch.full((rows,), float("nan"), device="cuda")
-    SumUntilNegative()(rows, cols, x.cuda(), out)
-    for r in range(rows):
-        assert out[r].isnan() if r in negative else torch.isclose(out[r].cpu(), x[r].sum())
+    check_sum_until_negative(9, 16, [0, 3, 8], device="cuda")
     for stop in (0, 2, None):
-        flags = torch.zeros(4, dtype=torch.int32)
-        if stop is not None:
-            flags[stop] = 1
-        staged = torch.full((4,), float("nan"), device="cuda")
-        UnrolledStages()(flags.cuda(), staged)
-        written = 4 if stop is None else stop + 1
-        torch.testing.assert_close(staged[:written].cpu(), torch.arange(1.0, written + 1))
-        assert staged[written:].isnan().all()
+        check_unrolled_stages(stop, device="cuda")
 
 
 def test_register_tensors_at_runtime_positions():
