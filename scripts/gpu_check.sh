@@ -4,7 +4,11 @@
 # when carried), compute-sanitizer, and the benchmarks.
 # Logs go to /tmp/tilus_gpu (or $TILUS_GPU_LOGS), the benchmarks' JSON files to $OUT (or the
 # log folder), so that a device call brings back the results; a short table is printed last.
-#   usage: scripts/gpu_check.sh [full|tests|sanitize|bench]   (env XDIST_WORKERS: test processes, 8)
+# With $OUT set, the logs are also packed into $OUT/logs.tgz after every step (a device call
+# brings back at most 8 files, and what a call cut off by its time limit left there).
+#   usage: scripts/gpu_check.sh [full|tests|sanitize|bench]   (env XDIST_WORKERS: test processes, 8;
+#          GPU_TESTS: the test files or ids to run instead of all; BENCHES: the benchmark
+#          commands to run instead of all, one per line, e.g. "bench_rowwise.py --quick")
 #     full (default): everything; tests: build, GPU tests, seeds, examples;
 #     sanitize: build, compute-sanitizer memcheck + racecheck; bench: build, benchmarks.
 # Each part fits one device call of 10 minutes; full is for machines without that limit.
@@ -26,7 +30,8 @@ step() {  # step NAME COMMAND...: runs, records status and seconds, keeps the lo
   local start=$(date +%s.%N)
   if timeout "${STEP_TIMEOUT:-900}" "$@" > "$LOGS/$name.log" 2>&1; then local status=ok; else local status=FAIL; fi
   local secs=$(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')")
-  printf '%-34s %-5s %7ss\n' "$name" "$status" "$secs" >> "$SUMMARY"
+  printf '%-34s %-5s %7ss\n' "$name" "$status" "$secs" | tee -a "$SUMMARY"
+  [ -n "${OUT:-}" ] && tar -czf "$OUT/logs.tgz" -C "$LOGS" . 2>/dev/null
   if [ "$status" = FAIL ]; then echo "---- $name (last lines)"; tail -n 25 "$LOGS/$name.log"; fi
 }
 
@@ -46,7 +51,9 @@ if [ "$MODE" = full ] || [ "$MODE" = tests ]; then
     TARGETS=$(python3 -m pytest -m gpu -q --collect-only -p no:cacheprovider tests 2>/dev/null \
               | grep '::' | cut -d: -f1 | sort -u | awk -v k="$K" -v n="$N" '(NR - 1) % n == k - 1')
   fi
+  [ -n "${GPU_TESTS:-}" ] && TARGETS=$GPU_TESTS  # a chosen list of test files or ids
   step pytest_gpu python3 -m pytest -m gpu -q --maxfail=25 $XDIST $TARGETS -p no:cacheprovider
+  grep -E '^(FAILED|ERROR)|passed|failed' "$LOGS/pytest_gpu.log" | tail -n 40
   if [ -z "${GPU_TEST_SHARD:-}" ] || [ "${GPU_TEST_SHARD%/*}" = 1 ]; then  # with the first slice
     if [ -d .seed_examples ]; then
       for f in .seed_examples/*.py; do
@@ -68,11 +75,19 @@ if [ "$MODE" = full ] || [ "$MODE" = sanitize ]; then
   step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 python3 scripts/sanitize_examples.py
 fi
 if [ "$MODE" = full ] || [ "$MODE" = bench ]; then
-  for f in benchmarks/bench_*.py; do
-    step "bench_$(basename "$f" .py)" python3 "$f" --out "$RESULTS"
-  done
-  # the read-only bandwidth ceiling that bounds the decode shapes
-  step bench_read_ceiling python3 benchmarks/read_ceiling.py --out "$RESULTS"
+  if [ -n "${BENCHES:-}" ]; then  # chosen benchmarks: "script.py args" per line
+    while IFS= read -r line; do
+      [ -z "$line" ] && continue
+      set -- $line; f=$1; shift
+      step "bench_$(basename "$f" .py)" python3 "benchmarks/$f" "$@" --out "$RESULTS"
+    done <<< "$BENCHES"
+  else
+    for f in benchmarks/bench_*.py; do
+      step "bench_$(basename "$f" .py)" python3 "$f" --out "$RESULTS"
+    done
+    # the read-only bandwidth ceiling that bounds the decode shapes
+    step bench_read_ceiling python3 benchmarks/read_ceiling.py --out "$RESULTS"
+  fi
 fi
 echo "==== $(cat "$LOGS/gpu.txt")"
 cat "$SUMMARY"
