@@ -6,8 +6,9 @@
 # log folder), so that a device call brings back the results; a short table is printed last.
 # With $OUT set, the logs are also packed into $OUT/logs.tgz after every step (a device call
 # brings back at most 8 files, and what a call cut off by its time limit left there).
-#   usage: scripts/gpu_check.sh [full|tests|sanitize|bench]   (env XDIST_WORKERS: test processes, 8;
-#          GPU_TESTS: the test files or ids to run instead of all; BENCHES: the benchmark
+#   usage: scripts/gpu_check.sh [full|tests|sanitize|bench|tests,bench]   (env XDIST_WORKERS: test processes, 8;
+#          GPU_TESTS: the test files or ids to run instead of all; EXAMPLES=0: no seeds or
+#          examples (Tilus 0.2's still run when carried); BENCHES: the benchmark
 #          commands to run instead of all, one per line, e.g. "bench_rowwise.py --quick")
 #     full (default): everything; tests: build, GPU tests, seeds, examples;
 #     sanitize: build, compute-sanitizer memcheck + racecheck; bench: build, benchmarks.
@@ -22,6 +23,7 @@ LOGS=${TILUS_GPU_LOGS:-/tmp/tilus_gpu}
 RESULTS=${OUT:-$LOGS}
 mkdir -p "$LOGS" "$RESULTS"
 MODE=${1:-full}
+runs() { [ "$MODE" = full ] || [[ ",$MODE," == *",$1,"* ]]; }  # MODE may list parts: tests,bench
 SUMMARY="$LOGS/summary.txt"
 : > "$SUMMARY"
 
@@ -41,7 +43,7 @@ rm -rf build/
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$LOGS/gpu.txt" 2>&1
 echo "c++: $(c++ --version 2>/dev/null | head -1) ($(command -v c++))" >> "$LOGS/gpu.txt"
 step build python3 -m pip install --no-build-isolation --no-deps -q .
-if [ "$MODE" = full ] || [ "$MODE" = tests ]; then
+if runs tests; then
   # Test files in parallel processes when pytest-xdist is there (whole files per worker, so
   # a kernel that faults the CUDA context only fails its own file's later tests).
   XDIST=""; python3 -c "import xdist" 2>/dev/null && XDIST="-n ${XDIST_WORKERS:-8} --dist loadfile"
@@ -54,8 +56,8 @@ if [ "$MODE" = full ] || [ "$MODE" = tests ]; then
   [ -n "${GPU_TESTS:-}" ] && TARGETS=$GPU_TESTS  # a chosen list of test files or ids
   step pytest_gpu python3 -m pytest -m gpu -q --maxfail=25 $XDIST $TARGETS -p no:cacheprovider
   grep -E '^(FAILED|ERROR)|passed|failed' "$LOGS/pytest_gpu.log" | tail -n 40
-  if [ -z "${GPU_TEST_SHARD:-}" ] || [ "${GPU_TEST_SHARD%/*}" = 1 ]; then  # with the first slice
-    if [ -d .seed_examples ]; then
+  if [ "${EXAMPLES:-1}" = 1 ] && { [ -z "${GPU_TEST_SHARD:-}" ] || [ "${GPU_TEST_SHARD%/*}" = 1 ]; }; then
+    if [ -d .seed_examples ]; then  # (with the first slice; EXAMPLES=0: none)
       for f in .seed_examples/*.py; do
         step "seed_$(basename "$f" .py)" python3 "$f"
       done
@@ -63,18 +65,18 @@ if [ "$MODE" = full ] || [ "$MODE" = tests ]; then
     for f in examples/*.py; do
       step "example_$(basename "$f" .py)" python3 "$f" --cuda
     done
-    # Tilus 0.2's own examples, when a checkout's examples/ is carried as .tilus02_examples/
-    # (git-ignored, like the seeds): unchanged, on CUDA tensors (scripts/tilus02_examples.py).
-    if [ -d .tilus02_examples ]; then
-      step tilus02_examples python3 scripts/tilus02_examples.py --examples .tilus02_examples --device cuda
-    fi
+  fi
+  # Tilus 0.2's own examples, when a checkout's examples/ is carried as .tilus02_examples/
+  # (git-ignored, like the seeds): unchanged, on CUDA tensors (scripts/tilus02_examples.py).
+  if [ -d .tilus02_examples ] && { [ -z "${GPU_TEST_SHARD:-}" ] || [ "${GPU_TEST_SHARD%/*}" = 1 ]; }; then
+    step tilus02_examples python3 scripts/tilus02_examples.py --examples .tilus02_examples --device cuda
   fi
 fi
-if [ "$MODE" = full ] || [ "$MODE" = sanitize ]; then
+if runs sanitize; then
   step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 python3 scripts/sanitize_examples.py
   step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 python3 scripts/sanitize_examples.py
 fi
-if [ "$MODE" = full ] || [ "$MODE" = bench ]; then
+if runs bench; then
   if [ -n "${BENCHES:-}" ]; then  # chosen benchmarks: "script.py args" per line
     while IFS= read -r line; do
       [ -z "$line" ] && continue
@@ -83,6 +85,10 @@ if [ "$MODE" = full ] || [ "$MODE" = bench ]; then
     done <<< "$BENCHES"
   else
     for f in benchmarks/bench_*.py; do
+      if [ "$f" = benchmarks/bench_tilus02_attention.py ]; then  # needs Tilus 0.2's examples
+        [ -d .tilus02_examples ] && step bench_tilus02_attention python3 "$f" --examples .tilus02_examples --out "$RESULTS"
+        continue
+      fi
       step "bench_$(basename "$f" .py)" python3 "$f" --out "$RESULTS"
     done
     # the read-only bandwidth ceiling that bounds the decode shapes

@@ -97,6 +97,7 @@ void CudaEmitter::emit_mma(const Instruction& i, const DotPlan& plan, const DotO
        std::to_string(bl.rep_m) + "x" + std::to_string(bl.rep_n) + "x" + std::to_string(bl.rep_k) +
        " " + mma_kind_name(plan.kind) + " atoms per warp");
   loop(ik, bl.rep_k);
+  emit_streamed_operands(i, ik);
   loop(im, bl.rep_m);
   loop(in, bl.rep_n);
   std::string c_at = cast_c + " + (" + im + " * " + std::to_string(bl.rep_n) + " + " + in + ") * " + std::to_string(c_regs);

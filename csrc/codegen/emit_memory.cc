@@ -472,55 +472,86 @@ void CudaEmitter::emit_store_shared(const Instruction& i) {
 }
 
 // ldmatrix for the operands of an mma dot read straight from shared memory.
-bool CudaEmitter::emit_ldmatrix(const Instruction& i) {
-  const Tensor& t = i.output;
-  auto it = mma_operands_.find(t->id);
+bool CudaEmitter::ldmatrix_applies(const Instruction& i) const {
+  auto it = mma_operands_.find(i.output->id);
   if (it == mma_operands_.end()) return false;
   const DotPlan& dp = *it->second.first;
   int operand = it->second.second;
   const BlockLayouts& bl = dp.layouts;
-  const RegisterLayout& layout = plan_.layout_of(t);
   // operand 2: the [n, k] tile whose register transpose is B; permute_layout keeps each
   // thread's register order, so its array is B's.
   const RegisterLayout want = operand == 0 ? bl.a : operand == 1 ? bl.b : permute_layout(bl.b, {1, 0});
-  if (layout != want || dp.kind != MmaKind::M16N8K16) return false;
+  if (plan_.layout_of(i.output) != want || dp.kind != MmaKind::M16N8K16) return false;
   const SharedInfo& s = shared_.at(i.inputs[0]->id);
   if (!s.steps.empty()) return false;  // ldmatrix reads rows of a plain tile
   const SharedLayout& sl = plan_.shared.at(s.root);
-  bool chunks_ok = sl.is_swizzled() ? sl.chunk_elems == 8 : (sl.strides.back() == 1 && s.shape.back() % 8 == 0);
-  if (!chunks_ok) return false;
-  std::string r = declare_reg(t, layout);
+  return sl.is_swizzled() ? sl.chunk_elems == 8 : (sl.strides.back() == 1 && s.shape.back() % 8 == 0);
+}
+
+bool CudaEmitter::emit_ldmatrix(const Instruction& i) {
+  if (!ldmatrix_applies(i)) {
+    // not ldmatrix after all (the shared tile's layout): loaded whole, where it stands
+    auto streamed = streamed_loads_.find(&i);
+    if (streamed != streamed_loads_.end()) {
+      auto& loads = streamed_by_dot_[streamed->second];
+      loads.erase(std::remove(loads.begin(), loads.end(), &i), loads.end());
+      for (auto a = streamed_aliases_.begin(); a != streamed_aliases_.end();)
+        a = a->second == i.output->id ? streamed_aliases_.erase(a) : std::next(a);
+      streamed_loads_.erase(streamed);
+    }
+    return false;
+  }
+  const Tensor& t = i.output;
+  std::string r = declare_reg(t, plan_.layout_of(t));
   std::string regs = fresh(r + "_u32");
   line("unsigned int* " + regs + " = reinterpret_cast<unsigned int*>(" + r + ");");
+  if (streamed_loads_.count(&i)) {
+    streamed_regs_[&i] = regs;
+    line("// ldmatrix of " + t->name + ": one k step at a time inside its dot");
+    return true;
+  }
+  emit_ldmatrix_loads(i, regs, "");
+  return true;
+}
+
+void CudaEmitter::emit_ldmatrix_loads(const Instruction& i, const std::string& regs, const std::string& ik_given) {
+  const auto& [dot_plan, operand] = mma_operands_.at(i.output->id);
+  const BlockLayouts& bl = dot_plan->layouts;
+  const SharedInfo& s = shared_.at(i.inputs[0]->id);
   std::string lane = "(tl_tid % 32)", warp = "(tl_tid / 32)";
   // opaque C++ expressions, printed verbatim inside the shared-offset arithmetic
   auto var = [&](const std::string& n) { return internal_var(n); };
+  auto loop = [&](const std::string& v, int64_t n) {
+    line("#pragma unroll");
+    open("for (int " + v + " = 0; " + v + " < " + std::to_string(n) + "; ++" + v + ")");
+  };
+  // the k loop, unless the dot's own loop gives the step
+  auto k_step = [&] { return ik_given.empty() ? fresh("ik") : ik_given; };
   if (operand == 0) {
     // A [m, k]: lanes 0-15 address rows 0-15 at k, lanes 16-31 the same rows at k + 8;
     // the four 8x8 matrices come back as a0a1, a2a3, a4a5, a6a7.
-    std::string im = fresh("im"), ik = fresh("ik");
-    line("#pragma unroll");
-    open("for (int " + im + " = 0; " + im + " < " + std::to_string(bl.rep_m) + "; ++" + im + ")");
-    line("#pragma unroll");
-    open("for (int " + ik + " = 0; " + ik + " < " + std::to_string(bl.rep_k) + "; ++" + ik + ")");
+    std::string im = fresh("im"), ik = k_step();
+    loop(im, bl.rep_m);
+    if (ik_given.empty()) loop(ik, bl.rep_k);
     Expr row = var("(" + warp + " / " + std::to_string(bl.warps_n) + " * " +
                    std::to_string(bl.rep_m * 16) + " + " + im + " * 16 + " + lane + " % 16)");
     Expr col = var("(" + ik + " * 16 + " + lane + " / 16 * 8)");
     line("tilus::ldmatrix_x4(" + regs + " + (" + im + " * " + std::to_string(bl.rep_k) + " + " + ik +
          ") * 4, tilus::smem_u32(" + s.ptr + " + " + expr(shared_offset(s, {row, col})) + "));");
+    if (ik_given.empty()) close();
     close();
-    close();
-  } else if (operand == 2) {
+    return;
+  }
+  std::string ik = k_step(), in = fresh("in");
+  const int64_t pairs = bl.rep_n / 2;
+  if (ik_given.empty()) loop(ik, bl.rep_k);
+  if (operand == 2) {
     // B^T [n, k] (k contiguous), untransposed: lanes 0-7 / 8-15 address n rows 0-7 of an
     // 8-row block at k 0-7 / 8-15, lanes 16-31 the same for the next block. Each 8x8
     // matrix comes back as (row lane / 4, columns 2 (lane % 4) + {0, 1}) = (n, k), which
     // is B's fragment: the same registers b0b1, b2b3 as the transposing load below.
-    std::string ik = fresh("ik"), in = fresh("in");
-    const int64_t pairs = bl.rep_n / 2;
     std::string kcol = "(" + ik + " * 16 + " + lane + " / 8 % 2 * 8)";
     std::string wrow = warp + " % " + std::to_string(bl.warps_n) + " * " + std::to_string(bl.rep_n * 8);
-    line("#pragma unroll");
-    open("for (int " + ik + " = 0; " + ik + " < " + std::to_string(bl.rep_k) + "; ++" + ik + ")");
     if (pairs > 0) {
       line("#pragma unroll");
       open("for (int " + in + " = 0; " + in + " < " + std::to_string(bl.rep_n) + " - 1; " + in + " += 2)");
@@ -535,17 +566,12 @@ bool CudaEmitter::emit_ldmatrix(const Instruction& i) {
            std::to_string(bl.rep_n - 1) + ") * 2, tilus::smem_u32(" + s.ptr + " + " +
            expr(shared_offset(s, {row, var(kcol)})) + "));");
     }
-    close();
   } else {
     // B [k, n], transposed on load: lanes 0-7 / 8-15 address k rows 0-7 / 8-15 of an
     // 8-column block, lanes 16-31 the same for the next block; registers b0b1, b2b3 of
     // two neighbouring n atoms.
-    std::string ik = fresh("ik"), in = fresh("in");
-    int64_t pairs = bl.rep_n / 2;
     std::string krow = "(" + ik + " * 16 + " + lane + " % 8 + " + lane + " / 8 % 2 * 8)";
     std::string wcol = warp + " % " + std::to_string(bl.warps_n) + " * " + std::to_string(bl.rep_n * 8);
-    line("#pragma unroll");
-    open("for (int " + ik + " = 0; " + ik + " < " + std::to_string(bl.rep_k) + "; ++" + ik + ")");
     if (pairs > 0) {
       line("#pragma unroll");
       open("for (int " + in + " = 0; " + in + " < " + std::to_string(bl.rep_n) + " - 1; " + in + " += 2)");
@@ -561,9 +587,8 @@ bool CudaEmitter::emit_ldmatrix(const Instruction& i) {
            " + " + std::to_string(bl.rep_n - 1) + ") * 2, tilus::smem_u32(" + s.ptr + " + " +
            expr(shared_offset(s, {var(krow), col})) + "));");
     }
-    close();
   }
-  return true;
+  if (ik_given.empty()) close();
 }
 
 // ------------------------------------------------------------------ cp.async

@@ -5,7 +5,9 @@
 #include "transforms/vector_extents.h"
 #include "ir/functor.h"
 #include "ops/op_handler.h"
+#include "ir/packed.h"
 #include "ir/verifier.h"
+#include "layout/register_views.h"
 #include "transforms/verify_layouts.h"
 
 #include <algorithm>
@@ -439,6 +441,13 @@ void CudaEmitter::stmt(const Stmt& s) {
 // What each op emits is its family's handler (csrc/ops/<family>.cc).
 void CudaEmitter::inst(const Instruction& i) {
   if (i.output) packed_words_.erase(i.output->id);  // written again: the words are stale
+  auto alias = i.output ? streamed_aliases_.find(i.output->id) : streamed_aliases_.end();
+  if (alias != streamed_aliases_.end()) {  // B^T's registers are the streamed load's
+    reg_names_[i.output->id] = reg_names_.at(alias->second);
+    reg_scopes_[i.output->id] = reg_scopes_.at(alias->second);
+    line("// " + i.output->name + ": the registers of " + i.inputs[0]->name + " (permute keeps their order)");
+    return;
+  }
   op_handler(i.op).emit(*this, i);
   // copy_async runs as TMA (the async proxy): shared-memory writes of the generic proxy are
   // fenced before a later TMA copy may overwrite them (the barrier a cp.async program needs
@@ -488,6 +497,103 @@ CudaEmitter::CudaEmitter(const Program& program, const CodegenOptions& options)
     if (b != defined_by.end() && b->second->op == Op::Permute && b->second->dims == std::vector<int>{1, 0})
       mma_operands_.emplace(b->second->inputs[0]->id, std::make_pair(&dp, 2));
   }
+  find_streamed_operands();
+}
+
+namespace {
+// How many times each tensor is read: as an instruction operand or through an element
+// expression.
+struct TensorReads : StmtExprVisitor {
+  std::unordered_map<int, int> count;
+  void visit_inst(const Stmt& s) override {
+    for (const Tensor& t : s->inst->inputs)
+      if (t) ++count[t->id];
+    StmtExprVisitor::visit_inst(s);
+  }
+  void visit_element_addr(const Expr& e) override {
+    ++count[e->tensor->id];
+    StmtExprVisitor::visit_element_addr(e);
+  }
+  void visit_element_load(const Expr& e) override {
+    ++count[e->tensor->id];
+    StmtExprVisitor::visit_element_load(e);
+  }
+};
+
+// Every statement sequence of a program, innermost included.
+struct Sequences : StmtVisitor {
+  std::vector<const StmtNode*> seqs;
+  void visit_seq(const Stmt& s) override {
+    seqs.push_back(s.get());
+    StmtVisitor::visit_seq(s);
+  }
+};
+
+// A statement between an operand's load and its dot that keeps the tile in shared memory
+// as loaded: no shared-memory write (a store, a copy landing, an atomic), no end of a
+// shared allocation, no control flow. Barriers and register work are fine.
+bool keeps_shared_tiles(const StmtNode& s) {
+  if (s.kind == StmtKind::Declare || s.kind == StmtKind::Assign) return true;
+  if (s.kind != StmtKind::Inst) return false;
+  return !op_has_effect(s.inst->op, eff::WritesShared | eff::EndsShared | eff::Async | eff::CpAsyncIssue |
+                                        eff::CpAsyncCommit | eff::CpAsyncWait);
+}
+}  // namespace
+
+// A tile of 64+ registers a thread that an mma dot alone reads (A, B, or B's [n, k]
+// transpose) is loaded inside the dot's k loop, one step at a time, when its load_shared
+// stands before the dot in the same sequence with only statements that keep shared
+// memory as it was between them: the same values reach the mma, and ptxas no longer has
+// the whole tile live at once (it issues a whole-tile load before the first mma).
+void CudaEmitter::find_streamed_operands() {
+  constexpr int64_t kMinRegisters = 64;
+  constexpr size_t kMaxDistance = 64;  // statements between the load and the dot
+  TensorReads reads;
+  reads.visit_stmt(program_.body);
+  auto read_once = [&](const Tensor& t) { return reads.count[t->id] == 1; };
+  Sequences sequences;
+  sequences.visit_stmt(program_.body);
+  for (const StmtNode* seq : sequences.seqs) {
+    for (size_t p = 0; p < seq->seq.size(); ++p) {
+      const StmtNode& ls = *seq->seq[p];
+      if (ls.kind != StmtKind::Inst || ls.inst->op != Op::LoadShared) continue;
+      const Instruction& load = *ls.inst;
+      auto operand = mma_operands_.find(load.output->id);
+      if (operand == mma_operands_.end() || !read_once(load.output)) continue;
+      const DotPlan& dp = *operand->second.first;
+      const BlockLayouts& bl = dp.layouts;
+      const int which = operand->second.second;
+      const RegisterLayout want = which == 0 ? bl.a : which == 1 ? bl.b : permute_layout(bl.b, {1, 0});
+      const RegisterLayout& have = plan_.layout_of(load.output);
+      if (have != want || dp.kind != MmaKind::M16N8K16 || is_packed(load.output->dtype)) continue;
+      if (have.local_size() * load.output->dtype.bits() / 32 < kMinRegisters) continue;
+      const Instruction* permute = nullptr;
+      for (size_t q = p + 1; q < seq->seq.size() && q <= p + kMaxDistance; ++q) {
+        const StmtNode& s = *seq->seq[q];
+        if (s.kind == StmtKind::Inst && which == 2 && !permute && s.inst->op == Op::Permute &&
+            s.inst->inputs[0] == load.output) {
+          permute = s.inst.get();
+          if (!read_once(permute->output) || plan_.layout_of(permute->output) != bl.b) break;
+          continue;
+        }
+        const Tensor& operand_tensor = which == 2 ? (permute ? permute->output : Tensor()) : load.output;
+        if (s.kind == StmtKind::Inst && plan_.dots.count(s.inst.get()) && operand_tensor &&
+            &plan_.dots.at(s.inst.get()) == &dp && s.inst->inputs[which == 0 ? 0 : 1] == operand_tensor) {
+          streamed_loads_[&load] = s.inst.get();
+          streamed_by_dot_[s.inst.get()].push_back(&load);
+          if (permute) streamed_aliases_[permute->output->id] = load.output->id;
+          break;
+        }
+        if (!keeps_shared_tiles(s)) break;
+      }
+    }
+  }
+}
+
+void CudaEmitter::emit_streamed_operands(const Instruction& dot, const std::string& ik) {
+  auto it = streamed_by_dot_.find(&dot);
+  if (it == streamed_by_dot_.end()) return;
+  for (const Instruction* load : it->second) emit_ldmatrix_loads(*load, streamed_regs_.at(load), ik);
 }
 
 void CudaEmitter::find_written_globals() {

@@ -236,6 +236,14 @@ class CudaEmitter {
   void emit_semaphore(const Instruction& i);
   void emit_print(const Instruction& i);
   bool emit_ldmatrix(const Instruction& i);
+  // Whether load_shared `i` of an mma operand can be ldmatrix (layout, atom, plain tile).
+  bool ldmatrix_applies(const Instruction& i) const;
+  // The ldmatrix of load `i` into the 32-bit registers `regs`: every k step, or only step
+  // `ik` (a C++ expression) when the dot streams the operand.
+  void emit_ldmatrix_loads(const Instruction& i, const std::string& regs, const std::string& ik);
+  // Operands an mma dot loads one k step at a time inside its own loop (find_streamed_operands).
+  void find_streamed_operands();
+  void emit_streamed_operands(const Instruction& dot, const std::string& ik);
 
   // The statement that synchronises the threads of the current thread group:
   // __syncthreads() for the block, a named barrier (bar.sync id, n) for a group of whole
@@ -260,6 +268,16 @@ class CudaEmitter {
   // register tensor id -> (dot, operand 0 = A, 1 = B, 2 = the [n, k] tile whose register
   // transpose is B) for tensors an mma dot reads that are loaded with ldmatrix
   std::unordered_map<int, std::pair<const DotPlan*, int>> mma_operands_;
+  // Streamed operands: a load_shared whose tile only one mma dot reads, shortly after it
+  // with no shared-memory write between, is issued step by step inside the dot's k loop,
+  // so one k step of the operand is live instead of the whole tile (a 64x128 K tile of
+  // Tilus 0.2's attention is 128 registers a thread). load -> its dot, the dot -> its
+  // loads, and the u32 register pointer each streamed load declared.
+  std::unordered_map<const Instruction*, const Instruction*> streamed_loads_;
+  std::unordered_map<const Instruction*, std::vector<const Instruction*>> streamed_by_dot_;
+  std::unordered_map<const Instruction*, std::string> streamed_regs_;
+  // permute outputs that are a streamed load's registers under another name
+  std::unordered_map<int, int> streamed_aliases_;
   // Sub-byte register tile id -> the packed 32-bit words a view unpacked it from, and the
   // C++ block they are declared in: a cast can convert straight from the words.
   struct PackedWords {
