@@ -44,3 +44,14 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture
 def example():
     return load_example
+
+
+@pytest.fixture(autouse=True)
+def _fresh_script_instances():
+    """Script classes give back the instance made before for the same arguments (as in Tilus
+    0.2); a test starts without those of earlier tests, as a new process would (tests that
+    fake another GPU or a store would otherwise get an instance tuned for the last one)."""
+    yield
+    import tilus.script
+
+    tilus.script.clear_instances()

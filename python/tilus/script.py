@@ -10,6 +10,7 @@ interpreter when the tensors live on the CPU, on the GPU when they live there.
 from __future__ import annotations
 
 import abc
+import enum
 import re
 import threading
 from typing import Dict, Optional
@@ -121,7 +122,67 @@ class CompiledScript:
                     self.gpu = launcher.build(self)
 
 
-class Script(_C.ScriptBase, InstructionMixin):
+_instances_lock = threading.RLock()  # re-entrant: an __init__ may instantiate another script
+_INSTANCES: Dict[tuple, object] = {}
+
+
+# Values an instance is kept for: plain values and long-lived names (dtypes, classes,
+# enum members). Anything else (a tensor, an object made per call) would keep its
+# instance, and itself, alive for the whole process: such arguments give a new instance.
+_VALUE_TYPES = (type(None), bool, int, float, complex, str, bytes, _C.DataType, type, enum.Enum)
+
+
+def _instance_key(value):
+    """`value` as part of a hashable key that tells apart what differs (1, 1.0 and True
+    compare equal in Python, so scalars carry their type), or raise TypeError."""
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_instance_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted(((_instance_key(k), _instance_key(v)) for k, v in value.items()), key=repr)))
+    if not isinstance(value, _VALUE_TYPES) and type(value).__module__ + "." + type(value).__name__ != "torch.dtype":
+        raise TypeError(f"{type(value).__name__} arguments are not kept")
+    hash(value)
+    return (type(value), value)
+
+
+def _build_options() -> tuple:
+    """The options an instance's builds and tuning read once and keep: an instance made
+    after one of them changed is a new one, which builds (and tunes) under the new value."""
+    return (option.get_codegen(), option.debug.get_bounds_check(), option.debug.get_disable_ptxas_opt(),
+            option.get_cache_dir(), option.get_tuning(), option.get_distributed_tuning(), option.get_verify())
+
+
+def clear_instances() -> None:
+    """Forget the script instances kept for their arguments (_ScriptClass): the next call
+    of each script class makes a new one."""
+    with _instances_lock:
+        _INSTANCES.clear()
+
+
+class _ScriptClass(type):
+    """Calling a script class with arguments it was called with before gives the same
+    object, as in Tilus 0.2 (its InstantiatedScriptCache): programs written for it create
+    the script in every call of their wrapper function (`FlashAttention(...)(q, k, v, o)`),
+    and a fresh instance would transpile, and a fresh tuned one look its winner up, again
+    on every call (milliseconds of host time). Other arguments than plain values
+    (_VALUE_TYPES) give a new instance each time."""
+
+    def __call__(cls, *args, **kwargs):
+        try:
+            key = (cls, _instance_key(args), _instance_key(kwargs), _build_options())
+        except TypeError:  # arguments other than plain values: nothing to look up by
+            return super().__call__(*args, **kwargs)
+        instance = _INSTANCES.get(key)
+        if instance is None:
+            with _instances_lock:
+                instance = _INSTANCES.get(key)
+                if instance is None:
+                    instance = super().__call__(*args, **kwargs)
+                    _INSTANCES[key] = instance
+        return instance
+
+
+class Script(_C.ScriptBase, InstructionMixin, metaclass=_ScriptClass):
     """Base class of tilus kernels; see the module docstring."""
 
     _tilus_kernel_fn = None

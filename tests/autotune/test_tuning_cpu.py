@@ -24,6 +24,12 @@ def _x(n=100):
     return np.arange(n, dtype=np.float32)
 
 
+def _as_a_new_process():
+    """Script classes give back the instance (and its winners) made before for the same
+    arguments; a test that plays a later process or another machine drops them."""
+    tilus.script.clear_instances()
+
+
 def _entries(cache_dir):
     found = []
     for parent, _, names in os.walk(cache_dir / "tuning"):
@@ -191,6 +197,7 @@ def test_a_corrupt_entry_is_rebuilt_with_a_warning(fake_gpu, cache_dir):
         with open(entry, "w") as f:
             f.write(damage)
         tunings = tilus.autotune.STATS["tunings"]
+        _as_a_new_process()
         with pytest.warns(RuntimeWarning, match="is damaged"):
             Scale(1.0)(100, _x())
         assert tilus.autotune.STATS["tunings"] == tunings + 1
@@ -204,10 +211,12 @@ def test_an_entry_that_is_not_utf8_is_rebuilt_with_a_warning(fake_gpu, cache_dir
     good = json.load(open(entry))
     with open(entry, "wb") as f:
         f.write(b'{"format": 1, "config": "\xff\xfe"}')
+    _as_a_new_process()
     with pytest.warns(RuntimeWarning, match="is damaged .*can't decode byte 0xff"):
         Scale(1.0)(100, _x())
     assert tilus.autotune.STATS["tunings"] == 2
     assert json.load(open(entry))["config_index"] == good["config_index"]  # rewritten
+    _as_a_new_process()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         Scale(1.0)(100, _x())
@@ -221,6 +230,7 @@ def test_an_unreadable_entry_is_reported_and_tuning_still_works(fake_gpu, cache_
     os.remove(entry)
     os.mkdir(entry)  # reading and replacing it both fail
     x = _x()
+    _as_a_new_process()
     with pytest.warns(RuntimeWarning, match="is damaged") as caught:
         Scale(1.0)(100, x)  # same script, same key: the entry is that directory
     np.testing.assert_array_equal(x, _x())
@@ -247,6 +257,7 @@ def test_the_store_is_keyed_by_script_gpu_and_key(fake_gpu, cache_dir):
     Scale(1.0)(100, _x())
     Scale(2.0)(100, _x())  # other constructor arguments: another script identity
     fake_gpu(target=fakes.GpuTarget(-1, "Other GPU", "sm_90a", 8 * 1024, 1024))
+    _as_a_new_process()  # another machine
     Scale(1.0)(100, _x())
     entries = [os.path.relpath(e, cache_dir / "tuning") for e in _entries(cache_dir)
                if e.endswith(".json")]
