@@ -159,7 +159,7 @@ def clear_instances() -> None:
         _INSTANCES.clear()
 
 
-class _ScriptClass(type):
+class _ScriptClass(abc.ABCMeta):  # ABCMeta: a script may still also derive from abc.ABC
     """Calling a script class with arguments it was called with before gives the same
     object, as in Tilus 0.2 (its InstantiatedScriptCache): programs written for it create
     the script in every call of their wrapper function (`FlashAttention(...)(q, k, v, o)`),

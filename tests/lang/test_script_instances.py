@@ -106,3 +106,22 @@ def test_clear_instances_forgets_them():
     first = Scaled(5.0)
     tilus.script.clear_instances()
     assert Scaled(5.0) is not first
+
+
+def test_a_script_may_also_be_an_abstract_base_class():
+    """Keeping instances takes a metaclass; it derives from ABCMeta, so a script class that
+    also derives from abc.ABC (a metaclass of its own) can still be written."""
+    import abc
+
+    class Base(Scaled, abc.ABC):
+        @abc.abstractmethod
+        def factor_name(self): ...
+
+    class Concrete(Base):
+        def factor_name(self):
+            return "factor"
+
+    assert Concrete(2.0) is Concrete(2.0)
+    x = torch.ones(10)
+    Concrete(2.0)(10, x)
+    torch.testing.assert_close(x, torch.full((10,), 2.0))
