@@ -42,7 +42,38 @@ from typing import Optional
 
 from tilus import _C
 
-_set = {}  # option name -> value given through this module
+class _Choices(dict):
+    """Option name -> value given through this module; every change counts a generation,
+    so that what keeps state built under the options (script instances) can tell cheaply
+    whether they changed (an environment variable read again costs microseconds)."""
+
+    def __setitem__(self, key, value):
+        changed()
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key):
+        changed()
+        super().__delitem__(key)
+
+    def pop(self, key, *default):
+        changed()
+        return super().pop(key, *default)
+
+
+_generation = [0]  # changes of the options set through this module
+
+
+def changed() -> None:
+    """Count a change of the options (setters that keep their value in the runtime call it)."""
+    _generation[0] += 1
+
+
+def generation() -> int:
+    """How many times options were set through this module: equal numbers, same options."""
+    return _generation[0]
+
+
+_set = _Choices()
 
 
 def _env(name: str) -> Optional[str]:
@@ -69,6 +100,7 @@ def cache_dir(path: Optional[str]) -> None:
     ``tuning/``). ``""`` keeps everything in memory; None means $TILUS_CACHE_DIR (which
     may be empty too), else ~/.cache/tilus."""
     _C.runtime.compile_cache().set_cache_dir(None if path is None else os.fspath(path))
+    changed()
 
 
 def get_cache_dir() -> str:
@@ -427,6 +459,7 @@ class _DebugOptions:
         not checked. CPU (interpreter) runs always check. None: $TILUS_DEBUG_BOUNDS_CHECK."""
         checked = self._flag("bounds_check", "TILUS_DEBUG_BOUNDS_CHECK", False, enabled)
         _C.set_bounds_check(checked)
+        changed()
 
     def get_bounds_check(self) -> bool:
         """Whether GPU kernels are built and launched with the bounds check

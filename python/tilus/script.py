@@ -138,18 +138,16 @@ def _instance_key(value):
     if isinstance(value, (list, tuple)):
         return (type(value).__name__, tuple(_instance_key(v) for v in value))
     if isinstance(value, dict):
-        return ("dict", tuple(sorted(((_instance_key(k), _instance_key(v)) for k, v in value.items()), key=repr)))
+        items = [(_instance_key(k), _instance_key(v)) for k, v in value.items()]
+        if all(type(k) is str for k in value):  # keyword arguments: sorted by name
+            return ("dict", tuple(sorted(items, key=lambda item: item[0][1])))
+        return ("dict", tuple(sorted(items, key=repr)))
     if not isinstance(value, _VALUE_TYPES) and type(value).__module__ + "." + type(value).__name__ != "torch.dtype":
         raise TypeError(f"{type(value).__name__} arguments are not kept")
     hash(value)
     return (type(value), value)
 
 
-def _build_options() -> tuple:
-    """The options an instance's builds and tuning read once and keep: an instance made
-    after one of them changed is a new one, which builds (and tunes) under the new value."""
-    return (option.get_codegen(), option.debug.get_bounds_check(), option.debug.get_disable_ptxas_opt(),
-            option.get_cache_dir(), option.get_tuning(), option.get_distributed_tuning(), option.get_verify())
 
 
 def clear_instances() -> None:
@@ -169,7 +167,9 @@ class _ScriptClass(abc.ABCMeta):  # ABCMeta: a script may still also derive from
 
     def __call__(cls, *args, **kwargs):
         try:
-            key = (cls, _instance_key(args), _instance_key(kwargs), _build_options())
+            # an instance made after an option was set (tilus.option) is a new one, which
+            # builds and tunes under the new value
+            key = (cls, _instance_key(args), _instance_key(kwargs), option.generation())
         except TypeError:  # arguments other than plain values: nothing to look up by
             return super().__call__(*args, **kwargs)
         instance = _INSTANCES.get(key)
