@@ -472,7 +472,7 @@ void CudaEmitter::emit_store_shared(const Instruction& i) {
 }
 
 // ldmatrix for the operands of an mma dot read straight from shared memory.
-bool CudaEmitter::ldmatrix_applies(const Instruction& i) const {
+bool CudaEmitter::ldmatrix_layout_fits(const Instruction& i) const {
   auto it = mma_operands_.find(i.output->id);
   if (it == mma_operands_.end()) return false;
   const DotPlan& dp = *it->second.first;
@@ -481,7 +481,11 @@ bool CudaEmitter::ldmatrix_applies(const Instruction& i) const {
   // operand 2: the [n, k] tile whose register transpose is B; permute_layout keeps each
   // thread's register order, so its array is B's.
   const RegisterLayout want = operand == 0 ? bl.a : operand == 1 ? bl.b : permute_layout(bl.b, {1, 0});
-  if (plan_.layout_of(i.output) != want || dp.kind != MmaKind::M16N8K16) return false;
+  return plan_.layout_of(i.output) == want && dp.kind == MmaKind::M16N8K16;
+}
+
+bool CudaEmitter::ldmatrix_applies(const Instruction& i) const {
+  if (!ldmatrix_layout_fits(i)) return false;
   const SharedInfo& s = shared_.at(i.inputs[0]->id);
   if (!s.steps.empty()) return false;  // ldmatrix reads rows of a plain tile
   const SharedLayout& sl = plan_.shared.at(s.root);

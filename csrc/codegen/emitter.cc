@@ -7,7 +7,6 @@
 #include "ops/op_handler.h"
 #include "ir/packed.h"
 #include "ir/verifier.h"
-#include "layout/register_views.h"
 #include "transforms/verify_layouts.h"
 
 #include <algorithm>
@@ -558,15 +557,11 @@ void CudaEmitter::find_streamed_operands() {
       const StmtNode& ls = *seq->seq[p];
       if (ls.kind != StmtKind::Inst || ls.inst->op != Op::LoadShared) continue;
       const Instruction& load = *ls.inst;
-      auto operand = mma_operands_.find(load.output->id);
-      if (operand == mma_operands_.end() || !read_once(load.output)) continue;
-      const DotPlan& dp = *operand->second.first;
+      if (!ldmatrix_layout_fits(load) || is_packed(load.output->dtype) || !read_once(load.output)) continue;
+      if (plan_.layout_of(load.output).local_size() * load.output->dtype.bits() / 32 < kMinRegisters) continue;
+      const auto& [dot_plan, which] = mma_operands_.at(load.output->id);
+      const DotPlan& dp = *dot_plan;
       const BlockLayouts& bl = dp.layouts;
-      const int which = operand->second.second;
-      const RegisterLayout want = which == 0 ? bl.a : which == 1 ? bl.b : permute_layout(bl.b, {1, 0});
-      const RegisterLayout& have = plan_.layout_of(load.output);
-      if (have != want || dp.kind != MmaKind::M16N8K16 || is_packed(load.output->dtype)) continue;
-      if (have.local_size() * load.output->dtype.bits() / 32 < kMinRegisters) continue;
       const Instruction* permute = nullptr;
       for (size_t q = p + 1; q < seq->seq.size() && q <= p + kMaxDistance; ++q) {
         const StmtNode& s = *seq->seq[q];

@@ -236,7 +236,10 @@ class CudaEmitter {
   void emit_semaphore(const Instruction& i);
   void emit_print(const Instruction& i);
   bool emit_ldmatrix(const Instruction& i);
-  // Whether load_shared `i` of an mma operand can be ldmatrix (layout, atom, plain tile).
+  // Whether load_shared `i` gives an mma operand in the fragment layout ldmatrix fills
+  // (layout and atom), and whether it can be ldmatrix (that, and a plain shared tile,
+  // known once the tile is emitted).
+  bool ldmatrix_layout_fits(const Instruction& i) const;
   bool ldmatrix_applies(const Instruction& i) const;
   // The ldmatrix of load `i` into the 32-bit registers `regs`: every k step, or only step
   // `ik` (a C++ expression) when the dot streams the operand.

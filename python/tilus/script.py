@@ -148,8 +148,6 @@ def _instance_key(value):
     return (type(value), value)
 
 
-
-
 def clear_instances() -> None:
     """Forget the script instances kept for their arguments (_ScriptClass): the next call
     of each script class makes a new one."""
