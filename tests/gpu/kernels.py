@@ -74,15 +74,15 @@ class SingleStageMatmul(tilus.Script):
     may still be reading when the copies are issued, so the code generator must wait for
     it there (tests/gpu/test_matmul_gpu.py, tests/codegen/test_wgmma_source.py)."""
 
-    def __init__(self, block_m=64, block_n=64, block_k=32):
+    def __init__(self, block_m=64, block_n=64, block_k=32, warps=4):
         super().__init__()
-        self.block_m, self.block_n, self.block_k = block_m, block_n, block_k
+        self.block_m, self.block_n, self.block_k, self.warps = block_m, block_n, block_k, warps
 
     def __call__(self, m: int32, n: int, k: int, a_ptr: ~tilus.float16, b_ptr: ~tilus.float16,
                  c_ptr: ~tilus.float16):
         bm, bn, bk = self.block_m, self.block_n, self.block_k
         self.attrs.blocks = [cdiv(m, bm), cdiv(n, bn)]
-        self.attrs.warps = 4
+        self.attrs.warps = self.warps
         om: int32 = self.blockIdx.x * bm
         on: int32 = self.blockIdx.y * bn
         ga = self.global_view(a_ptr, dtype=tilus.float16, shape=[m, k])
@@ -111,20 +111,26 @@ class TwoAccumulatorMatmul(tilus.Script):
     """fp16 A @ B computed twice into two accumulators, one unpipelined shared stage
     copied at the top of each iteration: c = 2 * acc1 - acc2 (= A @ B). On sm_90a both
     dots are wgmma; the copy that starts the next iteration must wait for the second dot
-    of the previous one (whose tile indices are out of scope by then)."""
+    of the previous one (whose tile indices are out of scope by then). With 8 warps the
+    tile has 128 rows, 64 for each warpgroup."""
+
+    def __init__(self, warps=4):
+        super().__init__()
+        self.warps = warps
 
     def __call__(self, m: int32, n: int, k: int, a_ptr: ~tilus.float16, b_ptr: ~tilus.float16,
                  c_ptr: ~tilus.float16):
-        self.attrs.blocks = [cdiv(m, 64), cdiv(n, 64)]
-        self.attrs.warps = 4
+        bm = 16 * self.warps
+        self.attrs.blocks = [cdiv(m, bm), cdiv(n, 64)]
+        self.attrs.warps = self.warps
         ga = self.global_view(a_ptr, dtype=tilus.float16, shape=[m, k])
         gb = self.global_view(b_ptr, dtype=tilus.float16, shape=[k, n])
-        sa = self.shared_tensor(dtype=tilus.float16, shape=[64, 32])
+        sa = self.shared_tensor(dtype=tilus.float16, shape=[bm, 32])
         sb = self.shared_tensor(dtype=tilus.float16, shape=[32, 64])
-        acc1 = self.register_tensor(dtype=tilus.float32, shape=[64, 64], init=0.0)
-        acc2 = self.register_tensor(dtype=tilus.float32, shape=[64, 64], init=0.0)
+        acc1 = self.register_tensor(dtype=tilus.float32, shape=[bm, 64], init=0.0)
+        acc2 = self.register_tensor(dtype=tilus.float32, shape=[bm, 64], init=0.0)
         for ok in range(0, k, 32):
-            self.copy_async(src=ga, dst=sa, offsets=[self.blockIdx.x * 64, ok])
+            self.copy_async(src=ga, dst=sa, offsets=[self.blockIdx.x * bm, ok])
             self.copy_async(src=gb, dst=sb, offsets=[ok, self.blockIdx.y * 64])
             self.copy_async_commit_group()
             self.copy_async_wait_group(n=0)
@@ -134,7 +140,7 @@ class TwoAccumulatorMatmul(tilus.Script):
             self.sync()
         gc = self.global_view(c_ptr, dtype=tilus.float16, shape=[m, n])
         self.store_global(gc, self.cast(acc1 + acc1 - acc2, dtype=tilus.float16),
-                          offsets=[self.blockIdx.x * 64, self.blockIdx.y * 64])
+                          offsets=[self.blockIdx.x * bm, self.blockIdx.y * 64])
 
 
 class BranchDotMatmul(tilus.Script):
