@@ -448,9 +448,6 @@ void CudaEmitter::inst(const Instruction& i) {
     return;
   }
   op_handler(i.op).emit(*this, i);
-  // (an accumulator initialised to 0 and then a loop of wgmma dots with a remainder
-  // iteration: NVVM wrote `acc = 0` again on the edge into the remainder)
-  if (i.op == Op::RegisterTensor && async_accumulators_.count(i.output->id)) pin(i.output);
   // copy_async runs as TMA (the async proxy): shared-memory writes of the generic proxy are
   // fenced before a later TMA copy may overwrite them (the barrier a cp.async program needs
   // between them anyway follows); wgmma reads them through the same proxy.
@@ -500,10 +497,6 @@ CudaEmitter::CudaEmitter(const Program& program, const CodegenOptions& options)
       mma_operands_.emplace(b->second->inputs[0]->id, std::make_pair(&dp, 2));
   }
   find_streamed_operands();
-  for_each_inst(program_.body, [&](const StmtNode& s) {
-    if (s.inst->op == Op::Dot && dot_lowering(*s.inst) == DotLowering::WgmmaAsync)
-      async_accumulators_.insert({s.inst->inputs[2]->id, s.inst->output->id});
-  });
 }
 
 namespace {

@@ -281,10 +281,6 @@ class CudaEmitter {
   std::unordered_map<const Instruction*, std::string> streamed_regs_;
   // permute outputs that are a streamed load's registers under another name
   std::unordered_map<int, int> streamed_aliases_;
-  // Accumulators of asynchronous wgmma dots: pinned where a register_tensor gives them
-  // their constant first value, so that the optimiser cannot re-materialise the constant
-  // on a path a running wgmma reaches (ptxas then serialises every wgmma: C7515).
-  std::unordered_set<int> async_accumulators_;
   // Sub-byte register tile id -> the packed 32-bit words a view unpacked it from, and the
   // C++ block they are declared in: a cast can convert straight from the words.
   struct PackedWords {

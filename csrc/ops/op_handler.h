@@ -110,12 +110,8 @@ struct WgmmaHazard {
     // Writes (or frees) somewhere in inputs[operand]'s allocation: waits for every dot
     // when one may read that allocation.
     WritesShared,
-    // The warpgroups meet at a barrier (the instruction is one or contains one). Where
-    // every warpgroup runs the same code each write after it is guarded where it stands
-    // (and a barrier follows a wait before it), so nothing waits here; where thread groups
-    // give warpgroups different code, a write after it may be another branch's, unseen
-    // by this warpgroup: then it waits for every dot.
-    MeetsWarpgroups,
+    // Waits for every dot unconditionally (the warpgroups meet at a barrier).
+    Waits,
   } kind = None;
   int operand = -1;
   const char* why = nullptr;  // the wait's comment in the IR and the CUDA

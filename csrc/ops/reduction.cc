@@ -418,7 +418,7 @@ void reduce_verify(OperandCheck& c, const Instruction& i) {
 // A reduction across warps meets the other warpgroups at a barrier (its scratch is
 // fresh shared memory, never a dot's tile): as for sync, to be safe.
 WgmmaHazard reduction_wgmma_hazard(const Instruction&, const LayoutPlan&, int warps) {
-  if (warps > 4) return {WgmmaHazard::MeetsWarpgroups, -1, "a reduction may synchronise the warpgroups"};
+  if (warps > 4) return {WgmmaHazard::Waits, -1, "a reduction may synchronise the warpgroups"};
   return {};
 }
 

@@ -450,7 +450,7 @@ void shape_change_verify(OperandCheck& c, const Instruction& i) {
 template <bool (*moves)(const RegisterLayout& in, const Instruction& i, const RegisterLayout& out)>
 WgmmaHazard shape_change_hazard(const Instruction& i, const LayoutPlan& plan, int warps) {
   if (warps > 4 && moves(plan.layout_of(i.inputs[0]), i, plan.layout_of(i.output)))
-    return {WgmmaHazard::MeetsWarpgroups, -1, "a register shape change synchronises the warpgroups"};
+    return {WgmmaHazard::Waits, -1, "a register shape change synchronises the warpgroups"};
   return {};
 }
 bool reshape_moves(const RegisterLayout& in, const Instruction& i, const RegisterLayout& out) {

@@ -77,10 +77,10 @@ void no_operands_verify(OperandCheck& c, const Instruction& i) {
 
 // A store into a view a running wgmma dot may read: compared by leading indices.
 WgmmaHazard store_hazard(const Instruction&, const LayoutPlan&, int) { return {WgmmaHazard::WritesTile, 0, nullptr}; }
-// After the barrier other warpgroups may write what this one's dot reads (the pass
-// decides whether their guards cover it: transforms/async_waits.cc).
+// After the barrier other warpgroups may write what this one's dot reads, and their
+// waits do not cover it.
 WgmmaHazard sync_hazard(const Instruction&, const LayoutPlan&, int warps) {
-  if (warps > 4) return {WgmmaHazard::MeetsWarpgroups, -1, "other warpgroups may write its tiles after the barrier"};
+  if (warps > 4) return {WgmmaHazard::Waits, -1, "other warpgroups may write its tiles after the barrier"};
   return {};
 }
 }  // namespace

@@ -15,17 +15,14 @@
 //     the slice (sa[stage]), only when the indices are equal at run time (a conditional
 //     wait), and not at all when they are ring counters provably one stage apart (a
 //     pipeline writes the stage the previous dot read, which the wait_group 1 finished);
-//   * free_shared of such an allocation waits.
+//   * free_shared of such an allocation waits;
+//   * with more than one warpgroup, a barrier waits first: after it, other warpgroups may
+//     write what this one's dot reads, and their waits do not cover it.
 // A wait retires only the waiting warp's share of a dot: each warp of the warpgroup
 // reads the shared tiles for its own rows, and the others may still be reading when it
 // returns. So a shared-memory write into a dot's tiles after a wait (the next stage's
 // copy into the stage the previous dot read, typically) first takes a barrier, unless
-// one already ran since the last wait. The same barrier covers the other warpgroups:
-// where all run the same code, every one of them passes the same guards (the same
-// waits, then that barrier) before any writes, so a dot may stay running across the
-// program's own barriers. Only where thread groups give warpgroups different code may a
-// write after a barrier be one this warpgroup never guards: there a barrier (and what
-// contains one, WgmmaHazard::MeetsWarpgroups) waits for every dot first.
+// one already ran since the last wait.
 // Block-level instructions (copies, stores, barriers) already need block-uniform control
 // flow, so a warpgroup-collective wait placed before them is reached by whole warpgroups.
 // Where the pass cannot tell (the dot ran in an earlier loop iteration or another
@@ -77,8 +74,7 @@ struct InFlight {
 class AsyncWaits : public StmtMutator {
  public:
   AsyncWaits(const Program& program, const LayoutPlan& plan)
-      : program_(program), plan_(plan), rings_(find_ring_counters(program.body)),
-        roles_differ_(has_thread_groups(program.body)) {}
+      : program_(program), plan_(plan), rings_(find_ring_counters(program.body)) {}
 
   Stmt run(const Stmt& body) {
     Stmt lowered = mutate_stmt(body);
@@ -203,15 +199,6 @@ class AsyncWaits : public StmtMutator {
     auto copy = std::make_shared<StmtNode>(*s);
     copy->body = body;
     return copy;
-  }
-
-  static bool has_thread_groups(const Stmt& s) {
-    struct Groups : StmtVisitor {
-      bool found = false;
-      void visit_thread_group(const Stmt&) override { found = true; }
-    } groups;
-    groups.visit_stmt(s);
-    return groups.found;
   }
 
   // Whether a break or continue lies anywhere below `s` (one of a nested loop counts too:
@@ -366,9 +353,7 @@ class AsyncWaits : public StmtMutator {
     };
     switch (hazard.kind) {
       case WgmmaHazard::None: return;
-      case WgmmaHazard::MeetsWarpgroups:
-        if (roles_differ_) wait_all(out, hazard.why, loc);
-        return;
+      case WgmmaHazard::Waits: return wait_all(out, hazard.why, loc);
       case WgmmaHazard::WritesShared:
         if (reads_root(plan_.root_of(i.inputs[hazard.operand]))) wait_all(out, hazard.why, loc);
         return;
@@ -420,7 +405,6 @@ class AsyncWaits : public StmtMutator {
   std::vector<std::pair<const StmtNode*, size_t>> positions_;  // Seqs being lowered, child index
   std::vector<int> scopes_ = {0};  // ids of the enclosing blocks
   int next_scope_ = 1;
-  const bool roles_differ_;  // thread groups: warpgroups may run different code
   InFlight st_;
   bool peers_unsynced_ = false;  // this warp waited for a dot since the last block barrier
 };

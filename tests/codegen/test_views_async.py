@@ -1,7 +1,6 @@
-"""A register shape change while a wgmma dot runs (sm_90a, 8 warps): where thread groups
-may give the warpgroups different code, the async pass waits for the dot only when the
-change's lowering meets the block at a barrier (an exchange through shared memory), not
-when it keeps the registers; where all run the same code, neither waits (csrc/transforms/
+"""A register shape change while a wgmma dot runs (sm_90a, 8 warps): the async pass
+waits for the dot only when the change's lowering meets the block at a barrier (an
+exchange through shared memory), not when it keeps the registers (csrc/transforms/
 async_waits.cc, layout/register_views.h moves_data)."""
 
 import torch
@@ -12,9 +11,9 @@ from tilus.utils import cdiv
 
 
 class DotThenReshape(tilus.Script):
-    def __init__(self, new_shape, in_thread_group=False):
+    def __init__(self, new_shape):
         super().__init__()
-        self.new_shape, self.in_thread_group = new_shape, in_thread_group
+        self.new_shape = new_shape
 
     def __call__(self, m: int32, a_ptr: ~float16, b_ptr: ~float16, c_ptr: ~float32, x_ptr: ~float32,
                  y_ptr: ~float32):
@@ -32,14 +31,9 @@ class DotThenReshape(tilus.Script):
         acc = self.register_tensor(dtype=float32, shape=[128, 64], init=0.0)
         self.dot(self.load_shared(sa), self.load_shared(sb), acc, out=acc)
         x = self.load_global(self.global_view(x_ptr, dtype=float32, shape=[6, 10]), offsets=[0, 0], shape=[6, 10])
-        gy = self.global_view(y_ptr, dtype=float32, shape=self.new_shape)
-        if self.in_thread_group:
-            with self.thread_group(0, num_threads=256):
-                y = self.reshape(x, self.new_shape)
-                self.store_global(gy, y, offsets=[0] * len(self.new_shape))
-        else:
-            y = self.reshape(x, self.new_shape)
-            self.store_global(gy, y, offsets=[0] * len(self.new_shape))
+        y = self.reshape(x, self.new_shape)  # MARK-reshape
+        self.store_global(self.global_view(y_ptr, dtype=float32, shape=self.new_shape), y,
+                          offsets=[0] * len(self.new_shape))
         self.store_global(self.global_view(c_ptr, dtype=float32, shape=[m, 64]), acc,
                           offsets=[self.blockIdx.x * 128, 0])
         self.sync()
@@ -47,10 +41,10 @@ class DotThenReshape(tilus.Script):
         self.free_shared(sb)
 
 
-def _lowered(new_shape, in_thread_group=True):
+def _lowered(new_shape):
     args = (128, torch.zeros(128, 32, dtype=torch.float16), torch.zeros(32, 64, dtype=torch.float16),
             torch.zeros(128, 64), torch.zeros(6, 10), torch.zeros(new_shape))
-    return str(_C.lower_async(DotThenReshape(new_shape, in_thread_group).compile(*args).program, "sm_90a"))
+    return str(_C.lower_async(DotThenReshape(new_shape).compile(*args).program, "sm_90a"))
 
 
 def _line_before(ir, needle):
@@ -68,12 +62,3 @@ def test_a_reshape_through_shared_memory_waits_for_the_running_dot():
     ir = _lowered([4, 15])
     assert "wgmma=async" in ir
     assert "a register shape change synchronises the warpgroups" in _line_before(ir, "= reshape(")
-
-
-def test_where_all_warpgroups_run_the_same_code_no_reshape_waits():
-    """The exchange's barrier needs no wait there: every write after it is guarded in
-    every warpgroup (tests/codegen/test_async_waits.py)."""
-    for shape in ([60], [4, 15]):
-        ir = _lowered(shape, in_thread_group=False)
-        assert "wgmma=async" in ir
-        assert "wgmma_wait" not in _line_before(ir, "= reshape(")

@@ -132,7 +132,7 @@ def test_seed_matmul_v5_tiles_hopper_lowers_to_wgmma(example, warps, bm, bn, bk,
 def test_a_copy_into_the_tile_a_running_dot_reads_waits_for_it(m, n, k, warps, block_m):
     """One shared stage: the copies after each dot overwrite the tile it read (on sm_90a
     the dot is an asynchronous wgmma the code generator must wait for first; with two
-    warpgroups, each one's wait and then a barrier)."""
+    warpgroups, every warpgroup's share of it)."""
     from .kernels import SingleStageMatmul
 
     a, b = matmul_operands(m, n, k, torch.float16)
@@ -154,11 +154,11 @@ def test_two_accumulators_and_a_copy_at_the_top_of_the_loop(m, n, k, warps):
 
 @pytest.mark.parametrize("stages", [3, 4, 5])
 @pytest.mark.parametrize("m,n,k", [(4096, 4096, 4096), (1000, 1030, 4100)])
-def test_two_warpgroups_keep_the_dot_running_across_the_loops_barrier(example, stages, m, n, k):
-    """The seed's loop on two warpgroups: each one's dot may still read its stage when
-    the other passes the loop's barrier; the copy into that stage one iteration later must
-    wait for both (TMA at 4096, cp.async at the odd shape). Five rounds of fresh data, so a
-    race that only sometimes loses shows."""
+def test_two_warpgroups_never_overwrite_a_stage_the_other_reads(example, stages, m, n, k):
+    """The seed's loop on two warpgroups: after the loop's barrier one warpgroup may copy
+    into the stage the other's dot still reads, unless that dot was waited for first (TMA
+    at 4096, cp.async at the odd shape). Five rounds of fresh data, so a race that only
+    sometimes loses shows."""
     kernel = example("matmul_v5_splitk").MatmulV5(num_warps=8, block_m=128, block_n=128, block_k=32,
                                                   num_stages=stages, split_k_factor=1)
     for _ in range(5):
