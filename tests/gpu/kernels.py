@@ -169,3 +169,45 @@ class BranchDotMatmul(tilus.Script):
         gc = self.global_view(c_ptr, dtype=tilus.float16, shape=[m, n])
         self.store_global(gc, self.cast(acc, dtype=tilus.float16),
                           offsets=[self.blockIdx.x * 64, self.blockIdx.y * 64])
+
+
+class ClusteredPipelineMatmul(tilus.Script):
+    """The seed's pipelined fp16 matmul (copy_async ring of 3 stages, 128x128x32 tiles,
+    4 warps) launched in clusters of two blocks along x that never talk to each other.
+    On sm_90a the second block of each cluster read its tile's B columns 64-127 from
+    elsewhere: its shared addresses carry bits above 256 KB, which ran into the wgmma
+    descriptor's leading-byte offset (codegen/device/wgmma.cuh wgmma_desc)."""
+
+    def __call__(self, m: int32, n: int, k: int, a_ptr: ~tilus.float16, b_ptr: ~tilus.float16,
+                 c_ptr: ~tilus.float16):
+        bm, bn, bk, stages = 128, 128, 32, 3
+        self.attrs.blocks = [cdiv(m, bm), cdiv(n, bn)]
+        self.attrs.warps = 4
+        self.attrs.cluster_blocks = [2]
+        om: int32 = self.blockIdx.x * bm
+        on: int32 = self.blockIdx.y * bn
+        ga = self.global_view(a_ptr, dtype=tilus.float16, shape=[m, k])
+        gb = self.global_view(b_ptr, dtype=tilus.float16, shape=[k, n])
+        sa = self.shared_tensor(dtype=tilus.float16, shape=[stages, bm, bk])
+        sb = self.shared_tensor(dtype=tilus.float16, shape=[stages, bk, bn])
+        acc = self.register_tensor(dtype=tilus.float32, shape=[bm, bn], init=0.0)
+        for s in range(stages - 1):
+            self.copy_async(src=ga, dst=sa[s], offsets=[om, s * bk])
+            self.copy_async(src=gb, dst=sb[s], offsets=[s * bk, on])
+            self.copy_async_commit_group()
+        self.copy_async_wait_group(n=stages - 2)
+        self.sync()
+        current: int32 = 0
+        preload: int32 = stages - 1
+        for ok in range(0, k, bk):
+            self.dot(self.load_shared(sa[current]), self.load_shared(sb[current]), acc, out=acc)
+            if ok + (stages - 1) * bk < k:
+                self.copy_async(src=ga, dst=sa[preload], offsets=[om, ok + (stages - 1) * bk])
+                self.copy_async(src=gb, dst=sb[preload], offsets=[ok + (stages - 1) * bk, on])
+            self.copy_async_commit_group()
+            current = (current + 1) % stages
+            preload = (preload + 1) % stages
+            self.copy_async_wait_group(n=stages - 2)
+            self.sync()
+        gc = self.global_view(c_ptr, dtype=tilus.float16, shape=[m, n])
+        self.store_global(gc, self.cast(acc, dtype=tilus.float16), offsets=[om, on])

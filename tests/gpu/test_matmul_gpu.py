@@ -198,3 +198,18 @@ def test_decode_split_k(example, split_k, m, n, k):
         c = _poison((m, n), torch.float16)
         kernel(m, n, k, a, b, c)
         torch.testing.assert_close(c, _ref(a, b, torch.float16), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("m,n,k", [(256, 256, 256), (512, 384, 4096), (256, 130, 1000)])
+def test_a_pipeline_launched_in_clusters(m, n, k):
+    """Blocks in clusters of two, each its own tile: every block's result is right (the
+    second block of each cluster read B's second 64-column block from a wrong address,
+    with TMA and with cp.async)."""
+    from .kernels import ClusteredPipelineMatmul
+
+    kernel = ClusteredPipelineMatmul()
+    for _ in range(3):
+        a, b = matmul_operands(m, n, k, torch.float16)
+        c = _poison((m, n), torch.float16)
+        kernel(m, n, k, a, b, c)
+        torch.testing.assert_close(c, _ref(a, b, torch.float16), rtol=1e-2, atol=1e-2)

@@ -229,3 +229,16 @@ def test_multicast_without_a_cluster_is_refused_as_on_cuda():
     with pytest.raises(ValueError, match="multicast_mask needs a cluster of blocks") as info:
         MulticastWithoutCluster()(torch.randn(8, 16))
     assert "multicast_mask=1" in info.value.text
+
+
+def test_a_copy_pipeline_in_clusters_matches_torch():
+    """tests/gpu/kernels.py's clustered pipeline (blocks in pairs that never talk): on CPU
+    each block of a pair computes its own tile, as on the GPU."""
+    from tests.gpu.kernels import ClusteredPipelineMatmul
+
+    torch.manual_seed(0)
+    m, n, k = 256, 130, 200
+    a, b = torch.randn(m, k).half(), torch.randn(k, n).half()
+    c = torch.full((m, n), float("nan"), dtype=torch.float16)
+    ClusteredPipelineMatmul()(m, n, k, a, b, c)
+    torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=1e-2, atol=5e-2)

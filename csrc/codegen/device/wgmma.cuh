@@ -37,7 +37,10 @@ namespace tilus {
 // mask.
 static __device__ __forceinline__ uint64_t wgmma_desc(uint32_t smem_addr, uint32_t leading_bytes,
                                                       uint32_t stride_bytes, uint32_t swizzle) {
-  return static_cast<uint64_t>(smem_addr >> 4) |
+  // the start address is 14 bits of (address mod 256 KB) / 16: in a cluster the shared
+  // addresses of a block of rank > 0 carry higher bits, which unmasked ran into the
+  // leading-byte-offset field (N-major B read its second 64-column block from elsewhere)
+  return static_cast<uint64_t>((smem_addr & 0x3FFFF) >> 4) |
          (static_cast<uint64_t>((leading_bytes >> 4) & 0x3FFF) << 16) |
          (static_cast<uint64_t>((stride_bytes >> 4) & 0x3FFF) << 32) |
          (static_cast<uint64_t>(swizzle) << 62);
