@@ -24,6 +24,7 @@ RESULTS=${OUT:-$LOGS}
 mkdir -p "$LOGS" "$RESULTS"
 MODE=${1:-full}
 runs() { [ "$MODE" = full ] || [[ ",$MODE," == *",$1,"* ]]; }  # MODE may list parts: tests,bench
+first_slice() { [ -z "${GPU_TEST_SHARD:-}" ] || [ "${GPU_TEST_SHARD%/*}" = 1 ]; }  # (or no slicing)
 SUMMARY="$LOGS/summary.txt"
 : > "$SUMMARY"
 
@@ -56,7 +57,7 @@ if runs tests; then
   [ -n "${GPU_TESTS:-}" ] && TARGETS=$GPU_TESTS  # a chosen list of test files or ids
   step pytest_gpu python3 -m pytest -m gpu -q --maxfail=25 $XDIST $TARGETS -p no:cacheprovider
   grep -E '^(FAILED|ERROR)|passed|failed' "$LOGS/pytest_gpu.log" | tail -n 40
-  if [ "${EXAMPLES:-1}" = 1 ] && { [ -z "${GPU_TEST_SHARD:-}" ] || [ "${GPU_TEST_SHARD%/*}" = 1 ]; }; then
+  if [ "${EXAMPLES:-1}" = 1 ] && first_slice; then
     if [ -d .seed_examples ]; then  # (with the first slice; EXAMPLES=0: none)
       for f in .seed_examples/*.py; do
         step "seed_$(basename "$f" .py)" python3 "$f"
@@ -68,7 +69,7 @@ if runs tests; then
   fi
   # Tilus 0.2's own examples, when a checkout's examples/ is carried as .tilus02_examples/
   # (git-ignored, like the seeds): unchanged, on CUDA tensors (scripts/tilus02_examples.py).
-  if [ -d .tilus02_examples ] && { [ -z "${GPU_TEST_SHARD:-}" ] || [ "${GPU_TEST_SHARD%/*}" = 1 ]; }; then
+  if [ -d .tilus02_examples ] && first_slice; then
     step tilus02_examples python3 scripts/tilus02_examples.py --examples .tilus02_examples --device cuda
   fi
 fi
