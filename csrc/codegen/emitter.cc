@@ -321,6 +321,13 @@ std::string CudaEmitter::block_sync() const {
   return "__syncwarp(" + std::to_string(static_cast<uint32_t>(mask)) + "u);";
 }
 
+std::string CudaEmitter::uniform_warpgroup() const {
+  const int64_t threads = groups_.empty() ? threads_ : groups_.back().threads;
+  if (threads <= 128) return "0";
+  // a shuffle from lane 0: the compiler treats its result as uniform across the warp
+  return "__shfl_sync(0xffffffffu, tl_tid / 128, 0)";
+}
+
 // `with self.thread_group(begin, n)`: the group's threads run the body, in which tl_tid
 // (every layout's thread index) counts from the group's first thread, so register tiles
 // made inside are spread over the group's threads.

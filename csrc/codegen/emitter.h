@@ -252,6 +252,10 @@ class CudaEmitter {
   // __syncthreads() for the block, a named barrier (bar.sync id, n) for a group of whole
   // warps, __syncwarp(mask) for a group inside one warp.
   std::string block_sync() const;
+  // The index of the thread's warpgroup within the current thread group (or block), as
+  // an expression the compiler knows to be warp-uniform (wgmma descriptors built from it
+  // stay on the uniform datapath): 0 when the threads are one warpgroup.
+  std::string uniform_warpgroup() const;
   // The current thread group: first thread (absolute) and thread count.
   int64_t group_begin() const { return groups_.empty() ? 0 : groups_.back().begin; }
   int64_t group_threads() const { return threads_; }

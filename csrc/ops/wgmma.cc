@@ -382,7 +382,7 @@ void mma_emit(CudaEmitter& e, const Instruction& inst) {
   e.line(cat("for (int i = 0; i < ", total, "; ++i) tilus::fence_register(", acc, "[i]);"));
   e.open("");
   const std::string wg = e.fresh("tl_warpgroup"), pa = a_regs ? "" : e.fresh("tl_a_smem"), pb = e.fresh("tl_b_smem");
-  e.line("const int " + wg + " = tl_tid / 128;");
+  e.line("const int " + wg + " = " + e.uniform_warpgroup() + ";");
   const Expr zero = make_int(0);
   // each warpgroup's corner: M rows gm * slabs * 64, N columns gn * n_wg
   if (!a_regs) {
@@ -396,20 +396,26 @@ void mma_emit(CudaEmitter& e, const Instruction& inst) {
   const auto [a_lbo, a_sbo] = a_regs ? std::pair<int64_t, int64_t>{0, 0} : oa.lbo_sbo(64);
   const auto [b_lbo, b_sbo] = ob.lbo_sbo(t->n_inst);
   const std::string ra = a_regs ? e.reg_name(a) : "";
+  // one descriptor per operand tile, one add per instruction (wgmma_desc_add)
+  const std::string da = a_regs ? "" : e.fresh("tl_a_desc"), db = e.fresh("tl_b_desc");
+  if (!a_regs)
+    e.line(cat("const unsigned long long ", da, " = tilus::wgmma_desc(", pa, ", ", a_lbo, ", ", a_sbo, ", ",
+               oa.swizzle_code(), ");"));
+  e.line(cat("const unsigned long long ", db, " = tilus::wgmma_desc(", pb, ", ", b_lbo, ", ", b_sbo, ", ",
+             ob.swizzle_code(), ");"));
   for (int64_t kk = 0; kk < t->k_steps; ++kk) {
     const int64_t k0 = kk * t->k_inst;
     for (int64_t s = 0; s < t->slabs; ++s) {
       // A: a descriptor, or the 4 registers of slab s, k step kk (t.a's local order)
       const std::string a_arg =
           a_regs ? cat("reinterpret_cast<const unsigned int*>(", ra, ") + ", (s * t->k_steps + kk) * 4)
-                 : cat("tilus::wgmma_desc(", pa, " + ", oa.k_major ? oa.offset(s * 64, k0) : oa.offset(k0, s * 64),
-                       ", ", a_lbo, ", ", a_sbo, ", ", oa.swizzle_code(), ")");
+                 : cat("tilus::wgmma_desc_add(", da, ", ", oa.k_major ? oa.offset(s * 64, k0) : oa.offset(k0, s * 64),
+                       ")");
       for (int64_t j = 0; j < n_reps; ++j) {
         const int64_t n0 = j * t->n_inst;
         const int64_t b_off = ob.k_major ? ob.offset(n0, k0) : ob.offset(k0, n0);
         const int64_t reg = s * (t->n_wg / 2) + j * (t->n_inst / 2);
-        e.line(cat(h, "(", acc, " + ", reg, ", ", a_arg, ", tilus::wgmma_desc(", pb, " + ", b_off, ", ", b_lbo, ", ",
-                   b_sbo, ", ", ob.swizzle_code(), "));"));
+        e.line(cat(h, "(", acc, " + ", reg, ", ", a_arg, ", tilus::wgmma_desc_add(", db, ", ", b_off, "));"));
       }
     }
   }

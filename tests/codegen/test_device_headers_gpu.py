@@ -612,3 +612,45 @@ extern "C" __global__ void k(tilus::int32_t* partial, tilus::int32_t* sem) {
     got = np.frombuffer(gpu.from_device(partial, columns * 64 * 4), dtype=np.int32)
     np.testing.assert_array_equal(got, want.astype(np.int32))
     assert list(np.frombuffer(gpu.from_device(sem, columns * 4), dtype=np.int32)) == [splits] * 4
+
+
+# ---- wgmma descriptors -----------------------------------------------------------------
+
+
+def _descriptor(address: int, leading: int, stride: int, swizzle: int) -> int:
+    """The PTX ISA's matrix descriptor: bits 0-13 the start address (mod 256 KB) / 16,
+    16-29 the leading byte offset / 16, 32-45 the stride byte offset / 16, 62-63 the
+    swizzle mode."""
+    return (((address % (1 << 18)) >> 4) | ((leading >> 4) & 0x3FFF) << 16 | ((stride >> 4) & 0x3FFF) << 32
+            | swizzle << 62)
+
+
+def test_descriptor_add_equals_a_descriptor_of_the_sum(gpu):
+    """The emitters build one descriptor per tile and add each instruction's offset to it
+    (wgmma_desc_add): for tiles anywhere in a block's 227 KB, with the high address bits
+    of a cluster block of rank > 0, the sum is the descriptor of the instruction's own
+    address."""
+    source = PRELUDE + r"""
+extern "C" __global__ void k(const unsigned* bases, const unsigned* offsets, unsigned long long* out, int n) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n) return;
+  out[t] = tilus::wgmma_desc_add(tilus::wgmma_desc(bases[t], 4096, 1024, 1), offsets[t]);
+}
+"""
+    kernel = gpu.kernel(source, "k")
+    rng = random.Random(7)
+    limit = 227 * 1024
+    bases, offsets = [], []
+    for _ in range(4096):
+        tile = rng.randrange(0, limit - 1024, 1024)
+        offset = rng.randrange(0, limit - tile, 16)
+        rank = rng.randrange(0, 16)
+        bases.append((rank << 24) + tile)  # a cluster block's shared window: its rank in the high bits
+        offsets.append(offset)
+    n = len(bases)
+    out = gpu.to_device(bytes(8 * n))
+    gpu.launch(kernel, ((n + 127) // 128, 1, 1), (128, 1, 1), gpu.to_device(np.array(bases, np.uint32).tobytes()),
+               gpu.to_device(np.array(offsets, np.uint32).tobytes()), out, n)
+    got = np.frombuffer(gpu.from_device(out, 8 * n), dtype=np.uint64)
+    want = np.array([_descriptor(b + o, 4096, 1024, 1) for b, o in zip(bases, offsets)], dtype=np.uint64)
+    np.testing.assert_array_equal(got, want)

@@ -61,8 +61,13 @@ def test_descriptors_match_the_automatic_path(example):
     args = (4096, 4096, 4096, _h(4, 4), _h(4, 4), _h(4, 4))
     explicit = kernel_source(example("matmul_wgmma").MatmulWgmma(4, 128, 128, 64, 4), args, arch="sm_90a")
     auto = kernel_source(example("matmul_v3_pipeline").MatmulV3(4, 128, 128, 64, 4), args, arch="sm_90a")
-    descs = re.compile(r"\(acc \+ (\d+), tilus::wgmma_desc\((tl_a_smem[^)]*)\), tilus::wgmma_desc\((tl_b_smem[^)]*)\)\)")
-    assert descs.findall(explicit) and descs.findall(explicit) == descs.findall(auto)
+    # each tile's descriptor (address, leading and stride offsets, swizzle), then each
+    # instruction's accumulator registers and byte offsets into A and B
+    tiles = re.compile(r"tilus::wgmma_desc\(tl_([ab])_smem[_0-9]*, (\d+), (\d+), (\d)\)")
+    steps = re.compile(r"\(acc \+ (\d+), tilus::wgmma_desc_add\(tl_a_desc[_0-9]*, (\d+)\), "
+                       r"tilus::wgmma_desc_add\(tl_b_desc[_0-9]*, (\d+)\)\)")
+    assert tiles.findall(explicit) and tiles.findall(explicit) == tiles.findall(auto)
+    assert steps.findall(explicit) and steps.findall(explicit) == steps.findall(auto)
 
 
 @pytest.mark.parametrize("bk, swizzle", [(16, 3), (32, 2), (64, 1), (48, 0)])
