@@ -604,16 +604,28 @@ void next_epoch(BlockState& st) {
 
 void debug_barrier(BlockState& st) { next_epoch(st); }
 
-void debug_acquire(BlockState& st, uintptr_t semaphore) {
-  next_epoch(st);
+void debug_acquire_rmw(BlockState& st, uintptr_t address) {
   DebugState* d = st.launch->debug.get();
   if (!d) return;
-  auto it = d->released.find(semaphore);
+  auto it = d->released.find(address);
   if (it == d->released.end()) return;
   for (const auto& [block, clock] : it->second) {
     uint32_t& mine = st.clock[block];
     mine = std::max(mine, clock);
   }
+}
+
+void debug_release_rmw(BlockState& st, uintptr_t address) {
+  DebugState* d = st.launch->debug.get();
+  if (!d) return;
+  auto& released = d->released[address];
+  for (const auto& [block, clock] : st.clock) released[block] = std::max(released[block], clock);
+  ++st.clock[st.linear];  // later accesses are not covered by this release
+}
+
+void debug_acquire(BlockState& st, uintptr_t semaphore) {
+  next_epoch(st);
+  debug_acquire_rmw(st, semaphore);
 }
 
 void debug_release(BlockState& st, uintptr_t semaphore) {

@@ -167,6 +167,12 @@ void debug_barrier(BlockState& st);
 void next_epoch(BlockState& st);
 void debug_acquire(BlockState& st, uintptr_t semaphore);
 void debug_release(BlockState& st, uintptr_t semaphore);
+// A global atomic with release or acquire semantics (sem="release"/"acquire"/"acq_rel")
+// orders blocks as a semaphore does, without being a barrier of its own block (one
+// thread's instruction). Read-modify-writes continue a release sequence, so an acquirer
+// learns every earlier releaser of the address, not only the last.
+void debug_release_rmw(BlockState& st, uintptr_t address);
+void debug_acquire_rmw(BlockState& st, uintptr_t address);
 
 // A register tensor declared without init read before assignment.
 [[noreturn]] void uninitialised_register(const TensorNode* t, const Instruction& inst);

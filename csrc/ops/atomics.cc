@@ -62,6 +62,7 @@ bool on_global(Op op) {
 
 const char* const kScopes[] = {"cta", "cluster", "gpu", "sys"};
 const char* const kSems[] = {"relaxed", "acquire", "release", "acq_rel"};
+enum Sem : int { kRelaxed, kAcquire, kRelease, kAcqRel };  // kSems' order
 
 // The method a script wrote, for messages: self.atomic.global_scatter_add, ...
 std::string surface(const Instruction& i) {
@@ -223,6 +224,7 @@ void interpret(interp::BlockState& st, const StmtNode& stmt, const Instruction& 
   using namespace interp;
   const Rmw op = rmw_of(i);
   const bool scatter = is_scatter(i.op), global = on_global(i.op);
+  const int sem = static_cast<int>(i.int_attr >> 2);  // global atomics order blocks (debug_checks.h)
   const TensorValue& dst = input(st, i.inputs[0], i);
   const TensorValue& values = input(st, scatter ? i.inputs[2] : i.inputs[1], i);
   const TensorValue* indices = scatter ? &input(st, i.inputs[1], i) : nullptr;
@@ -256,6 +258,7 @@ void interpret(interp::BlockState& st, const StmtNode& stmt, const Instruction& 
         for (size_t d = 0; d < rank; ++d) elem += target[d] * dst.gstrides[d];
         const uintptr_t addr = dst.base + static_cast<uintptr_t>(elem * b);
         check_global_access(*st.launch, addr, b, what.c_str(), &dst, target);
+        if (sem == kRelease || sem == kAcqRel) debug_release_rmw(st, addr);
         p = reinterpret_cast<uint8_t*>(addr);
       } else {
         int64_t flat = 0;
@@ -263,6 +266,7 @@ void interpret(interp::BlockState& st, const StmtNode& stmt, const Instruction& 
         p = dst.data + flat * b;
       }
       apply(op, t, p, values.data + e * b, cmp ? cmp->data + e * b : nullptr, o);
+      if (global && (sem == kAcquire || sem == kAcqRel)) debug_acquire_rmw(st, reinterpret_cast<uintptr_t>(p));
     }
     for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {  // next row-major coordinate
       if (++coord[d] < tile[d]) break;

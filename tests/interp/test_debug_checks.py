@@ -219,6 +219,59 @@ def test_blocks_ordered_by_a_semaphore_pass():
     torch.testing.assert_close(y, x.sum(0))
 
 
+class LastBlockSums(tilus.Script):
+    """Every block z stores its slice of x in its own plane of a workspace and counts
+    itself in with an atomic add of `sem`; the block that counts last adds the planes
+    into y (split-K's last-slice reduction). With `acquire_again` the last block
+    acquires through a second atomic (an add of 0), after counting with a release."""
+
+    def __init__(self, sem, acquire_again=False):
+        super().__init__()
+        self.sem, self.acquire_again = sem, acquire_again
+
+    def __call__(self, n: int32, parts: int32, x_ptr: ~float32, y_ptr: ~float32):
+        self.attrs.blocks = [1, 1, parts]
+        self.attrs.warps = 1
+        gx = self.global_view(x_ptr, dtype=float32, shape=[parts, n])
+        gy = self.global_view(y_ptr, dtype=float32, shape=[n])
+        planes = self.global_tensor(dtype=float32, shape=[parts, n])
+        count = self.global_tensor(dtype=int32, shape=[1], requires_clean=True)
+        x = self.load_global(gx, offsets=[self.blockIdx.z, 0], dims=[1], shape=[64])
+        self.store_global(planes, x, offsets=[self.blockIdx.z, 0], dims=[1])  # write-plane
+        self.sync()
+        one = self.register_tensor(dtype=int32, shape=[1], init=1)
+        seen = self.atomic.global_add(count, one, offsets=[0], sem=self.sem)
+        if seen.item() == parts - 1:
+            if self.acquire_again:
+                zero = self.register_tensor(dtype=int32, shape=[1], init=0)
+                self.atomic.global_add(count, zero, offsets=[0], sem="acquire")
+            total = self.register_tensor(dtype=float32, shape=[64], init=0.0)
+            for z in range(parts):
+                total = total + self.load_global(planes, offsets=[z, 0], dims=[1], shape=[64])  # read-plane
+            self.store_global(gy, total, offsets=[0])
+            self.store_global(count, self.register_tensor(dtype=int32, shape=[1], init=0), offsets=[0])
+
+
+@pytest.mark.parametrize("sem, acquire_again", [("acq_rel", False), ("release", True)])
+def test_blocks_ordered_by_release_and_acquire_atomics_pass(sem, acquire_again):
+    """An acquiring atomic orders the block after every block whose releasing atomic on
+    the same address came before: a chain of read-modify-writes, not only the last one."""
+    x = torch.randn(3, 64)
+    y = torch.full((64,), float("nan"))
+    LastBlockSums(sem, acquire_again)(64, 3, x, y)
+    torch.testing.assert_close(y, x.sum(0))
+
+
+def test_a_relaxed_atomic_count_orders_nothing():
+    x = torch.randn(3, 64)
+    y = torch.full((64,), float("nan"))
+    with pytest.raises(ScriptDataRaceError) as err:
+        LastBlockSums("relaxed")(64, 3, x, y)
+    message = str(err.value)
+    assert re.search(r"is written by block \(0, 0, 0\) .*" + re.escape(at("write-plane")) +
+                     r".* and read by block \(0, 0, 2\) .*" + re.escape(at("read-plane")), message), message
+
+
 class SameBlockGlobal(tilus.Script):
     """One block writes a tile and reads it back in another layout (a dot operand):
     without a sync other warps read what a warp wrote."""
