@@ -27,8 +27,10 @@ are split by role and talk only through mbarriers:
   fourth 128x256 stage (the ring is what bounds this kernel: a 48 KB stage takes about
   as long to land as one step's wgmma to run); ``"registers"`` stores from registers.
 * with ``split_k > 1`` (shapes with few output tiles, m = 128) a work unit is a tile and
-  one slice of k; the slices add fp32 partial tiles into a workspace with atomics and
-  the tile's last slice writes C (and leaves the workspace zeroed for the next call).
+  one slice of k; each slice stores its fp32 partial tile in a plane of a workspace of
+  its own and counts itself in (an acq_rel atomic), and the tile's last slice sums the
+  planes and writes C; with ``split_reduce="atomics"`` (the default beyond 4 slices) the
+  slices add into one plane with atomics instead, which the last slice leaves zeroed.
 
 TMA zero-fills loads past the matrix edge and clips stores, so no tile is masked. TMA
 needs 16-byte row strides: k a multiple of 8 (16 for float8), n of 8.
@@ -86,7 +88,7 @@ class TmaStoreEpilogue:
 @tilus.autotune("cluster_m", [1, 2])
 class MatmulWarpSpecialized(TmaStoreEpilogue, tilus.Script):
     def __init__(self, block_m, block_n, stages, group_m, cluster_m, epilogue="tma", split_k=1, dtype=float16,
-                 num_blocks=None):
+                 num_blocks=None, split_reduce=None):
         super().__init__()
         if block_m % 128:
             raise ValueError("block_m must be a multiple of 128: two consumer warpgroups of 64 rows")
@@ -98,6 +100,15 @@ class MatmulWarpSpecialized(TmaStoreEpilogue, tilus.Script):
         if split_k > 1 and epilogue != "registers":
             raise ValueError("split_k > 1 reduces the partial tiles in global memory: epilogue='registers'")
         self.cluster_m, self.epilogue, self.split_k = cluster_m, epilogue, split_k
+        # how the slices' partial tiles meet (split_k > 1): "partials", each slice in a plane
+        # of its own and the last one summing them, beats "atomics" into one zeroed plane by
+        # 3-7% at 2 slices and ties at 4; at 8 the last slice's eight reads cost more than
+        # the atomics (H200, the m = 128 shapes of bench_hopper_matmul, 2026-11-28)
+        if split_reduce is None:
+            split_reduce = "partials" if split_k <= 4 else "atomics"
+        if split_reduce not in ("partials", "atomics"):
+            raise ValueError(f"split_reduce must be 'partials' or 'atomics', got {split_reduce!r}")
+        self.split_reduce = split_reduce
         # the accumulator is held as `halves` column halves (two wgmma per k16 step), so
         # that the TMA store can stage one half at a time in half the shared memory
         self.halves = 2 if epilogue == "tma_halves" else 1
@@ -163,7 +174,10 @@ class MatmulWarpSpecialized(TmaStoreEpilogue, tilus.Script):
         if splits > 1:
             # split-K: fp32 partial sums meet in a workspace by atomics; per tile a count
             # of the slices done (both left zeroed by the tile's last slice)
-            total = self.global_tensor(dtype=float32, shape=[m_size, n_size], requires_clean=True)
+            if self.split_reduce == "atomics":
+                total = self.global_tensor(dtype=float32, shape=[m_size, n_size], requires_clean=True)
+            else:
+                total = self.global_tensor(dtype=float32, shape=[splits, m_size, n_size])
             arrived = self.global_tensor(dtype=int32, shape=[cluster_rows * cm, tiles_n], requires_clean=True)
 
         with self.warp_group(warp_begin=0, num_warps=4):  # producer
@@ -216,8 +230,10 @@ class MatmulWarpSpecialized(TmaStoreEpilogue, tilus.Script):
                 if steps > 0:
                     self.release(empty[(stage + stages - 1) % stages])
 
-                if splits > 1:
+                if splits > 1 and self.split_reduce == "atomics":
                     self.reduce_split(total, arrived, gc, acc * scale, m0, n0, tile_m, tile_n)
+                elif splits > 1:
+                    self.reduce_partials(total, arrived, gc, acc * scale, m0, n0, tile_m, tile_n, unit % splits)
                 elif self.epilogue == "registers":  # no staging tile, so one more stage fits
                     self.store_global(gc, (acc * scale).to(self.out_dtype), offsets=[m0, n0])
                 else:
@@ -245,6 +261,24 @@ class MatmulWarpSpecialized(TmaStoreEpilogue, tilus.Script):
             self.sync()  # every thread has read its part before any is zeroed
             self.store_global(total, self.register_tensor(dtype=float32, shape=[bm, bn], init=0.0),
                               offsets=[m0, n0])
+            self.store_global(arrived, self.register_tensor(dtype=int32, shape=[1, 1], init=0),
+                              offsets=[tile_m, tile_n])
+
+    def reduce_partials(self, planes, arrived, gc, part, m0, n0, tile_m, tile_n, k_slice):
+        """Store one slice's fp32 partial tile in its own plane of the workspace (plain
+        stores: no two slices write the same address) and count it in; the tile's last
+        slice (the count it saw is split_k - 1) sums the planes, writes C and zeroes the
+        count. Nothing else needs zeroing: every call writes the planes before reading them."""
+        bm, bn = self.block_m, self.block_n
+        self.store_global(planes, part, offsets=[k_slice, m0, n0], dims=[1, 2])
+        self.sync()
+        one = self.register_tensor(dtype=int32, shape=[1, 1], init=1)
+        seen = self.atomic.global_add(arrived, one, offsets=[tile_m, tile_n], sem="acq_rel")
+        if seen.item() == self.split_k - 1:
+            tile = self.load_global(planes, offsets=[0, m0, n0], shape=[bm, bn], dims=[1, 2])
+            for s in range(1, self.split_k):
+                tile = tile + self.load_global(planes, offsets=[s, m0, n0], shape=[bm, bn], dims=[1, 2])
+            self.store_global(gc, tile.to(self.out_dtype), offsets=[m0, n0])
             self.store_global(arrived, self.register_tensor(dtype=int32, shape=[1, 1], init=0),
                               offsets=[tile_m, tile_n])
 

@@ -43,7 +43,7 @@ def _run(ex, kernel, m, n, k, dtype):
 @pytest.mark.parametrize("dtype", list(_DTYPES))
 @pytest.mark.parametrize("config", [(128, 256, 3, "tma", 1), (128, 256, 4, "tma_halves", 1),
                                     (128, 256, 4, "registers", 1), (128, 128, 5, "tma", 1), (256, 128, 3, "tma", 1),
-                                    (128, 128, 6, "registers", 2), (128, 128, 6, "registers", 8),
+                                    (128, 128, 6, "registers", 2), (128, 128, 6, "registers", 8),  # partials, atomics
                                     (128, 64, 8, "tma", 1), (128, 64, 8, "registers", 2)])
 @pytest.mark.parametrize("cluster_m", [1, 2])
 @pytest.mark.parametrize("m, n, k, blocks", [(1000, 520, 272, 132), (129, 264, 48, 2), (300, 1032, 1040, 6)])
@@ -53,7 +53,7 @@ def test_every_config_matches_torch(example, dtype, config, cluster_m, m, n, k, 
     kernel = ex.MatmulWarpSpecialized(block_m=bm, block_n=bn, stages=stages, group_m=8, cluster_m=cluster_m,
                                       epilogue=epilogue, split_k=split_k, dtype=_DTYPES[dtype], num_blocks=blocks)
     _run(ex, kernel, m, n, k, dtype)
-    _run(ex, kernel, m, n, k, dtype)  # again: split-K leaves its workspace zeroed
+    _run(ex, kernel, m, n, k, dtype)  # again: split-K leaves its counts (and the atomics' plane) zeroed
 
 
 @needs_hopper

@@ -45,15 +45,17 @@ def test_64_column_tiles(example, epilogue, split_k):
     torch.testing.assert_close(c.float(), (a.float() @ b.float().T) * 0.5, rtol=2e-2, atol=5e-2)
 
 
+@pytest.mark.parametrize("split_reduce", ["partials", "atomics"])
 @pytest.mark.parametrize("cluster_m, split_k, m, n, k, blocks", [
     (1, 2, 200, 264, 136, 4),
     (2, 4, 129, 64, 500, 4),   # two slices of one tile may land on one block
     (1, 8, 64, 136, 40, 8),    # slices past k: no steps, they still count in
 ])
-def test_split_k_matches_torch_twice(example, cluster_m, split_k, m, n, k, blocks):
+def test_split_k_matches_torch_twice(example, cluster_m, split_k, m, n, k, blocks, split_reduce):
     ex = example("matmul_warp_specialized")
     kernel = ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=8, cluster_m=cluster_m,
-                                      epilogue="registers", split_k=split_k, num_blocks=blocks)
+                                      epilogue="registers", split_k=split_k, num_blocks=blocks,
+                                      split_reduce=split_reduce)
     for _ in range(2):  # the workspace and the counts are left zeroed for the next call
         a = torch.randn(m, k).half()
         b = torch.randn(n, k).half()
