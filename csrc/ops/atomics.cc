@@ -224,7 +224,8 @@ void interpret(interp::BlockState& st, const StmtNode& stmt, const Instruction& 
   using namespace interp;
   const Rmw op = rmw_of(i);
   const bool scatter = is_scatter(i.op), global = on_global(i.op);
-  const int sem = static_cast<int>(i.int_attr >> 2);  // global atomics order blocks (debug_checks.h)
+  // atomics with release/acquire semantics order blocks (debug_checks.h); scatter stores do not
+  const int sem = op == Rmw::Store ? kRelaxed : static_cast<int>(i.int_attr >> 2);
   const TensorValue& dst = input(st, i.inputs[0], i);
   const TensorValue& values = input(st, scatter ? i.inputs[2] : i.inputs[1], i);
   const TensorValue* indices = scatter ? &input(st, i.inputs[1], i) : nullptr;
