@@ -172,12 +172,12 @@ class MatmulWarpSpecialized(TmaStoreEpilogue, tilus.Script):
             self.cluster.sync()  # the peers' barriers are initialised before any arrival
         slot_bytes = (bm + bn) * bk * self.dtype.nbytes
         if splits > 1:
-            # split-K: fp32 partial sums meet in a workspace by atomics; per tile a count
-            # of the slices done (both left zeroed by the tile's last slice)
+            # split-K: fp32 partial sums meet in a workspace (reduce_split); per tile a count
+            # of the slices done, left zeroed by the tile's last slice
             if self.split_reduce == "atomics":
-                total = self.global_tensor(dtype=float32, shape=[m_size, n_size], requires_clean=True)
+                workspace = self.global_tensor(dtype=float32, shape=[m_size, n_size], requires_clean=True)
             else:
-                total = self.global_tensor(dtype=float32, shape=[splits, m_size, n_size])
+                workspace = self.global_tensor(dtype=float32, shape=[splits, m_size, n_size])
             arrived = self.global_tensor(dtype=int32, shape=[cluster_rows * cm, tiles_n], requires_clean=True)
 
         with self.warp_group(warp_begin=0, num_warps=4):  # producer
@@ -230,10 +230,8 @@ class MatmulWarpSpecialized(TmaStoreEpilogue, tilus.Script):
                 if steps > 0:
                     self.release(empty[(stage + stages - 1) % stages])
 
-                if splits > 1 and self.split_reduce == "atomics":
-                    self.reduce_split(total, arrived, gc, acc * scale, m0, n0, tile_m, tile_n)
-                elif splits > 1:
-                    self.reduce_partials(total, arrived, gc, acc * scale, m0, n0, tile_m, tile_n, unit % splits)
+                if splits > 1:
+                    self.reduce_split(workspace, arrived, gc, acc * scale, m0, n0, tile_m, tile_n, unit % splits)
                 elif self.epilogue == "registers":  # no staging tile, so one more stage fits
                     self.store_global(gc, (acc * scale).to(self.out_dtype), offsets=[m0, n0])
                 else:
@@ -246,39 +244,33 @@ class MatmulWarpSpecialized(TmaStoreEpilogue, tilus.Script):
         if cm > 1:
             self.cluster.sync()  # no block leaves while a peer may still write to it
 
-    def reduce_split(self, total, arrived, gc, part, m0, n0, tile_m, tile_n):
-        """Add one slice's partial tile into the workspace with atomics (no block waits for
+    def reduce_split(self, workspace, arrived, gc, part, m0, n0, tile_m, tile_n, k_slice):
+        """Put one slice's fp32 partial tile into the workspace (no block waits for
         another) and count it in; the tile's last slice (the count it saw is split_k - 1)
-        writes C from the sum and leaves the workspace and its count zeroed."""
+        writes C from the sum and leaves the count zeroed. "partials": each slice stores
+        into its own plane (plain stores, no two slices on one address) and the last sums
+        the planes; nothing else needs zeroing, every call writes the planes before reading
+        them. "atomics": the slices add into one plane, which the last leaves zeroed."""
         bm, bn = self.block_m, self.block_n
-        self.atomic.global_add(total, part, offsets=[m0, n0])
+        if self.split_reduce == "partials":
+            self.store_global(workspace, part, offsets=[k_slice, m0, n0], dims=[1, 2])
+        else:
+            self.atomic.global_add(workspace, part, offsets=[m0, n0])
         self.sync()
         one = self.register_tensor(dtype=int32, shape=[1, 1], init=1)
         seen = self.atomic.global_add(arrived, one, offsets=[tile_m, tile_n], sem="acq_rel")
         if seen.item() == self.split_k - 1:
-            tile = self.load_global(total, offsets=[m0, n0], shape=[bm, bn])
-            self.store_global(gc, tile.to(self.out_dtype), offsets=[m0, n0])
-            self.sync()  # every thread has read its part before any is zeroed
-            self.store_global(total, self.register_tensor(dtype=float32, shape=[bm, bn], init=0.0),
-                              offsets=[m0, n0])
-            self.store_global(arrived, self.register_tensor(dtype=int32, shape=[1, 1], init=0),
-                              offsets=[tile_m, tile_n])
-
-    def reduce_partials(self, planes, arrived, gc, part, m0, n0, tile_m, tile_n, k_slice):
-        """Store one slice's fp32 partial tile in its own plane of the workspace (plain
-        stores: no two slices write the same address) and count it in; the tile's last
-        slice (the count it saw is split_k - 1) sums the planes, writes C and zeroes the
-        count. Nothing else needs zeroing: every call writes the planes before reading them."""
-        bm, bn = self.block_m, self.block_n
-        self.store_global(planes, part, offsets=[k_slice, m0, n0], dims=[1, 2])
-        self.sync()
-        one = self.register_tensor(dtype=int32, shape=[1, 1], init=1)
-        seen = self.atomic.global_add(arrived, one, offsets=[tile_m, tile_n], sem="acq_rel")
-        if seen.item() == self.split_k - 1:
-            tile = self.load_global(planes, offsets=[0, m0, n0], shape=[bm, bn], dims=[1, 2])
-            for s in range(1, self.split_k):
-                tile = tile + self.load_global(planes, offsets=[s, m0, n0], shape=[bm, bn], dims=[1, 2])
-            self.store_global(gc, tile.to(self.out_dtype), offsets=[m0, n0])
+            if self.split_reduce == "partials":
+                tile = self.load_global(workspace, offsets=[0, m0, n0], shape=[bm, bn], dims=[1, 2])
+                for s in range(1, self.split_k):
+                    tile = tile + self.load_global(workspace, offsets=[s, m0, n0], shape=[bm, bn], dims=[1, 2])
+                self.store_global(gc, tile.to(self.out_dtype), offsets=[m0, n0])
+            else:
+                tile = self.load_global(workspace, offsets=[m0, n0], shape=[bm, bn])
+                self.store_global(gc, tile.to(self.out_dtype), offsets=[m0, n0])
+                self.sync()  # every thread has read its part before any is zeroed
+                self.store_global(workspace, self.register_tensor(dtype=float32, shape=[bm, bn], init=0.0),
+                                  offsets=[m0, n0])
             self.store_global(arrived, self.register_tensor(dtype=int32, shape=[1, 1], init=0),
                               offsets=[tile_m, tile_n])
 
