@@ -102,3 +102,6 @@ def test_configurations_that_cannot_work_are_refused(example):
     with pytest.raises(ValueError, match="group_m must be a multiple of cluster_m"):
         ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=3, cluster_m=2,
                                   epilogue="tma", split_k=1)
+    with pytest.raises(ValueError, match="split_reduce must be 'partials' or 'atomics', got 'tree'"):
+        ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=8, cluster_m=1,
+                                  epilogue="registers", split_k=2, split_reduce="tree")
