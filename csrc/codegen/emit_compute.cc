@@ -284,9 +284,22 @@ void CudaEmitter::emit_semaphore(const Instruction& i) {
     ok = bounds_guard(fn, addr->tensor, g, "true", off, "4", addr->indices);
   }
   // The address is the same in every thread, so a skipped semaphore is skipped by the
-  // whole block and its barriers stay matched.
-  line((ok.empty() ? "" : "if (" + ok + ") ") + "tilus::" + fn + "(" + expr(i.args[0]) + ", " +
-       expr(i.args[1]) + ");");
+  // whole block (or thread group) and its barriers stay matched.
+  if (!ok.empty()) open("if (" + ok + ")");
+  if (groups_.empty()) {
+    line(std::string("tilus::") + fn + "(" + expr(i.args[0]) + ", " + expr(i.args[1]) + ");");
+  } else {
+    // inside a thread group: its first thread waits or publishes, its barrier orders the rest
+    const std::string leader = "if (threadIdx.x == " + std::to_string(group_begin()) + ") ";
+    if (i.op == Op::LockSemaphore) {
+      line(leader + "tilus::semaphore_wait(" + expr(i.args[0]) + ", " + expr(i.args[1]) + ");");
+      line(block_sync());
+    } else {
+      line(block_sync());
+      line(leader + "tilus::semaphore_publish(" + expr(i.args[0]) + ", " + expr(i.args[1]) + ");");
+    }
+  }
+  if (!ok.empty()) close();
 }
 
 void CudaEmitter::emit_print(const Instruction& i) {

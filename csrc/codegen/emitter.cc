@@ -702,7 +702,13 @@ GeneratedKernel CudaEmitter::run() {
   if (options_.bounds_check) src << "#include \"tilus/bounds.cuh\"\n";
   src << "\n";
   for (auto& h : helpers_) src << h << "\n";
-  src << "extern \"C\" __global__ void TILUS_LAUNCH_BOUNDS(" << threads_ << ") ";
+  if (reallocates_registers_) {
+    // ptxas ignores setmaxnreg (warning C7508) unless the entry register count is fixed;
+    // one block per SM gives every warp its share of the register file at entry.
+    src << "extern \"C\" __global__ void __launch_bounds__(" << threads_ << ", 1) ";
+  } else {
+    src << "extern \"C\" __global__ void TILUS_LAUNCH_BOUNDS(" << threads_ << ") ";
+  }
   if (program_.cluster != std::array<int64_t, 3>{1, 1, 1}) {
     // An ordinary launch of a kernel declared with cluster dimensions runs it in clusters.
     TILUS_CHECK(options_.sm90, "NotImplementedError",

@@ -312,6 +312,8 @@ class CudaEmitter {
   std::vector<TmaMapSpec> tma_maps_;
   bool tma_stores_ = false;
   bool copy_tma_ = false;  // copy_async runs as TMA copies (ops/async_copy.cc)
+  // setmaxnreg needs a register count fixed at entry (ops/clusters.cc)
+  bool reallocates_registers_ = false;
   struct GroupScope {
     int64_t begin, threads;
     int barrier;  // named barrier id (1..15) of bar.sync in this group

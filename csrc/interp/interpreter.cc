@@ -454,9 +454,16 @@ void wait_semaphore(BlockState& st, const uint8_t* ptr, int32_t value, const Stm
     st.wait_ptr = ptr;
     st.wait_value = value;
     st.wait_stmt = &stmt;
-    if (!st.coroutine) throw_deadlock(st, " (the block cannot wait here)");
-    st.coroutine->yield();
-    if (st.cancelled) throw BlockCancelled{};
+    if (st.coroutine) {
+      st.coroutine->yield();
+      if (st.cancelled) throw BlockCancelled{};
+      continue;
+    }
+    // Inside a thread group: the other groups run first; when they all wait too, the
+    // group scheduler suspends the block on this semaphore (thread_groups.cc).
+    if (!yield_to_groups(st, cat("waits in lock_semaphore for value ", value, " but the semaphore holds ",
+                                 semaphore_value(ptr))))
+      throw_deadlock(st, " (the block cannot wait here)");
   }
   st.wait_ptr = nullptr;
   st.wait_stmt = nullptr;

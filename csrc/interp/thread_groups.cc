@@ -56,6 +56,24 @@ bool same_tensor(const TensorValue& a, const TensorValue& b) {
   return a.defined == b.defined && a.data == b.data && a.storage == b.storage && a.base == b.base;
 }
 
+// Every group of the block waits and one waits in lock_semaphore for another block: the
+// block (a coroutine of the semaphore scheduler) is suspended on that semaphore, and the
+// groups run again once it holds the value. False when no group waits on a semaphore.
+bool suspend_on_semaphore(BlockState& block, const std::vector<std::unique_ptr<GroupAgent>>& agents) {
+  for (const auto& a : agents) {
+    if (a->coroutine.finished() || !a->state.wait_ptr) continue;
+    block.wait_ptr = a->state.wait_ptr;
+    block.wait_value = a->state.wait_value;
+    block.wait_stmt = a->state.wait_stmt;
+    block.coroutine->yield();
+    block.wait_ptr = nullptr;
+    block.wait_stmt = nullptr;
+    if (block.cancelled) throw BlockCancelled{};
+    return true;
+  }
+  return false;
+}
+
 // Runs the agents round-robin until all have finished. A round in which none finished
 // and progress() did not move is a deadlock unless `parent` can yield to siblings of
 // its own; describe(agent) says what the first waiting agent waits for.
@@ -81,6 +99,7 @@ void schedule(std::vector<std::unique_ptr<GroupAgent>>& agents, Progress progres
       if (all_done) break;
       if (finished || progress() != before) continue;
       const std::string why = describe(*waiting);
+      if (parent && parent->coroutine && suspend_on_semaphore(*parent, agents)) continue;
       if (parent && yield_to_groups(*parent, why)) continue;
       ScriptError e("RuntimeError", cat("deadlock: ", why, tail(why)));
       e.set_loc_if_unknown(waiting->state.current ? waiting->state.current->loc : fallback);

@@ -60,6 +60,7 @@ OutputType setmaxnreg_check(Instruction& i) {
 
 void setmaxnreg_emit(CudaEmitter& e, const Instruction& i) {
   need_sm90(e, i);
+  e.reallocates_registers_ = true;
   e.line(std::string("asm volatile(\"setmaxnreg.") + (i.dims[0] ? "inc" : "dec") + ".sync.aligned.u32 " +
          std::to_string(i.int_attr) + ";\" ::: \"memory\");");
 }

@@ -11,7 +11,7 @@ import torch
 import tilus
 from tests.codegen.nvrtc_compile import require_nvrtc
 from tests.interp.test_clusters import ClusterExchange, MulticastRows, MulticastSignal, MulticastWithoutCluster
-from tests.interp.test_thread_groups import GroupRanges, SetMaxNRegOk, WsCopyMatmul
+from tests.interp.test_thread_groups import GroupRanges, SetMaxNRegOk, SuffixSumsInAGroup, WsCopyMatmul, suffix_sums_args
 from tilus import _C, float32, int32
 
 rt = _C.runtime
@@ -136,3 +136,16 @@ def test_tma_multicast_without_a_cluster_is_refused_at_its_line():
     with pytest.raises(Exception, match="multicast_mask needs a cluster of blocks") as info:
         _generate(MulticastWithoutCluster(), (torch.zeros(8, 16),), "sm_90a")
     assert "multicast_mask=1" in info.value.text
+
+
+def test_semaphores_in_a_thread_group_use_its_leader_and_its_barrier():
+    """lock/release_semaphore inside warpgroup [128, 256): thread 128 spins or publishes and
+    the group's named barrier orders its threads; a block-wide __syncthreads there would
+    wait for the other warpgroup forever."""
+    for arch in ("sm_80", "sm_90a"):
+        src = _compile(SuffixSumsInAGroup(), (5, *suffix_sums_args(5)), arch)
+        assert "__syncthreads" not in src
+        wait = re.search(r"if \(threadIdx.x == 128\) tilus::semaphore_wait\(.*\);\n\s*(.*)\n", src)
+        assert wait and re.match(r'asm volatile\("bar.sync %0, %1;" :: "r"\(\d+\), "r"\(128\)', wait.group(1)), src
+        publish = re.search(r"\n\s*(.*)\n\s*if \(threadIdx.x == 128\) tilus::semaphore_publish\(", src)
+        assert publish and re.match(r'asm volatile\("bar.sync %0, %1;" :: "r"\(\d+\), "r"\(128\)', publish.group(1)), src

@@ -44,7 +44,7 @@ def _run(ex, kernel, m, n, k, dtype):
 @pytest.mark.parametrize("config", [(128, 256, 3, "tma", 1), (128, 256, 4, "tma_halves", 1),
                                     (128, 256, 4, "registers", 1), (128, 128, 5, "tma", 1), (256, 128, 3, "tma", 1),
                                     (128, 128, 6, "registers", 2), (128, 128, 6, "registers", 8),  # partials, atomics
-                                    (128, 64, 8, "tma", 1), (128, 64, 8, "registers", 2)])
+                                    (128, 64, 8, "tma", 1), (128, 64, 8, "registers", 2), (128, 112, 6, "tma", 1)])
 @pytest.mark.parametrize("cluster_m", [1, 2])
 @pytest.mark.parametrize("m, n, k, blocks", [(1000, 520, 272, 132), (129, 264, 48, 2), (300, 1032, 1040, 6)])
 def test_every_config_matches_torch(example, dtype, config, cluster_m, m, n, k, blocks):

@@ -9,7 +9,7 @@ import torch
 
 import tilus
 from tests.interp.test_clusters import ClusterExchange, MulticastRows, MulticastSignal, multicast_rows_reference
-from tests.interp.test_thread_groups import WsCopyMatmul, ws_copy_matmul_reference
+from tests.interp.test_thread_groups import SuffixSumsInAGroup, WsCopyMatmul, suffix_sums_args, ws_copy_matmul_reference
 from tilus import float32, int32
 from tilus.utils import cdiv
 
@@ -114,3 +114,15 @@ def test_tma_copy_issued_by_one_thread_on_the_gpu():
     TmaInOneThread()(x, y)
     torch.cuda.synchronize()
     torch.testing.assert_close(y, x + 1.0)
+
+
+@pytest.mark.parametrize("n", [1, 5, 132, 300])
+def test_a_thread_group_waits_on_a_semaphore_of_later_blocks(n):
+    """Each block's consumer warpgroup waits for the block after it; the producer warpgroup
+    does not take part in the semaphore's barriers (it would hang if it had to)."""
+    x, out, tag, sem = suffix_sums_args(n, "cuda")
+    SuffixSumsInAGroup()(n, x, out, tag, sem)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out, x.flip(0).cumsum(0).flip(0), rtol=1e-4, atol=1e-4)
+    assert tag.flatten().tolist() == list(range(n))
+    assert sem.item() == n

@@ -45,6 +45,19 @@ def test_64_column_tiles(example, epilogue, split_k):
     torch.testing.assert_close(c.float(), (a.float() @ b.float().T) * 0.5, rtol=2e-2, atol=5e-2)
 
 
+def test_112_column_tiles(example):
+    """The m = 128 configuration whose tiles are not a power of two wide (m64n112 wgmma,
+    a 112-row B box, a 128x112 TMA-store staging tile)."""
+    ex = example("matmul_warp_specialized")
+    kernel = ex.MatmulWarpSpecialized(block_m=128, block_n=112, stages=6, group_m=8, cluster_m=1,
+                                      epilogue="tma", split_k=1, num_blocks=3)
+    m, n, k = 130, 344, 136
+    a, b = torch.randn(m, k).half(), torch.randn(n, k).half()
+    c = torch.full((m, n), float("nan")).half()
+    kernel(m, n, k, a, b, c, 0.5)
+    torch.testing.assert_close(c.float(), (a.float() @ b.float().T) * 0.5, rtol=2e-2, atol=5e-2)
+
+
 @pytest.mark.parametrize("split_reduce", ["partials", "atomics"])
 @pytest.mark.parametrize("cluster_m, split_k, m, n, k, blocks", [
     (1, 2, 200, 264, 136, 4),

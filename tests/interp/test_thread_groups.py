@@ -468,3 +468,63 @@ def test_a_tile_made_before_the_one_group_using_it_belongs_to_that_group():
     torch.testing.assert_close(out, torch.full((32, 8), 3.5))
     with pytest.raises(ScriptError, match="made in another thread group"):
         TileUsedInTwoGroups()(out)
+
+
+class SuffixSumsInAGroup(tilus.Script):
+    """out[b] = x[b] + out[b + 1], row by row, computed by the consumer warpgroup of block b
+    after block b + 1's (a semaphore handed from the last block down to block 0); the
+    producer warpgroup tags its row meanwhile. Block 0 runs first in the interpreter and
+    must wait inside its thread group for every other block."""
+
+    def __call__(self, n: int32, x_ptr: ~float32, out_ptr: ~float32, tag_ptr: ~int32, sem_ptr: ~int32):
+        self.attrs.blocks = [n]
+        self.attrs.warps = 8
+        b: int32 = self.blockIdx.x
+        gx = self.global_view(x_ptr, dtype=float32, shape=[n, 32])
+        gout = self.global_view(out_ptr, dtype=float32, shape=[n, 32])
+        gtag = self.global_view(tag_ptr, dtype=int32, shape=[n, 1])
+        gsem = self.global_view(sem_ptr, dtype=int32, shape=[1])
+        with self.warp_group(0, 4):
+            self.store_global(gtag, self.register_tensor(dtype=int32, shape=[1, 1], init=b), offsets=[b, 0])
+        with self.warp_group(4, 4):
+            self.lock_semaphore(~gsem[0], n - 1 - b)
+            row = self.load_global(gx, offsets=[b, 0], shape=[1, 32])
+            row = row + self.load_global(gout, offsets=[b + 1, 0], shape=[1, 32])  # zeros past the last row
+            self.store_global(gout, row, offsets=[b, 0])
+            self.release_semaphore(~gsem[0], n - b)
+
+
+def suffix_sums_args(n, device="cpu"):
+    x = torch.randn(n, 32, device=device)
+    out = torch.full((n, 32), float("nan"), device=device)
+    tag = torch.full((n, 1), -1, dtype=torch.int32, device=device)
+    sem = torch.zeros(1, dtype=torch.int32, device=device)
+    return x, out, tag, sem
+
+
+@pytest.mark.parametrize("n", [1, 5, 40])
+def test_a_thread_group_waits_on_a_semaphore_of_later_blocks(n):
+    x, out, tag, sem = suffix_sums_args(n)
+    SuffixSumsInAGroup()(n, x, out, tag, sem)
+    torch.testing.assert_close(out, x.flip(0).cumsum(0).flip(0))
+    assert tag.flatten().tolist() == list(range(n))
+    assert sem.item() == n
+
+
+class GroupWaitsForever(tilus.Script):
+    def __call__(self, sem_ptr: ~int32):
+        self.attrs.blocks = [2]
+        self.attrs.warps = 8
+        gsem = self.global_view(sem_ptr, dtype=int32, shape=[1])
+        with self.warp_group(0, 4):
+            self.release_semaphore(~gsem[0], 1)
+        with self.warp_group(4, 4):
+            self.lock_semaphore(~gsem[0], 7)
+
+
+def test_a_semaphore_no_block_releases_is_a_deadlock_naming_the_line():
+    lines, first = inspect.getsourcelines(GroupWaitsForever)
+    line = first + next(i for i, text in enumerate(lines) if "lock_semaphore(~gsem[0], 7)" in text)
+    with pytest.raises(RuntimeError, match=r"deadlock: block \(\d, 0, 0\) waits in lock_semaphore for value 7") as e:
+        GroupWaitsForever()(torch.zeros(1, dtype=torch.int32))
+    assert f"line {line}," in str(e.value), str(e.value)

@@ -5,8 +5,9 @@
 //   lock_semaphore(p, v):    wait until *p == v; afterwards every thread of the
 //                            block sees all writes made before the matching release.
 //   release_semaphore(p, v): publish every write the block made so far, then *p = v.
-// Both contain __syncthreads(), so every thread of the block must call them
-// (not from divergent code).
+// Both contain a barrier (__syncthreads(), or inside a thread group the group's named
+// barrier), so every thread of the block or group must reach them (not from divergent
+// code). A thread group's barrier orders its threads as bar.sync orders the block's.
 //
 // Why this is enough (PTX ISA "Memory Consistency Model"):
 //   Release side: bar.sync orders every thread's earlier writes before thread 0's
@@ -33,25 +34,32 @@ static __device__ __forceinline__ bool is_block_thread0() {
 }
 }  // namespace detail
 
-static __device__ __forceinline__ void lock_semaphore(const int32_t* p, int32_t value) {
-  if (detail::is_block_thread0()) {
-    int32_t seen;
-    while (true) {
-      asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(seen) : "l"(p) : "memory");
-      if (seen == value) break;
-      // Back off a little so that the spinning block leaves memory bandwidth
-      // and issue slots to the block it waits for (sm_70+).
-      __nanosleep(32);
-    }
+// The spin and the publishing store, each run by one thread (the block's, or a thread
+// group's, first); the generated code puts the barrier of the block or of the group
+// after the wait and before the publish (CudaEmitter::emit_semaphore).
+static __device__ __forceinline__ void semaphore_wait(const int32_t* p, int32_t value) {
+  int32_t seen;
+  while (true) {
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(seen) : "l"(p) : "memory");
+    if (seen == value) break;
+    // Back off a little so that the spinning block leaves memory bandwidth
+    // and issue slots to the block it waits for (sm_70+).
+    __nanosleep(32);
   }
+}
+
+static __device__ __forceinline__ void semaphore_publish(int32_t* p, int32_t value) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;" :: "l"(p), "r"(value) : "memory");
+}
+
+static __device__ __forceinline__ void lock_semaphore(const int32_t* p, int32_t value) {
+  if (detail::is_block_thread0()) semaphore_wait(p, value);
   __syncthreads();
 }
 
 static __device__ __forceinline__ void release_semaphore(int32_t* p, int32_t value) {
   __syncthreads();
-  if (detail::is_block_thread0()) {
-    asm volatile("st.release.gpu.global.b32 [%0], %1;" :: "l"(p), "r"(value) : "memory");
-  }
+  if (detail::is_block_thread0()) semaphore_publish(p, value);
 }
 
 }  // namespace tilus
