@@ -266,19 +266,33 @@ int32_t semaphore_value(const uint8_t* p) { return load_raw<int32_t>(p); }
 
 // ---- the scheduler for programs that use lock_semaphore
 
+// A block, or with clusters a whole cluster (its blocks side by side, run_cluster); its
+// state is the block's frame, or the cluster's: the semaphore its blocks wait on.
 struct Task {
   BlockState state;
   Coroutine coroutine;
+  bool cluster = false;
+  std::array<int64_t, 3> origin{0, 0, 0};  // the cluster's first block
 };
 
-void task_body(void* arg) { run_block(static_cast<Task*>(arg)->state); }
+void task_body(void* arg) {
+  auto* t = static_cast<Task*>(arg);
+  if (t->cluster) {
+    run_cluster(*t->state.launch, t->origin, &t->state);
+  } else {
+    run_block(t->state);
+  }
+}
 
 class Scheduler {
  public:
   explicit Scheduler(const Launch& l) : launch_(l) {}
 
   void run() {
-    const auto& g = launch_.grid;
+    // the units it schedules: blocks, or clusters (a grid of clusters_ blocks each)
+    const auto& c = launch_.program->cluster;
+    const bool clusters = c != std::array<int64_t, 3>{1, 1, 1};
+    const std::array<int64_t, 3> g = {launch_.grid[0] / c[0], launch_.grid[1] / c[1], launch_.grid[2] / c[2]};
     const int64_t total = g[0] * g[1] * g[2];
     int64_t next = 0;
     std::exception_ptr error;
@@ -304,7 +318,10 @@ class Scheduler {
           maybe_poll(launch_);
           std::unique_ptr<Task> t = acquire();
           int64_t b = next++;
-          t->state.reset(launch_, {b % g[0], (b / g[0]) % g[1], b / (g[0] * g[1])});
+          const std::array<int64_t, 3> unit = {b % g[0], (b / g[0]) % g[1], b / (g[0] * g[1])};
+          t->cluster = clusters;
+          t->origin = {unit[0] * c[0], unit[1] * c[1], unit[2] * c[2]};
+          t->state.reset(launch_, t->origin);
           t->coroutine.start(pool_, &task_body, t.get());
           progress = true;
           if (step(*t)) recycle(std::move(t));
@@ -529,13 +546,13 @@ void interpret(const Program& program, const std::vector<HostArg>& args,
   const int64_t total = l.grid[0] * l.grid[1] * l.grid[2];
   if (total == 0) return;
   interp::init_debug_checks(l);
-  if (program.cluster != std::array<int64_t, 3>{1, 1, 1}) {
-    TILUS_CHECK(!l.prep.uses_semaphores, "NotImplementedError",
-                "the interpreter runs clusters (self.attrs.cluster_blocks) or semaphores, not both in one kernel");
+  const bool clusters = program.cluster != std::array<int64_t, 3>{1, 1, 1};
+  if (clusters) interp::check_cluster_grid(l);
+  if (clusters && !l.prep.uses_semaphores) {
     interp::run_clusters(l);
     return;
   }
-  if (l.prep.uses_semaphores) {
+  if (l.prep.uses_semaphores) {  // blocks (or clusters) that may wait for one another
     interp::Scheduler(l).run();
     return;
   }

@@ -255,6 +255,12 @@ void exec_group_inline(BlockState& st, const StmtNode* group);
 void run_block(BlockState& st);
 // Every block of a launch whose program has clusters, cluster by cluster.
 void run_clusters(const Launch& l);
+// The grid is a whole number of clusters (else a ValueError naming the dimension).
+void check_cluster_grid(const Launch& l);
+// The blocks of the cluster whose first block is `origin`, side by side. `parent`: the
+// semaphore scheduler's task running it (its blocks may wait in lock_semaphore for blocks
+// of other clusters), or null.
+void run_cluster(const Launch& l, std::array<int64_t, 3> origin, BlockState* parent);
 
 // ---- interpreter.cc: lock_semaphore's wait (yields when running as a coroutine)
 void wait_semaphore(BlockState& st, const uint8_t* ptr, int32_t value, const StmtNode& stmt);

@@ -56,20 +56,29 @@ bool same_tensor(const TensorValue& a, const TensorValue& b) {
   return a.defined == b.defined && a.data == b.data && a.storage == b.storage && a.base == b.base;
 }
 
-// Every group of the block waits and one waits in lock_semaphore for another block: the
-// block (a coroutine of the semaphore scheduler) is suspended on that semaphore, and the
-// groups run again once it holds the value. False when no group waits on a semaphore.
-bool suspend_on_semaphore(BlockState& block, const std::vector<std::unique_ptr<GroupAgent>>& agents) {
+// Every agent waits and one waits in lock_semaphore for another block (or cluster): the
+// parent takes that wait as its own and is suspended on it -- as a coroutine of the
+// semaphore scheduler (a block, or a cluster), or as an agent of the scheduler above (a
+// block of a cluster, whose groups wait) -- and its agents run again once it resumes.
+// False when no agent waits on a semaphore.
+bool wait_on_semaphore(BlockState& parent, const std::vector<std::unique_ptr<GroupAgent>>& agents,
+                       const std::string& why) {
   for (const auto& a : agents) {
     if (a->coroutine.finished() || !a->state.wait_ptr) continue;
-    block.wait_ptr = a->state.wait_ptr;
-    block.wait_value = a->state.wait_value;
-    block.wait_stmt = a->state.wait_stmt;
-    block.coroutine->yield();
-    block.wait_ptr = nullptr;
-    block.wait_stmt = nullptr;
-    if (block.cancelled) throw BlockCancelled{};
-    return true;
+    parent.wait_ptr = a->state.wait_ptr;
+    parent.wait_value = a->state.wait_value;
+    parent.wait_stmt = a->state.wait_stmt;
+    parent.block_idx = a->state.block_idx;  // a cluster's task reports its waiting block
+    bool resumed = true;
+    if (parent.coroutine) {
+      parent.coroutine->yield();
+    } else {
+      resumed = yield_to_groups(parent, why);
+    }
+    parent.wait_ptr = nullptr;
+    parent.wait_stmt = nullptr;
+    if (parent.cancelled) throw BlockCancelled{};
+    return resumed;
   }
   return false;
 }
@@ -99,7 +108,7 @@ void schedule(std::vector<std::unique_ptr<GroupAgent>>& agents, Progress progres
       if (all_done) break;
       if (finished || progress() != before) continue;
       const std::string why = describe(*waiting);
-      if (parent && parent->coroutine && suspend_on_semaphore(*parent, agents)) continue;
+      if (parent && wait_on_semaphore(*parent, agents, why)) continue;
       if (parent && yield_to_groups(*parent, why)) continue;
       ScriptError e("RuntimeError", cat("deadlock: ", why, tail(why)));
       e.set_loc_if_unknown(waiting->state.current ? waiting->state.current->loc : fallback);
@@ -127,46 +136,57 @@ void note_progress(BlockState& st) {
   if (st.cluster) ++st.cluster->progress;
 }
 
-void run_clusters(const Launch& l) {
+void check_cluster_grid(const Launch& l) {
   const auto& c = l.program->cluster;
   const auto& g = l.grid;
   for (int d = 0; d < 3; ++d)
     TILUS_CHECK(g[d] % c[d] == 0, "ValueError", "the grid (", g[0], ", ", g[1], ", ", g[2],
                 ") is not a whole number of clusters of (", c[0], ", ", c[1], ", ", c[2],
                 ") blocks (self.attrs.cluster_blocks) along ", "xyz"[d]);
+}
+
+void run_cluster(const Launch& l, std::array<int64_t, 3> origin, BlockState* parent) {
+  const auto& c = l.program->cluster;
   StackPool pool;
+  ClusterRun run;
+  run.dims = c;
+  std::vector<std::unique_ptr<GroupAgent>> agents;
+  // %cluster_ctarank: x fastest.
+  for (int64_t z = 0; z < c[2]; ++z)
+    for (int64_t y = 0; y < c[1]; ++y)
+      for (int64_t x = 0; x < c[0]; ++x) {
+        run.block_idx.push_back({origin[0] + x, origin[1] + y, origin[2] + z});
+        run.hopper.push_back(std::make_shared<HopperState>());
+      }
+  for (size_t r = 0; r < run.block_idx.size(); ++r) {
+    auto a = std::make_unique<GroupAgent>();
+    a->state.reset(l, run.block_idx[r]);
+    a->state.cluster = &run;
+    a->state.cluster_rank = static_cast<int64_t>(r);
+    a->state.hopper = run.hopper[r];
+    a->state.agent = a.get();
+    run.blocks.push_back(&a->state);
+    agents.push_back(std::move(a));
+  }
+  // every rank's frame is known before any block runs (a multicast reaches them all)
+  for (auto& a : agents) a->coroutine.start(pool, &cluster_block_body, a.get());
+  schedule(agents, [&run] { return run.progress; }, parent, [](const GroupAgent& w) {
+    return cat("block (", w.state.block_idx[0], ", ", w.state.block_idx[1], ", ", w.state.block_idx[2],
+               ") ", w.why);
+  }, [](const std::string&) {
+    return std::string("; every other block of its cluster waits too or has finished");
+  }, SourceLoc{});
+}
+
+void run_clusters(const Launch& l) {
+  check_cluster_grid(l);
+  const auto& c = l.program->cluster;
+  const auto& g = l.grid;
   for (int64_t cz = 0; cz < g[2]; cz += c[2])
     for (int64_t cy = 0; cy < g[1]; cy += c[1])
       for (int64_t cx = 0; cx < g[0]; cx += c[0]) {
         maybe_poll(l);
-        ClusterRun run;
-        run.dims = c;
-        std::vector<std::unique_ptr<GroupAgent>> agents;
-        // %cluster_ctarank: x fastest.
-        for (int64_t z = 0; z < c[2]; ++z)
-          for (int64_t y = 0; y < c[1]; ++y)
-            for (int64_t x = 0; x < c[0]; ++x) {
-              run.block_idx.push_back({cx + x, cy + y, cz + z});
-              run.hopper.push_back(std::make_shared<HopperState>());
-            }
-        for (size_t r = 0; r < run.block_idx.size(); ++r) {
-          auto a = std::make_unique<GroupAgent>();
-          a->state.reset(l, run.block_idx[r]);
-          a->state.cluster = &run;
-          a->state.cluster_rank = static_cast<int64_t>(r);
-          a->state.hopper = run.hopper[r];
-          a->state.agent = a.get();
-          run.blocks.push_back(&a->state);
-          agents.push_back(std::move(a));
-        }
-        // every rank's frame is known before any block runs (a multicast reaches them all)
-        for (auto& a : agents) a->coroutine.start(pool, &cluster_block_body, a.get());
-        schedule(agents, [&run] { return run.progress; }, nullptr, [](const GroupAgent& w) {
-          return cat("block (", w.state.block_idx[0], ", ", w.state.block_idx[1], ", ", w.state.block_idx[2],
-                     ") ", w.why);
-        }, [](const std::string&) {
-          return std::string("; every other block of its cluster waits too or has finished");
-        }, SourceLoc{});
+        run_cluster(l, {cx, cy, cz}, nullptr);
       }
 }
 

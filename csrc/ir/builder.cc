@@ -537,7 +537,13 @@ Tensor IRBuilder::tile_op(Op op, TileOpOperands operands) {
     if (x->scope == Scope::Shared) check_shared_live(x, op_name(op));
   if (operands.out) inst->output = operands.out;  // the check validates it
   OutputType type = handler.check(*inst);
-  if (handler.threads != ThreadsRule::Any) {
+  if (handler.threads == ThreadsRule::Block) {
+    // a barrier of every thread of the block (of the cluster): threads outside the group
+    // would never arrive, and the GPU would hang there
+    TILUS_CHECK(groups_.empty(), "ValueError", op_name(op),
+                " is reached by every thread of the block; it cannot run inside a thread group (threads [",
+                groups_.back().first, ", ", groups_.back().first + groups_.back().second, ") here)");
+  } else if (handler.threads != ThreadsRule::Any) {
     const auto [begin, threads] = current_thread_group();
     const int64_t unit = handler.threads == ThreadsRule::Warps ? 32 : 128;
     const char* what = handler.threads == ThreadsRule::Warps ? "whole warps" : "whole warpgroups";

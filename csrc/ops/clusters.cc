@@ -293,7 +293,8 @@ void scalar_args_verify(OperandCheck& c, const Instruction& i) {
 
 const OpHandler kSetMaxNReg = {setmaxnreg_check,         nullptr, nothing_interpret, setmaxnreg_emit, setmaxnreg_print,
                                scalar_args_verify<0>, nullptr, ThreadsRule::Warpgroups};
-const OpHandler kClusterSync = {sync_check, nullptr, sync_interpret, sync_emit, nullptr, scalar_args_verify<0>};
+const OpHandler kClusterSync = {sync_check, nullptr, sync_interpret, sync_emit, nullptr, scalar_args_verify<0>,
+                                nullptr, ThreadsRule::Block};
 const OpHandler kClusterQuery = {query_check, nullptr, query_interpret, query_emit, query_print, scalar_args_verify<1>};
 const OpHandler kClusterMapSharedAddr = {map_check, nullptr, map_interpret, map_emit, map_print, scalar_args_verify<3>};
 const OpHandler kMbarrierArriveCluster = {arrive_cluster_check, nullptr,

@@ -95,6 +95,7 @@ enum class ThreadsRule : uint8_t {
   Any,         // any group, down to one thread
   Warps,       // whole warps: the group starts at a multiple of 32 and has a multiple of 32 threads
   Warpgroups,  // whole warpgroups: the same with 128 (setmaxnreg, wgmma)
+  Block,       // every thread of the block, outside any thread group (cluster.sync)
 };
 // What a wgmma dot that may still be running (transforms/async_waits.cc) must have
 // finished before an instruction. The pass itself makes any instruction that uses a

@@ -242,3 +242,56 @@ def test_a_copy_pipeline_in_clusters_matches_torch():
     c = torch.full((m, n), float("nan"), dtype=torch.float16)
     ClusteredPipelineMatmul()(m, n, k, a, b, c)
     torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=1e-2, atol=5e-2)
+
+
+class ClusterChain(tilus.Script):
+    """Clusters handing a semaphore down from the last cluster to the first: in each
+    cluster, rank 0 waits for the cluster after it, both blocks exchange values through
+    the peer's mbarrier (they must run together), and rank 1 releases the cluster before.
+    out[b] = b * 10 + 1 + the number of clusters that finished before b's cluster."""
+
+    def __call__(self, blocks: int32, out_ptr: ~int32, sem_ptr: ~int32):
+        self.attrs.blocks = [blocks]
+        self.attrs.cluster_blocks = [2]
+        self.attrs.warps = 4
+        out = self.global_view(out_ptr, dtype=int32, shape=[blocks])
+        sem = self.global_view(sem_ptr, dtype=int32, shape=[1])
+        bar = self.mbarrier.alloc(counts=[128])
+        self.cluster.sync()
+        rank: int32 = self.cluster.blockRank
+        clusters: int32 = blocks // 2
+        me: int32 = self.blockIdx.x // 2
+        if rank == 0:
+            self.lock_semaphore(~sem[0], clusters - 1 - me)
+        self.mbarrier.arrive_and_expect_tx_remote(bar, 0, target_rank=1 - rank)
+        self.mbarrier.wait(bar, phase=0, scope="cluster")
+        done = self.load_global(sem, offsets=[0], shape=[1])
+        self.store_global(out, done + (self.blockIdx.x * 10 + 1), offsets=[self.blockIdx.x])
+        self.cluster.sync()
+        if rank == 1:
+            self.release_semaphore(~sem[0], clusters - me)
+
+
+@pytest.mark.parametrize("blocks", [2, 6, 12])
+def test_clusters_wait_on_semaphores_of_later_clusters(blocks):
+    out = torch.full((blocks,), -1, dtype=torch.int32)
+    sem = torch.zeros(1, dtype=torch.int32)
+    ClusterChain()(blocks, out, sem)
+    clusters = blocks // 2
+    expect = [b * 10 + 1 + (clusters - 1 - b // 2) for b in range(blocks)]
+    assert out.tolist() == expect
+    assert sem.item() == clusters
+
+
+class ClusterWaitsForever(tilus.Script):
+    def __call__(self, sem_ptr: ~int32):
+        self.attrs.blocks = [4]
+        self.attrs.cluster_blocks = [2]
+        self.attrs.warps = 4
+        sem = self.global_view(sem_ptr, dtype=int32, shape=[1])
+        self.lock_semaphore(~sem[0], 9)
+
+
+def test_clusters_waiting_on_a_semaphore_no_block_releases_is_a_deadlock():
+    with pytest.raises(RuntimeError, match=r"deadlock: block \(\d, 0, 0\) waits in lock_semaphore for value 9"):
+        ClusterWaitsForever()(torch.zeros(1, dtype=torch.int32))

@@ -217,8 +217,20 @@ class TileAcrossGroups(tilus.Script):
             self.store_global(g, t + 1.0, offsets=[0])
 
 
+class ClusterSyncInAGroup(tilus.Script):
+    def __call__(self, x_ptr: ~float32):
+        self.attrs.blocks = [2]
+        self.attrs.cluster_blocks = [2]
+        self.attrs.warps = 8
+        with self.warp_group(0, 4):
+            self.cluster.sync()
+
+
 @pytest.mark.parametrize("script, pattern", [
     (SetMaxNRegNotAligned, r"setmaxnreg must be issued by whole warpgroups .* threads \[64, 192\)"),
+    # the other warpgroup never arrives: a hang on the GPU, refused when the script is built
+    (ClusterSyncInAGroup, r"cluster_sync is reached by every thread of the block; it cannot run inside a "
+                          r"thread group \(threads \[0, 128\) here\)"),
     (SetMaxNRegBadCount, r"multiple of 8 in \[24, 256\], got 100"),
     (GroupOutsideBlock, r"warps \[2, 6\) are not inside the current thread group of 128 threads"),
     (TileAcrossGroups, r"runs on 128 threads but reads .* held by 256 threads"),
