@@ -108,6 +108,9 @@ void schedule(std::vector<std::unique_ptr<GroupAgent>>& agents, Progress progres
       if (all_done) break;
       if (finished || progress() != before) continue;
       const std::string why = describe(*waiting);
+      // while it waits, the parent is where its waiting agent is (a deadlock found further
+      // up reports that line)
+      if (parent && waiting->state.current) parent->current = waiting->state.current;
       if (parent && wait_on_semaphore(*parent, agents, why)) continue;
       if (parent && yield_to_groups(*parent, why)) continue;
       ScriptError e("RuntimeError", cat("deadlock: ", why, tail(why)));

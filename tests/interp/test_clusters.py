@@ -2,6 +2,8 @@
 self.attrs.cluster_blocks): the blocks of a cluster run together, so cluster.sync and
 arrivals on a peer block's mbarrier (remote and multicast) complete; the cluster queries;
 the deadlock report and the refusals."""
+import inspect
+
 import pytest
 import torch
 
@@ -295,3 +297,24 @@ class ClusterWaitsForever(tilus.Script):
 def test_clusters_waiting_on_a_semaphore_no_block_releases_is_a_deadlock():
     with pytest.raises(RuntimeError, match=r"deadlock: block \(\d, 0, 0\) waits in lock_semaphore for value 9"):
         ClusterWaitsForever()(torch.zeros(1, dtype=torch.int32))
+
+
+class GroupOfAClusterWaitsForever(tilus.Script):
+    def __call__(self, out_ptr: ~int32):
+        self.attrs.blocks = [2]
+        self.attrs.cluster_blocks = [2]
+        self.attrs.warps = 8
+        bar = self.mbarrier.alloc(counts=[1])
+        self.cluster.sync()
+        with self.warp_group(0, 4):
+            self.mbarrier.wait(bar, phase=0)
+        with self.warp_group(4, 4):
+            self.mbarrier.wait(bar, phase=0)
+
+
+def test_a_deadlock_inside_the_groups_of_a_cluster_points_at_the_waiting_line():
+    lines, first = inspect.getsourcelines(GroupOfAClusterWaitsForever)
+    line = first + next(i for i, text in enumerate(lines) if "self.mbarrier.wait(bar, phase=0)" in text)
+    with pytest.raises(RuntimeError, match=r"deadlock: block \(0, 0, 0\) thread group \[0, 128\) waits on mbarrier") as e:
+        GroupOfAClusterWaitsForever()(torch.zeros(1, dtype=torch.int32))
+    assert f"line {line}," in str(e.value), str(e.value)
