@@ -23,6 +23,15 @@ def load_example(name: str):
     return module
 
 
+def script_line(cls, snippet: str) -> int:
+    """The file line of the first line of `cls`'s source containing `snippet` (for
+    errors that must name a script line)."""
+    import inspect
+
+    lines, first = inspect.getsourcelines(cls)
+    return first + next(i for i, text in enumerate(lines) if snippet in text)
+
+
 def has_gpu() -> bool:
     try:
         import torch

@@ -2,12 +2,11 @@
 self.attrs.cluster_blocks): the blocks of a cluster run together, so cluster.sync and
 arrivals on a peer block's mbarrier (remote and multicast) complete; the cluster queries;
 the deadlock report and the refusals."""
-import inspect
-
 import pytest
 import torch
 
 import tilus
+from tests.conftest import script_line
 from tilus import float32, int32, uint32
 
 
@@ -313,8 +312,7 @@ class GroupOfAClusterWaitsForever(tilus.Script):
 
 
 def test_a_deadlock_inside_the_groups_of_a_cluster_points_at_the_waiting_line():
-    lines, first = inspect.getsourcelines(GroupOfAClusterWaitsForever)
-    line = first + next(i for i, text in enumerate(lines) if "self.mbarrier.wait(bar, phase=0)" in text)
+    line = script_line(GroupOfAClusterWaitsForever, "self.mbarrier.wait(bar, phase=0)")
     with pytest.raises(RuntimeError, match=r"deadlock: block \(0, 0, 0\) thread group \[0, 128\) waits on mbarrier") as e:
         GroupOfAClusterWaitsForever()(torch.zeros(1, dtype=torch.int32))
     assert f"line {line}," in str(e.value), str(e.value)

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import tilus
+from tests.conftest import script_line
 from tilus import float16, float32, int32, uint32
 from tilus.utils import cdiv
 from tilus.lang.errors import ScriptError
@@ -535,8 +536,7 @@ class GroupWaitsForever(tilus.Script):
 
 
 def test_a_semaphore_no_block_releases_is_a_deadlock_naming_the_line():
-    lines, first = inspect.getsourcelines(GroupWaitsForever)
-    line = first + next(i for i, text in enumerate(lines) if "lock_semaphore(~gsem[0], 7)" in text)
+    line = script_line(GroupWaitsForever, "lock_semaphore(~gsem[0], 7)")
     with pytest.raises(RuntimeError, match=r"deadlock: block \(\d, 0, 0\) waits in lock_semaphore for value 7") as e:
         GroupWaitsForever()(torch.zeros(1, dtype=torch.int32))
     assert f"line {line}," in str(e.value), str(e.value)
