@@ -2,7 +2,6 @@
 the interpreter: warp-specialised producer/consumer pipelines against torch at odd
 shapes, tilus.Pipeline, the thread ranges a group sees, the build-time refusals and the
 deadlock report."""
-import inspect
 import re
 
 import pytest
@@ -365,18 +364,13 @@ class ArriveAfterTheRun(tilus.Script):
         self.mbarrier.arrive(turn)
 
 
-def _line_of(script, text):
-    lines, first = inspect.getsourcelines(script)
-    return first + next(i for i, line in enumerate(lines) if text in line)
-
-
 @pytest.mark.parametrize("script, after, who", [
     (AllocBetweenGroups, "# the statement between the groups", "this thread group"),
     (ArriveAfterTheRun, "self.mbarrier.arrive(turn)", "these thread groups")])
 def test_a_deadlock_waiting_on_statements_after_the_groups_says_so(script, after, who):
     with pytest.raises(RuntimeError, match=r"deadlock: .*waits on mbarrier 0") as info:
         script()(torch.zeros(4))
-    assert f"; the statements after {who} (from line {_line_of(script, after)}) start only once" in str(info.value)
+    assert f"; the statements after {who} (from line {script_line(script, after)}) start only once" in str(info.value)
 
 
 class WsCopyMatmul(tilus.Script):
