@@ -289,7 +289,7 @@ class Scheduler {
   explicit Scheduler(const Launch& l) : launch_(l) {}
 
   void run() {
-    // the units it schedules: blocks, or clusters (a grid of clusters_ blocks each)
+    // the units it schedules: blocks, or whole clusters (the grid divided by the cluster shape)
     const auto& c = launch_.program->cluster;
     const bool clusters = c != std::array<int64_t, 3>{1, 1, 1};
     const std::array<int64_t, 3> g = {launch_.grid[0] / c[0], launch_.grid[1] / c[1], launch_.grid[2] / c[2]};

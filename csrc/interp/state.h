@@ -253,7 +253,8 @@ void note_progress(BlockState& st);
 void exec_group_inline(BlockState& st, const StmtNode* group);
 // One block from start to end, its copies landed (interpreter.cc).
 void run_block(BlockState& st);
-// Every block of a launch whose program has clusters, cluster by cluster.
+// Every block of a launch whose program has clusters, cluster by cluster (the grid
+// already checked by check_cluster_grid).
 void run_clusters(const Launch& l);
 // The grid is a whole number of clusters (else a ValueError naming the dimension).
 void check_cluster_grid(const Launch& l);

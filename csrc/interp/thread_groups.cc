@@ -182,7 +182,6 @@ void run_cluster(const Launch& l, std::array<int64_t, 3> origin, BlockState* par
 }
 
 void run_clusters(const Launch& l) {
-  check_cluster_grid(l);
   const auto& c = l.program->cluster;
   const auto& g = l.grid;
   for (int64_t cz = 0; cz < g[2]; cz += c[2])
