@@ -102,6 +102,10 @@ void bind_scratch_buffer(py::module_& m) {
 }
 
 void bind_timing(py::module_& m) {
+  py::class_<autotune::TimingResult>(m, "TimingResult")
+      .def_readonly("times", &autotune::TimingResult::times)
+      .def_readonly("dropped", &autotune::TimingResult::dropped)
+      .def_readonly("most_flushes", &autotune::TimingResult::most_flushes);
   m.def(
       "time_runs",
       [](const py::function& run, uintptr_t stream, int warmup, int repeat,
@@ -122,9 +126,14 @@ void bind_timing(py::module_& m) {
       },
       py::arg("run"), py::arg("stream"), py::arg("warmup") = 2, py::arg("repeat") = 10,
       py::arg("flush_address") = 0, py::arg("flush_bytes") = 0, py::arg("prune_ms") = 0.0,
-      "Milliseconds of each timed run of run() (which launches on `stream`), after `warmup` "
-      "untimed runs, each timed run preceded by overwriting the flush buffer; with prune_ms > 0 only the "
-      "first two when both took longer than prune_ms.");
+      "TimingResult of run() (which launches on `stream`): `warmup` untimed runs, then timed "
+      "runs, each after overwriting the flush buffer as many times as covers the host's launch "
+      "time; runs the host outlasted are dropped and timed again; with prune_ms > 0 only the "
+      "first two kept runs when both took longer than prune_ms.");
+  m.def("flushes_to_cover", &autotune::flushes_to_cover, py::arg("host_ms"), py::arg("flush_ms"));
+  m.def("host_was_covered", &autotune::host_was_covered, py::arg("host_ms"), py::arg("flushes"),
+        py::arg("flush_ms"));
+  m.attr("MAX_FLUSHES") = autotune::kMaxFlushes;
   m.def("median", &autotune::median, py::arg("times"));
 }
 

@@ -9,8 +9,9 @@ own memory. Candidates therefore read the real inputs and write only
 scratch memory, and after tuning the user's tensors hold exactly one run: the
 winner's, on the real arguments. Each candidate is timed by
 ``_C.autotune.time_runs``: warm-up runs, then CUDA-event-timed runs on the launch
-stream, each after flushing L2 (csrc/autotune/timing.h says why that also hides the
-host's launch overhead); its time is the median.
+stream, each after flushing L2 as many times as it takes the host to launch it
+(csrc/autotune/timing.h: the GPU must not wait for the host inside a timed run); its
+time is the median.
 """
 
 from __future__ import annotations
@@ -111,11 +112,11 @@ class GpuBench:
             compiled.run_gpu(args, tensors)
 
         flush = self._flush
-        times = _C.autotune.time_runs(run, self.stream, self.options.warmup,
-                                      self.options.repeat,
-                                      flush.address if flush else 0, flush.bytes if flush else 0,
-                                      prune_ms)
-        return _C.autotune.median(times)
+        timing = _C.autotune.time_runs(run, self.stream, self.options.warmup,
+                                       self.options.repeat,
+                                       flush.address if flush else 0, flush.bytes if flush else 0,
+                                       prune_ms)
+        return _C.autotune.median(timing.times)
 
     def close(self):
         """Waits for the candidates' work, then frees the scratch memory."""
