@@ -202,6 +202,13 @@ def test_timing_and_scratch_primitives(cache_dir):
 def test_benchmark_func():
     y = torch.zeros(1 << 20, device="cuda")
     assert tilus.utils.benchmark_func(lambda: y.add_(1), warmup=2, repeat=5) > 0
+    assert torch.all(y >= 7)  # every run ran (retimed ones more than once)
+
+    def slow_host():  # 0.5 ms of Python before a kernel of microseconds
+        time.sleep(0.0005)
+        y.add_(1)
+
+    assert tilus.utils.benchmark_func(slow_host, warmup=2, repeat=6) < 0.2
 
 
 def test_seed_v5_tunes_192_configs_and_is_correct(cache_dir, example):
