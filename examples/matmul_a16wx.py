@@ -24,12 +24,13 @@ bytes, so many blocks via split-K, whose partials meet through atomics) and pref
 in the thousands: large tiles whose warps dequantise each weight once into a shared
 tile that the dot reads, wgmma on sm_90a); @tilus.autotune picks per shape.
 
-QuantizedLinear is the entry point. From PREFILL_M rows on, on Hopper, it instead
-dequantises the weights once per call (DequantizeWeights: one pass writing dequant(W)^T)
-and multiplies with the warp-specialised tensor-core matmul of
-examples/matmul_warp_specialized.py: at m = 4096 that is 0.87-0.95x cuBLAS fp16 on an
-H100 against 0.44-0.53x for the fused kernel, whose dequantisation in the main loop
-holds the tensor cores back.
+QuantizedLinear is the entry point. From PREFILL_M rows on, on Hopper, it runs
+examples/matmul_a16wx_hopper.py instead: the weights as wgmma's register operand,
+dequantised beside the tensor cores (0.71-1.0x cuBLAS fp16 at m = 512-4096 on an H200,
+against 0.55-0.95x for dequantising the whole weight first), and from FUSED_PREFILL_MAX_M
+rows (or for groups of 32) it dequantises the weights once per call (DequantizeWeights:
+one pass writing dequant(W)^T) and multiplies with the warp-specialised tensor-core
+matmul of examples/matmul_warp_specialized.py.
 
     python examples/matmul_a16wx.py [--cuda]
 """
@@ -417,27 +418,43 @@ def random_weights(k, n, w_dtype, group_size, a_dtype, has_zero, device, seed=0)
 
 
 # From this many rows on (prefill), on Hopper or in the CPU interpreter, QuantizedLinear
-# dequantises the weights once per call and runs the warp-specialised tensor-core matmul
-# (examples/matmul_warp_specialized.py): one extra pass over the weights costs less than
-# dequantising inside the matmul's main loop.
+# runs examples/matmul_a16wx_hopper.py (the weights as wgmma's register operand,
+# dequantised beside the tensor cores); for groups of 32 (a scale row per half k-step,
+# which that kernel does not take) it dequantises the weights once per call and runs the
+# warp-specialised tensor-core matmul (examples/matmul_warp_specialized.py).
 PREFILL_M = 512
+# Which prefill kernel, measured on an H200 (2026-11-28, .diag/a16path.py: same run, five
+# weight types, three weight shapes, m = 512..8192): the fused kernel is 1.1-1.35x the
+# dequantise-then-matmul path up to m = 2048 and ahead or tied at 4096; at 8192 the
+# extra pass costs less than the conversion the fused kernel repeats for every 256 rows
+# (0.80-0.98x against 0.91-1.03x cuBLAS). 5- to 7-bit floats convert slowest: from 2048
+# rows the two-pass path wins for them.
+FUSED_PREFILL_MAX_M = 4096
+FUSED_PREFILL_MAX_M_WIDE_FLOATS = 1024
 
 
 class QuantizedLinear:
     """y = x @ dequant(W) with W kept packed. Up to `prefill_m` rows the fused kernel
-    `kernel` (MatmulA16Wx, autotuned); from there on, where the Hopper matmul runs, W is
-    dequantised into a [n, k] scratch tensor per call (DequantizeWeights) and multiplied by
-    the warp-specialised matmul."""
+    `kernel` (MatmulA16Wx, autotuned); from there on, where the Hopper kernels run,
+    MatmulA16WxHopper (`hopper`) over a second packing of W made at its first call (bits /
+    8 bytes a weight more) up to FUSED_PREFILL_MAX_M rows (fused_prefill), and beyond
+    that or for groups of 32 W dequantised into a [n, k] scratch tensor per call
+    (DequantizeWeights) and the warp-specialised matmul."""
 
     def __init__(self, codes, w_dtype, scales, zeros=None, group_size=128, a_dtype=float16,
                  prefill_m=PREFILL_M):
         self.k, self.n = codes.shape
         self.w_dtype, self.group_size, self.a_dtype = w_dtype, group_size, a_dtype
+        self.codes_for_hopper = codes  # packed for the Hopper kernel at its first call, then dropped
         self.packed = prepack(codes, w_dtype)
+        self.packed_hopper = None
         self.scales = scales.contiguous()
         self.zeros = zeros.contiguous() if zeros is not None else self.scales  # unread then
         self.kernel = MatmulA16Wx(a_dtype, w_dtype, group_size, zeros is not None)
         self.dequantizer = DequantizeWeights(a_dtype, w_dtype, group_size, zeros is not None)
+        self.hopper = None
+        if group_size % 64 == 0:
+            self.hopper = _hopper_a16wx().MatmulA16WxHopper(a_dtype, w_dtype, group_size, zeros is not None)
         self.prefill_m = prefill_m
 
     def uses_prefill_path(self, x: torch.Tensor) -> bool:
@@ -445,29 +462,57 @@ class QuantizedLinear:
             return False
         return x.device.type == "cpu" or torch.cuda.get_device_capability(x.device) == (9, 0)
 
+    def fused_prefill(self, m: int) -> bool:
+        """Whether a prefill call of m rows runs MatmulA16WxHopper (else dequantise + matmul)."""
+        if self.hopper is None:
+            return False
+        wide_float = self.w_dtype.is_float and 5 <= self.w_dtype.bits <= 7
+        return m <= (FUSED_PREFILL_MAX_M_WIDE_FLOATS if wide_float else FUSED_PREFILL_MAX_M)
+
     def dequantized_t(self, device) -> torch.Tensor:
         """dequant(W)^T [n, k] in the activation type, computed on the device."""
         w_t = torch.empty(self.n, self.k, dtype=self.scales.dtype, device=device)
         self.dequantizer(self.n, self.k, self.packed, self.scales, self.zeros, w_t)
         return w_t
 
+    def weights_for_hopper(self) -> torch.Tensor:
+        if self.packed_hopper is None:
+            self.packed_hopper = _hopper_a16wx().prepack_hopper(self.codes_for_hopper, self.w_dtype)
+            self.codes_for_hopper = None
+        return self.packed_hopper
+
     def __call__(self, x: torch.Tensor, out: torch.Tensor = None) -> torch.Tensor:
         m = x.shape[0]
         if out is None:
             out = torch.empty(m, self.n, dtype=x.dtype, device=x.device)
         if self.uses_prefill_path(x):
+            if self.fused_prefill(m):
+                self.hopper(m, self.n, self.k, x, self.weights_for_hopper(), self.scales, self.zeros, out)
+                return out
             return _hopper_matmul().matmul(x, self.dequantized_t(x.device), 1.0, out)
         self.kernel(m, self.n, self.k, x, self.packed, self.scales, self.zeros, out)
         return out
 
     def describe(self, x: torch.Tensor, out: torch.Tensor = None) -> str:
-        """How a call with x runs: the fused kernel's configuration, or the prefill path."""
-        if self.uses_prefill_path(x):
-            return "dequantize + matmul_warp_specialized"
+        """How a call with x runs: the kernel and its configuration."""
         if out is None:
             out = torch.empty(x.shape[0], self.n, dtype=x.dtype, device=x.device)
+        if self.uses_prefill_path(x):
+            if not self.fused_prefill(x.shape[0]):
+                return "dequantize + matmul_warp_specialized"
+            config = self.hopper.chosen_config(x.shape[0], self.n, self.k, x, self.weights_for_hopper(),
+                                               self.scales, self.zeros, out)
+            return f"MatmulA16WxHopper {config}"
         return str(self.kernel.chosen_config(x.shape[0], self.n, self.k, x, self.packed, self.scales,
                                              self.zeros, out))
+
+
+def _hopper_a16wx():
+    """examples/matmul_a16wx_hopper.py, imported beside this file."""
+    _hopper_matmul()  # puts this folder on sys.path
+    import matmul_a16wx_hopper
+
+    return matmul_a16wx_hopper
 
 
 def _hopper_matmul():

@@ -311,6 +311,23 @@ bool CudaEmitter::keeps_rows(const SharedInfo& s) {
   return true;
 }
 
+// A view made only by reshapes of a dense row-major allocation (no swizzle, no padding)
+// walks memory in order along its last dimension whatever its rows: a reshape of
+// [rows, 32] bytes into [256, 16] (each thread's 16 bytes, the packed weights of
+// examples/matmul_a16wx_hopper.py) reads with one 16-byte access a row. A vector never
+// starts misaligned: the view begins at a multiple of its own size.
+bool CudaEmitter::reshapes_dense_rows(const SharedInfo& s, const SharedLayout& l) {
+  if (l.is_swizzled()) return false;
+  int64_t expect = 1;
+  for (int d = l.rank() - 1; d >= 0; --d) {
+    if (l.strides[d] != expect) return false;
+    expect *= l.shape[d];
+  }
+  for (const ViewStep& step : s.steps)
+    if (step.kind != ViewStep::Kind::Reshape) return false;
+  return true;
+}
+
 Expr CudaEmitter::shared_offset(const SharedInfo& s, const std::vector<Expr>& given) {
   const SharedLayout& layout = plan_.shared.at(s.root);
   const std::vector<Expr> coords = s.steps.empty() ? given : unview(s, given);
@@ -411,7 +428,7 @@ Expr CudaEmitter::element_offset(const SharedInfo& s, const RegisterLayout& layo
 
 bool CudaEmitter::shared_contiguous(const SharedInfo& s, int64_t vec) const {
   const SharedLayout& l = plan_.shared.at(s.root);
-  if (!keeps_rows(s)) return vec == 1;
+  if (!keeps_rows(s)) return vec == 1 || reshapes_dense_rows(s, l);
   if (l.is_swizzled()) return vec <= l.chunk_elems;
   return l.strides.back() == 1;
 }

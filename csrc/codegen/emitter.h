@@ -143,6 +143,7 @@ class CudaEmitter {
   // Whether the view's last dimension runs along the allocation's last dimension, one
   // element per element, so vectors along it stay vectors.
   static bool keeps_rows(const SharedInfo& s);
+  static bool reshapes_dense_rows(const SharedInfo& s, const SharedLayout& l);
   Expr shared_offset(const SharedInfo& s, const std::vector<Expr>& coords);
   // The offset of an element of a for_each_local walk. When the swizzle never changes
   // along the walk's loops (checked for every thread), it is the thread's offset plus

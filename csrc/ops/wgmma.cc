@@ -24,8 +24,10 @@
 // the layout the automatic path gives a wgmma dot's accumulator (block_layouts.h). A
 // register a (wgmma's register form) is fixed to the A fragment: per warp mma.sync's A
 // fragment of the same k, 4 32-bit registers per slab and k step, replicated over the
-// warpgroups along N. The hardware reads those registers asynchronously too; ptxas keeps
-// them until the wait (it serialises the wgmma where it cannot prove that).
+// warpgroups along N. The hardware reads those registers asynchronously too, until the
+// wait_group that retires the group; ptxas does not keep them for it (a loop that writes
+// a again behind a wait_group(1) got them reused at once, 2026-11-28: garbage on the
+// GPU), so the interpreter refuses any write of a register operand in flight.
 //
 // Warpgroups. Every thread of the current thread group (the block outside groups) issues
 // the instructions, so the group must be whole warpgroups starting at a warpgroup (the
@@ -455,6 +457,12 @@ struct WgmmaState {
   // d -> its value after every mma issued so far, and the last mma's statement
   std::unordered_map<const TensorNode*, std::vector<float>> latest;
   std::unordered_map<const TensorNode*, const StmtNode*> issued_at;
+  // Register operands a of the open and each committed group: the hardware reads them
+  // until the group retires, so writing one before that is a race (reading_at: the
+  // mma reading each, for the error).
+  std::vector<const TensorNode*> open_reads;
+  std::deque<std::vector<const TensorNode*>> committed_reads;
+  std::unordered_map<const TensorNode*, const StmtNode*> reading_at;
 
   static void record(Group& g, const TensorNode* d, const std::vector<float>& v) {
     for (Result& r : g)
@@ -513,6 +521,10 @@ void mma_interpret(BlockState& st, const StmtNode& stmt, const Instruction& inst
   WgmmaState::record(w.open, d.get(), acc);
   w.latest[d.get()] = std::move(acc);
   w.issued_at[d.get()] = &stmt;
+  if (a->scope == Scope::Register) {
+    w.open_reads.push_back(a.get());
+    w.reading_at[a.get()] = &stmt;
+  }
 }
 
 void commit_interpret(BlockState& st, const StmtNode&, const Instruction&) {
@@ -521,6 +533,8 @@ void commit_interpret(BlockState& st, const StmtNode&, const Instruction&) {
   if (!w.open.empty()) w.committed.push_back(std::move(w.open));
   else w.committed.emplace_back();  // an empty group still counts for wait_group
   w.open.clear();
+  w.committed_reads.push_back(std::move(w.open_reads));
+  w.open_reads.clear();
 }
 
 void wait_interpret(BlockState& st, const StmtNode&, const Instruction& inst) {
@@ -533,6 +547,13 @@ void wait_interpret(BlockState& st, const StmtNode&, const Instruction& inst) {
       dv.unset = false;
     }
     w.committed.pop_front();
+    w.committed_reads.pop_front();
+  }
+  // register operands no group still reads may be written again
+  for (auto it = w.reading_at.begin(); it != w.reading_at.end();) {
+    bool read = std::count(w.open_reads.begin(), w.open_reads.end(), it->first) > 0;
+    for (const auto& g : w.committed_reads) read = read || std::count(g.begin(), g.end(), it->first) > 0;
+    it = read ? std::next(it) : w.reading_at.erase(it);
   }
   // accumulators no group still writes are settled
   for (auto it = w.issued_at.begin(); it != w.issued_at.end();) {
@@ -555,7 +576,7 @@ void wait_interpret(BlockState& st, const StmtNode&, const Instruction& inst) {
 
 void wgmma_guard(BlockState& st, const StmtNode&, const Instruction& inst) {
   WgmmaState& w = *st.wgmma;
-  if (w.issued_at.empty()) return;
+  if (w.issued_at.empty() && w.reading_at.empty()) return;
   // an mma chains on d (the hardware orders those); a and b are shared
   if (inst.op == Op::WgmmaMma || inst.op == Op::WgmmaFence || inst.op == Op::WgmmaCommit || inst.op == Op::WgmmaWait)
     return;
@@ -570,6 +591,17 @@ void wgmma_guard(BlockState& st, const StmtNode&, const Instruction& inst) {
   };
   check(inst.output);
   for (const Tensor& t : inst.inputs) check(t);
+  // a register operand a in flight may be read (by another mma, say), not written: ptxas
+  // does not keep its registers for the running group and the new values would race
+  if (inst.output) {
+    auto it = w.reading_at.find(inst.output.get());
+    if (it != w.reading_at.end())
+      throw ScriptError("RuntimeError",
+                        cat(op_name(inst.op), " writes ", inst.output->name, " while the wgmma.mma reading it as "
+                            "its register operand a (line ", it->second->loc.line, ") is still in flight: the "
+                            "tensor cores read a's registers until the self.wgmma.wait_group that retires its "
+                            "commit group; wait for it before writing ", inst.output->name, " again"));
+  }
 }
 
 }  // namespace interp

@@ -7,7 +7,7 @@ import os
 import pytest
 import torch
 
-from tilus import _C, float8_e4m3, float16
+from tilus import _C, float6_e3m2, float8_e4m3, float16, int3b, int8, uint4b
 
 rt = _C.runtime
 
@@ -60,6 +60,14 @@ def _programs(example):
                fah.FlashAttentionHopper(float16, 32, 8, d, causal, stages=stages, epilogue=epilogue, block_kv=bkv),
                (1, 4096, torch.zeros(1, 8, 32, d, dtype=torch.float16), qkv, qkv,
                 torch.zeros(1, 8, 32, d, dtype=torch.float16)))
+    hx = example("matmul_a16wx_hopper")
+    for w_dtype, has_zero, bm, stages in ((uint4b, True, 256, 4), (int8, False, 256, 4), (float6_e3m2, False, 256, 5),
+                                          (int3b, False, 128, 6)):
+        half = torch.zeros(8, dtype=torch.float16)
+        yield (f"matmul_a16wx_hopper[{w_dtype.name},{bm},s{stages}]",
+               hx.MatmulA16WxHopper(float16, w_dtype, 128, has_zero, block_m=bm, stages=stages, group_m=8,
+                                    num_blocks=132),
+               (4096, 4096, 4096, half, torch.zeros(8, dtype=torch.uint8), half, half, half))
     yield ("matmul_relu_fp32_simt", example("matmul_relu_fp32_simt").MatmulReluSimt(),
            (37, 100, 72, *_mats(37, 100, 72, torch.float32)))
 
@@ -72,7 +80,7 @@ _UNALIGNED_SERIALIZED = {"matmul_v3_pipeline"}
 
 
 # Programs written with Hopper's instructions (TMA, wgmma, setmaxnreg, clusters) by hand.
-_HOPPER_ONLY = ("matmul_warp_specialized", "flash_attention_hopper")
+_HOPPER_ONLY = ("matmul_warp_specialized", "flash_attention_hopper", "matmul_a16wx_hopper")
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])

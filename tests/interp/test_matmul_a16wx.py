@@ -58,15 +58,17 @@ def test_dequantize_weights_is_the_reference_dequantisation(example, w_name, gro
                                                                  a_dtype).t().contiguous())
 
 
-def test_prefill_rows_take_the_dequantize_and_matmul_path(example):
+@pytest.mark.parametrize("group,prefill_kernel", [(64, "MatmulA16WxHopper"), (32, "matmul_warp_specialized")])
+def test_prefill_rows_take_the_hopper_path(example, group, prefill_kernel):
+    # groups of 64 and more: the fused Hopper kernel; groups of 32: dequantise, then matmul
     ex = example("matmul_a16wx")
-    codes, scales, zeros = ex.random_weights(136, 72, tilus.int4b, 64, bfloat16, False, "cpu")
-    layer = ex.QuantizedLinear(codes, tilus.int4b, scales, None, group_size=64, a_dtype=bfloat16, prefill_m=32)
-    ref_w = ex.dequantize(codes, tilus.int4b, scales, None, 64, bfloat16).float()
+    codes, scales, zeros = ex.random_weights(136, 72, tilus.int4b, group, bfloat16, False, "cpu")
+    layer = ex.QuantizedLinear(codes, tilus.int4b, scales, None, group_size=group, a_dtype=bfloat16, prefill_m=32)
+    ref_w = ex.dequantize(codes, tilus.int4b, scales, None, group, bfloat16).float()
     for m in (5, 40):
         x = torch.randn(m, 136, dtype=torch.bfloat16)
         assert layer.uses_prefill_path(x) == (m >= 32)
-        assert ("matmul_warp_specialized" in layer.describe(x, None)) == (m >= 32)
+        assert (prefill_kernel in layer.describe(x, None)) == (m >= 32)
         out = torch.full((m, 72), float("nan"), dtype=torch.bfloat16)
         assert layer(x, out) is out
         torch.testing.assert_close(out.float(), x.float() @ ref_w, rtol=3e-2, atol=3e-2)
@@ -74,6 +76,18 @@ def test_prefill_rows_take_the_dequantize_and_matmul_path(example):
     codes, scales, _ = ex.random_weights(36, 72, tilus.int4b, 32, float16, False, "cpu")
     odd = ex.QuantizedLinear(codes, tilus.int4b, scales, group_size=32, prefill_m=1)
     assert not odd.uses_prefill_path(torch.randn(8, 36, dtype=torch.float16))
+
+
+def test_prefill_kernel_choice(example):
+    # measured (FUSED_PREFILL_MAX_M): fused up to 4096 rows, 1024 for 5- to 7-bit floats;
+    # groups of 32 never (a scale row per half k-step)
+    ex = example("matmul_a16wx")
+    for w_dtype, group, fused_up_to in ((tilus.uint4b, 128, 4096), (tilus.float6_e3m2, 64, 1024),
+                                        (tilus.int3b, 128, 4096), (tilus.int4b, 32, 0)):
+        codes, scales, _ = ex.random_weights(64, 64, w_dtype, group, float16, False, "cpu")
+        layer = ex.QuantizedLinear(codes, w_dtype, scales, group_size=group)
+        for m in (512, 1024, 2048, 4096, 8192):
+            assert layer.fused_prefill(m) == (m <= fused_up_to), (w_dtype, m)
 
 
 def test_pack_weights_is_tilus_packing(example):

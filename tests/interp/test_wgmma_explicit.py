@@ -88,9 +88,10 @@ class WgmmaRS(tilus.Script):
     """C = A @ B^T with A loaded straight into registers (wgmma's register form) and B
     [N, K] through shared memory."""
 
-    def __init__(self, block_m=64, block_n=64, block_k=32, warps=4, dtype=float16):
+    def __init__(self, block_m=64, block_n=64, block_k=32, warps=4, dtype=float16, wait=0):
         super().__init__()
         self.block_m, self.block_n, self.block_k, self.warps, self.dtype = block_m, block_n, block_k, warps, dtype
+        self.wait = wait  # 1: the next step's load writes a while this step's group may still read it
 
     def __call__(self, m_size: int32, n_size: int, k_size: int, a_ptr: void_p, b_ptr: void_p, c_ptr: ~float32):
         self.attrs.blocks = [cdiv(m_size, self.block_m), cdiv(n_size, self.block_n)]
@@ -111,8 +112,9 @@ class WgmmaRS(tilus.Script):
             self.wgmma.fence()
             self.wgmma.mma(a, sb.transpose(), acc)
             self.wgmma.commit_group()
-            self.wgmma.wait_group(0)
+            self.wgmma.wait_group(self.wait)
             self.sync()
+        self.wgmma.wait_group(0)
         gc = self.global_view(c_ptr, dtype=float32, shape=[m_size, n_size])
         self.store_global(gc, acc, offsets=[offset_m, offset_n])
 
@@ -223,6 +225,18 @@ def test_register_a(warps, bm, dtype):
     c = torch.full((m, n), float("nan"))
     WgmmaRS(block_m=bm, warps=warps, dtype=dtype)(m, n, k, a, b, c)
     torch.testing.assert_close(c, a.float() @ b.float().T, rtol=1e-3, atol=1e-3)
+
+
+def test_writing_a_register_operand_before_its_wait_is_an_error():
+    # The tensor cores read a's registers until the group retires; ptxas does not keep them
+    # for it, so the next step's load would overwrite them under the running wgmma (on
+    # the GPU: garbage). The interpreter refuses the write and names it.
+    m, n, k = 64, 64, 96
+    a, b = _rand(m, k, k=k), _rand(n, k, k=k)
+    with pytest.raises(RuntimeError, match=r"writes a while the wgmma.mma reading it as its register operand a "
+                                           r"\(line \d+\) is still in flight") as info:
+        WgmmaRS(wait=1)(m, n, k, a, b, torch.zeros(m, n))
+    assert "a = self.load_global(ga" in str(info.value)
 
 
 def test_results_land_at_the_wait_of_their_group():
