@@ -26,11 +26,11 @@ tile that the dot reads, wgmma on sm_90a); @tilus.autotune picks per shape.
 
 QuantizedLinear is the entry point. From PREFILL_M rows on, on Hopper, it runs
 examples/matmul_a16wx_hopper.py instead: the weights as wgmma's register operand,
-dequantised beside the tensor cores (0.71-1.0x cuBLAS fp16 at m = 512-4096 on an H200,
-against 0.55-0.95x for dequantising the whole weight first), and from FUSED_PREFILL_MAX_M
-rows (or for groups of 32) it dequantises the weights once per call (DequantizeWeights:
-one pass writing dequant(W)^T) and multiplies with the warp-specialised tensor-core
-matmul of examples/matmul_warp_specialized.py.
+dequantised beside the tensor cores (0.85-1.1x cuBLAS fp16 at m = 1024-8192 on an H200).
+For groups of 32 (a scale row per half k-step, which that kernel does not take) it
+dequantises the weights once per call (DequantizeWeights: one pass writing dequant(W)^T)
+and multiplies with the warp-specialised tensor-core matmul of
+examples/matmul_warp_specialized.py.
 
     python examples/matmul_a16wx.py [--cuda]
 """
@@ -419,27 +419,17 @@ def random_weights(k, n, w_dtype, group_size, a_dtype, has_zero, device, seed=0)
 
 # From this many rows on (prefill), on Hopper or in the CPU interpreter, QuantizedLinear
 # runs examples/matmul_a16wx_hopper.py (the weights as wgmma's register operand,
-# dequantised beside the tensor cores); for groups of 32 (a scale row per half k-step,
-# which that kernel does not take) it dequantises the weights once per call and runs the
-# warp-specialised tensor-core matmul (examples/matmul_warp_specialized.py).
+# dequantised beside the tensor cores); for groups of 32 it dequantises the weights once
+# per call and runs the warp-specialised matmul (examples/matmul_warp_specialized.py).
 PREFILL_M = 512
-# Which prefill kernel, measured on an H200 (2026-11-28, .diag/a16path.py: same run, five
-# weight types, three weight shapes, m = 512..8192): the fused kernel is 1.1-1.35x the
-# dequantise-then-matmul path up to m = 2048 and ahead or tied at 4096; at 8192 the
-# extra pass costs less than the conversion the fused kernel repeats for every 256 rows
-# (0.80-0.98x against 0.91-1.03x cuBLAS). 5- to 7-bit floats convert slowest: from 2048
-# rows the two-pass path wins for them.
-FUSED_PREFILL_MAX_M = 4096
-FUSED_PREFILL_MAX_M_WIDE_FLOATS = 1024
 
 
 class QuantizedLinear:
     """y = x @ dequant(W) with W kept packed. Up to `prefill_m` rows the fused kernel
     `kernel` (MatmulA16Wx, autotuned); from there on, where the Hopper kernels run,
     MatmulA16WxHopper (`hopper`) over a second packing of W made at its first call (bits /
-    8 bytes a weight more) up to FUSED_PREFILL_MAX_M rows (fused_prefill), and beyond
-    that or for groups of 32 W dequantised into a [n, k] scratch tensor per call
-    (DequantizeWeights) and the warp-specialised matmul."""
+    8 bytes a weight more), or for groups of 32 W dequantised into a [n, k] scratch tensor
+    per call (DequantizeWeights) and the warp-specialised matmul."""
 
     def __init__(self, codes, w_dtype, scales, zeros=None, group_size=128, a_dtype=float16,
                  prefill_m=PREFILL_M):
@@ -463,11 +453,11 @@ class QuantizedLinear:
         return x.device.type == "cpu" or torch.cuda.get_device_capability(x.device) == (9, 0)
 
     def fused_prefill(self, m: int) -> bool:
-        """Whether a prefill call of m rows runs MatmulA16WxHopper (else dequantise + matmul)."""
-        if self.hopper is None:
-            return False
-        wide_float = self.w_dtype.is_float and 5 <= self.w_dtype.bits <= 7
-        return m <= (FUSED_PREFILL_MAX_M_WIDE_FLOATS if wide_float else FUSED_PREFILL_MAX_M)
+        """Whether a prefill call of m rows runs MatmulA16WxHopper (else dequantise +
+        matmul): for every m when the groups are whole k-steps. Measured on an H200
+        (2026-11-28, .diag/a16path.py and a16db.py, five weight types, three weight shapes):
+        1.1-1.6x the two-pass path at m = 512-2048, ahead or tied at 4096 and 8192."""
+        return self.hopper is not None
 
     def dequantized_t(self, device) -> torch.Tensor:
         """dequant(W)^T [n, k] in the activation type, computed on the device."""

@@ -78,18 +78,6 @@ def test_prefill_rows_take_the_hopper_path(example, group, prefill_kernel):
     assert not odd.uses_prefill_path(torch.randn(8, 36, dtype=torch.float16))
 
 
-def test_prefill_kernel_choice(example):
-    # measured (FUSED_PREFILL_MAX_M): fused up to 4096 rows, 1024 for 5- to 7-bit floats;
-    # groups of 32 never (a scale row per half k-step)
-    ex = example("matmul_a16wx")
-    for w_dtype, group, fused_up_to in ((tilus.uint4b, 128, 4096), (tilus.float6_e3m2, 64, 1024),
-                                        (tilus.int3b, 128, 4096), (tilus.int4b, 32, 0)):
-        codes, scales, _ = ex.random_weights(64, 64, w_dtype, group, float16, False, "cpu")
-        layer = ex.QuantizedLinear(codes, w_dtype, scales, group_size=group)
-        for m in (512, 1024, 2048, 4096, 8192):
-            assert layer.fused_prefill(m) == (m <= fused_up_to), (w_dtype, m)
-
-
 def test_pack_weights_is_tilus_packing(example):
     ex = example("matmul_a16wx")
     g = torch.Generator().manual_seed(0)
