@@ -422,6 +422,7 @@ def random_weights(k, n, w_dtype, group_size, a_dtype, has_zero, device, seed=0)
 # dequantised beside the tensor cores); for groups of 32 it dequantises the weights once
 # per call and runs the warp-specialised matmul (examples/matmul_warp_specialized.py).
 PREFILL_M = 512
+TWO_PASS_WIDE_FLOATS_FROM_M = 2048  # QuantizedLinear.fused_prefill
 
 
 class QuantizedLinear:
@@ -454,10 +455,15 @@ class QuantizedLinear:
 
     def fused_prefill(self, m: int) -> bool:
         """Whether a prefill call of m rows runs MatmulA16WxHopper (else dequantise +
-        matmul): for every m when the groups are whole k-steps. Measured on an H200
+        matmul): whenever the groups are whole k-steps, except for 5- to 7-bit floats
+        (the longest conversion) from TWO_PASS_WIDE_FLOATS_FROM_M rows. Measured on an H200
         (2026-11-28, .diag/a16path.py and a16db.py, five weight types, three weight shapes):
-        1.1-1.6x the two-pass path at m = 512-2048, ahead or tied at 4096 and 8192."""
-        return self.hopper is not None
+        1.1-1.6x the two-pass path at m = 512-2048, ahead or tied at 4096 and 8192, but
+        float6_e3m2 0.84-0.86x cuBLAS at m = 4096 against 0.91-0.93x two-pass."""
+        if self.hopper is None:
+            return False
+        wide_float = self.w_dtype.is_float and 5 <= self.w_dtype.bits <= 7
+        return not (wide_float and m >= TWO_PASS_WIDE_FLOATS_FROM_M)
 
     def dequantized_t(self, device) -> torch.Tensor:
         """dequant(W)^T [n, k] in the activation type, computed on the device."""

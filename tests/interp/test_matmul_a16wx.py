@@ -78,6 +78,18 @@ def test_prefill_rows_take_the_hopper_path(example, group, prefill_kernel):
     assert not odd.uses_prefill_path(torch.randn(8, 36, dtype=torch.float16))
 
 
+def test_prefill_kernel_choice(example):
+    # the fused Hopper kernel for groups of whole k-steps, but the two-pass path for 5- to
+    # 7-bit floats from TWO_PASS_WIDE_FLOATS_FROM_M rows; groups of 32 always two-pass
+    ex = example("matmul_a16wx")
+    for w_dtype, group, fused_below in ((tilus.uint4b, 128, None), (tilus.float6_e3m2, 64, 2048),
+                                        (tilus.int3b, 128, None), (tilus.int4b, 32, 0)):
+        codes, scales, _ = ex.random_weights(64, 64, w_dtype, group, float16, False, "cpu")
+        layer = ex.QuantizedLinear(codes, w_dtype, scales, group_size=group)
+        for m in (512, 1024, 2048, 4096, 8192):
+            assert layer.fused_prefill(m) == (fused_below is None or m < fused_below), (w_dtype, m)
+
+
 def test_pack_weights_is_tilus_packing(example):
     ex = example("matmul_a16wx")
     g = torch.Generator().manual_seed(0)
