@@ -188,7 +188,10 @@ void g2s_interpret(interp::BlockState& st, const StmtNode& stmt, const Instructi
   load.copy.dims = i.dims;
   load.copy.stmt = &stmt;
   load.bytes = storage_bytes(dst.numel * dst.dtype.bits());
+  // the box may land at once: not into bytes a wgmma still in flight reads
+  auto [lo, hi] = interp::shared_bytes(dst);
   if (!multicast(i)) {
+    interp::wgmma_shared_write(st, lo, hi, "tma.global_to_shared", i.inputs[1]->name);
     interp::hopper_state(st).loads.push_back(std::move(load));
     return;
   }
@@ -210,6 +213,9 @@ void g2s_interpret(interp::BlockState& st, const StmtNode& stmt, const Instructi
                 r, " has not allocated ", i.inputs[1]->name, "'s shared tensor yet (synchronise the cluster "
                 "after allocating, before multicasting)");
     interp::TmaLoad copy = load;
+    const int64_t shift = peer_root.data + offset - dst.data;
+    interp::wgmma_shared_write(peer, lo + shift, hi + shift, "tma.global_to_shared (multicast)",
+                               i.inputs[1]->name);
     copy.copy.keep_alive = peer_root.storage;
     copy.copy.dst = peer_root.data + offset;
     copy.copy.shadow = peer_root.shadow;

@@ -463,6 +463,16 @@ struct WgmmaState {
   std::vector<const TensorNode*> open_reads;
   std::deque<std::vector<const TensorNode*>> committed_reads;
   std::unordered_map<const TensorNode*, const StmtNode*> reading_at;
+  // Shared operands (a, b) of the open and each committed group, as byte ranges: the
+  // tensor cores read them until the group retires, so a copy or store into one before
+  // that (a pipeline slot released too early) races with the wgmma.
+  struct SharedRead {
+    const uint8_t *lo = nullptr, *hi = nullptr;  // [lo, hi)
+    const TensorNode* operand = nullptr;
+    const StmtNode* stmt = nullptr;
+  };
+  std::vector<SharedRead> open_shared;
+  std::deque<std::vector<SharedRead>> committed_shared;
 
   static void record(Group& g, const TensorNode* d, const std::vector<float>& v) {
     for (Result& r : g)
@@ -525,6 +535,13 @@ void mma_interpret(BlockState& st, const StmtNode& stmt, const Instruction& inst
     w.open_reads.push_back(a.get());
     w.reading_at[a.get()] = &stmt;
   }
+  auto note_shared = [&](const Tensor& t, const TensorValue& v) {
+    if (t->scope != Scope::Shared || v.numel == 0) return;
+    auto [lo, hi] = shared_bytes(v);
+    w.open_shared.push_back({lo, hi, t.get(), &stmt});
+  };
+  note_shared(a, ta);
+  note_shared(b, tb);
 }
 
 void commit_interpret(BlockState& st, const StmtNode&, const Instruction&) {
@@ -535,6 +552,8 @@ void commit_interpret(BlockState& st, const StmtNode&, const Instruction&) {
   w.open.clear();
   w.committed_reads.push_back(std::move(w.open_reads));
   w.open_reads.clear();
+  w.committed_shared.push_back(std::move(w.open_shared));
+  w.open_shared.clear();
 }
 
 void wait_interpret(BlockState& st, const StmtNode&, const Instruction& inst) {
@@ -548,6 +567,7 @@ void wait_interpret(BlockState& st, const StmtNode&, const Instruction& inst) {
     }
     w.committed.pop_front();
     w.committed_reads.pop_front();
+    w.committed_shared.pop_front();
   }
   // register operands no group still reads may be written again
   for (auto it = w.reading_at.begin(); it != w.reading_at.end();) {
@@ -573,6 +593,35 @@ void wait_interpret(BlockState& st, const StmtNode&, const Instruction& inst) {
 }
 
 }  // namespace
+
+std::pair<const uint8_t*, const uint8_t*> shared_bytes(const TensorValue& v) {
+  if (v.numel == 0) return {v.data, v.data};
+  int64_t first = 0, last = v.numel - 1;
+  if (v.elem_offsets) {
+    auto [lo, hi] = std::minmax_element(v.elem_offsets->begin(), v.elem_offsets->end());
+    first = *lo;
+    last = *hi;
+  }
+  const int64_t bits = v.dtype.bits();
+  return {v.data + first * bits / 8, v.data + ((last + 1) * bits + 7) / 8};
+}
+
+void wgmma_shared_write(BlockState& st, const uint8_t* lo, const uint8_t* hi, const char* what,
+                        const std::string& target) {
+  if (!st.wgmma || lo >= hi) return;
+  const WgmmaState& w = *st.wgmma;
+  auto check = [&](const WgmmaState::SharedRead& r) {
+    if (lo < r.hi && r.lo < hi)
+      throw ScriptError("RuntimeError",
+                        cat(what, " writes ", target, " while the wgmma.mma reading ", r.operand->name,
+                            " there (line ", r.stmt->loc.line, ") may still run: the tensor cores read its "
+                            "shared operands until the self.wgmma.wait_group that retires its commit group; "
+                            "free the slot (or write it) only after that wait"));
+  };
+  for (const auto& r : w.open_shared) check(r);
+  for (const auto& g : w.committed_shared)
+    for (const auto& r : g) check(r);
+}
 
 void wgmma_guard(BlockState& st, const StmtNode&, const Instruction& inst) {
   WgmmaState& w = *st.wgmma;

@@ -18,9 +18,10 @@ from tilus.utils import cdiv
 class WgmmaBT(tilus.Script):
     """Tilus 0.2's hopper matmul shape: C = A @ B^T with B given as [N, K], one stage."""
 
-    def __init__(self, block_m=64, block_n=64, block_k=16, warps=4, dtype=float16):
+    def __init__(self, block_m=64, block_n=64, block_k=16, warps=4, dtype=float16, wait=0):
         super().__init__()
         self.block_m, self.block_n, self.block_k, self.warps, self.dtype = block_m, block_n, block_k, warps, dtype
+        self.wait = wait  # 1: the next step's copies write sa while this step's group may read it
 
     def __call__(self, m_size: int32, n_size: int, k_size: int, a_ptr: void_p, b_ptr: void_p, c_ptr: ~float32):
         self.attrs.blocks = [cdiv(m_size, self.block_m), cdiv(n_size, self.block_n)]
@@ -42,8 +43,9 @@ class WgmmaBT(tilus.Script):
             self.wgmma.fence()
             self.wgmma.mma(sa, sb.transpose(), acc)
             self.wgmma.commit_group()
-            self.wgmma.wait_group(0)
+            self.wgmma.wait_group(self.wait)
             self.sync()
+        self.wgmma.wait_group(0)
         gc = self.global_view(c_ptr, dtype=float32, shape=[m_size, n_size])
         self.store_global(gc, acc, offsets=[offset_m, offset_n])
 
@@ -155,6 +157,42 @@ class TwoGroups(tilus.Script):
         self.store_global(g2, acc2, offsets=[0, 0])
 
 
+class TmaSlotReleasedEarly(tilus.Script):
+    """One TMA slot for B, refilled every k-step; with early=True the refill is issued
+    before the wait_group that retires the wgmma reading the slot (a pipeline that frees
+    a slot too early)."""
+
+    def __init__(self, early):
+        super().__init__()
+        self.early = early
+
+    def __call__(self, k_size: int32, a_ptr: ~float16, b_ptr: ~float16, c_ptr: ~float32):
+        self.attrs.blocks = [1]
+        self.attrs.warps = 4
+        ga = self.global_view(a_ptr, dtype=float16, shape=[64, k_size])
+        gb = self.global_view(b_ptr, dtype=float16, shape=[64, k_size])
+        sa = self.shared_tensor(dtype=float16, shape=[64, 16])
+        sb = self.shared_tensor(dtype=float16, shape=[64, 16])
+        full = self.mbarrier.alloc(counts=[1])
+        acc = self.register_tensor(dtype=float32, shape=[64, 64], init=0.0)
+        phase: int32 = 0
+        for k0 in range(0, k_size, 16):
+            with self.single_thread():
+                self.mbarrier.arrive_and_expect_tx(full[0], 2 * 64 * 16 * 2)
+                self.tma.global_to_shared(src=ga, dst=sa, offsets=[0, k0], mbarrier=full[0])
+                self.tma.global_to_shared(src=gb, dst=sb, offsets=[0, k0], mbarrier=full[0])
+            self.mbarrier.wait(full[0], phase=phase)
+            phase ^= 1
+            self.wgmma.fence()
+            self.wgmma.mma(sa, sb.transpose(), acc)
+            self.wgmma.commit_group()
+            if not self.early:
+                self.wgmma.wait_group(0)
+            self.sync()
+        self.wgmma.wait_group(0)
+        self.store_global(self.global_view(c_ptr, dtype=float32, shape=[64, 64]), acc, offsets=[0, 0])
+
+
 class WrongWarps(tilus.Script):
     def __call__(self, a_ptr: ~float16, c_ptr: ~float32):
         self.attrs.blocks = [1]
@@ -237,6 +275,31 @@ def test_writing_a_register_operand_before_its_wait_is_an_error():
                                            r"\(line \d+\) is still in flight") as info:
         WgmmaRS(wait=1)(m, n, k, a, b, torch.zeros(m, n))
     assert "a = self.load_global(ga" in str(info.value)
+
+
+def test_copying_into_a_shared_operand_before_its_wait_is_an_error():
+    # the next step's copy_async may land while the tensor cores still read sa
+    m, n, k = 64, 64, 48
+    a, b = _rand(m, k, k=k), _rand(n, k, k=k)
+    with pytest.raises(RuntimeError, match=r"copy_async writes sa while the wgmma.mma reading sa there "
+                                           r"\(line \d+\) may still run") as info:
+        WgmmaBT(wait=1)(m, n, k, a, b, torch.zeros(m, n))
+    assert "self.copy_async(src=ga, dst=sa" in str(info.value)
+
+
+@pytest.mark.parametrize("early", [False, True])
+def test_a_tma_refill_of_a_slot_still_read_is_an_error(early):
+    k = 48
+    a, b = _rand(64, k, k=k), _rand(64, k, k=k)
+    c = torch.full((64, 64), float("nan"))
+    if not early:
+        TmaSlotReleasedEarly(early)(k, a, b, c)
+        torch.testing.assert_close(c, a.float() @ b.float().T, rtol=1e-3, atol=1e-3)
+        return
+    with pytest.raises(RuntimeError, match=r"tma.global_to_shared writes sa while the wgmma.mma reading sa "
+                                           r"there \(line \d+\) may still run") as info:
+        TmaSlotReleasedEarly(early)(k, a, b, c)
+    assert "self.tma.global_to_shared(src=ga, dst=sa" in str(info.value)
 
 
 def test_results_land_at_the_wait_of_their_group():
