@@ -38,7 +38,7 @@ import torch
 
 import tilus
 from tilus import bfloat16, float16, float32, int32, uint8, uint32, void_p
-from tilus.layout import local, register_layout, shared_row_major, spatial
+from tilus.layout import local, register_layout, spatial
 from tilus.utils import benchmark_func, cdiv
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -157,11 +157,6 @@ class MatmulA16WxHopper(TmaStoreEpilogue, tilus.Script):
         if self.has_zero:
             sz = self.shared_tensor(dtype=self.a_dtype, shape=[stages, 1, bn])
         sc = self.shared_tensor(dtype=self.a_dtype, shape=[128, bn])
-        # plain rows: each thread reads its packed bytes, and a scale row is one TMA box
-        self.annotate_layout(sw, shared_row_major(stages, packed_rows(self.w_dtype), 32))
-        self.annotate_layout(ss, shared_row_major(stages, 1, bn))
-        if self.has_zero:
-            self.annotate_layout(sz, shared_row_major(stages, 1, bn))
         full = self.mbarrier.alloc(counts=[1] * stages)
         empty = self.mbarrier.alloc(counts=[2] * stages)
         slot_bytes = (bm * bk + bn * (2 if self.has_zero else 1)) * self.a_dtype.nbytes + \
