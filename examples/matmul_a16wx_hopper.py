@@ -24,8 +24,8 @@ instead of before them:
   transposed in shared memory and leaves with a TMA store.
 
 Weights: any Tilus 0.2 type of 1 to 8 bits (float8, int8/uint8, 4-bit, 3-bit, 6-bit ...),
-group size a multiple of 64 (one scale row per k-step), optional zero points, float16 or
-bfloat16 activations. TMA needs 16-byte rows: k a multiple of 8, n of 8.
+group size a multiple of 32 (one scale row per k-step, two for groups of 32), optional zero
+points, float16 or bfloat16 activations. TMA needs 16-byte rows: k a multiple of 8, n of 8.
 
     python examples/matmul_a16wx_hopper.py          # CPU interpreter, small sizes
     python examples/matmul_a16wx_hopper.py --cuda   # GPU: checked against torch, timed beside cuBLAS
@@ -98,7 +98,9 @@ def prepack_hopper(codes: torch.Tensor, w_dtype) -> torch.Tensor:
     return pack_weights(ordered, w_dtype).view(kt, nt, packed_rows(w_dtype), 32)
 
 
-@tilus.autotune("block_m, stages", [(256, 4), (256, 3), (256, 5), (128, 6)])
+# block_m 128 (one wgmma per k-step) is not offered: ptxas serialises its wgmmas (the
+# converted registers are written inside what it takes for the pipeline stage)
+@tilus.autotune("block_m, stages", [(256, 4), (256, 3), (256, 5)])
 @tilus.autotune("group_m", [8, 16])
 class MatmulA16WxHopper(TmaStoreEpilogue, tilus.Script):
     """c = a @ dequant(w): a [m, k] (a_dtype), w from `prepack_hopper`, scales (and zeros
@@ -110,19 +112,23 @@ class MatmulA16WxHopper(TmaStoreEpilogue, tilus.Script):
             raise ValueError(f"activations are float16 or bfloat16, got {a_dtype}")
         if not 1 <= w_dtype.bits <= 8:
             raise ValueError(f"weights of 1 to 8 bits, got {w_dtype}")
-        if group_size % TILE_K:
-            raise ValueError(f"group_size must be a multiple of {TILE_K} (one scale row per k-step), "
-                             f"got {group_size}")
+        if group_size % 32:
+            raise ValueError(f"group_size must be a multiple of 32 (one or two scale rows per k-step of "
+                             f"{TILE_K}), got {group_size}")
         if block_m % 128:
             raise ValueError(f"block_m must be a multiple of 128 (A is staged in halves of 128 rows), got {block_m}")
         self.a_dtype, self.w_dtype, self.group_size, self.has_zero = a_dtype, w_dtype, group_size, has_zero
         self.block_m, self.stages, self.group_m = block_m, stages, group_m
         self.halves = block_m // 128
+        self.scale_rows = max(1, TILE_K // group_size)  # groups of 32: two per k-step
         self.num_blocks = num_blocks or multiprocessor_count()
         self.view_layout = fragment_layout(is_paired(w_dtype))
         self.a_layout = fragment_layout(False)
         self.thread_bytes = 4 * w_dtype.bits
         self.raw_layout = spatial(256, 1) * local(1, self.thread_bytes)  # thread t: its bytes, in order
+        # groups of 32: the [TILE_N, 2] scales each thread's fragment rows need (the A
+        # fragment's rows and k-step halves; replicated over the 4 lanes of a row)
+        self.scale_layout = register_layout([TILE_N, 2], [2, 4, 2, 8, 2], [0, 1, 3, -4], [4, 2])
 
     def tile_of(self, index: int32, rows: int32, cols: int32):
         """(row, column) in tiles of output tile ``index``, numbered in bands of group_m
@@ -153,13 +159,14 @@ class MatmulA16WxHopper(TmaStoreEpilogue, tilus.Script):
         gc = self.global_view(c_ptr, dtype=self.a_dtype, shape=[m_size, n_size])
         sa = self.shared_tensor(dtype=self.a_dtype, shape=[stages, halves, 128, bk])
         sw = self.shared_tensor(dtype=uint8, shape=[stages, packed_rows(self.w_dtype), 32])
-        ss = self.shared_tensor(dtype=self.a_dtype, shape=[stages, 1, bn])
+        rows = self.scale_rows
+        ss = self.shared_tensor(dtype=self.a_dtype, shape=[stages, rows, bn])
         if self.has_zero:
-            sz = self.shared_tensor(dtype=self.a_dtype, shape=[stages, 1, bn])
+            sz = self.shared_tensor(dtype=self.a_dtype, shape=[stages, rows, bn])
         sc = self.shared_tensor(dtype=self.a_dtype, shape=[128, bn])
         full = self.mbarrier.alloc(counts=[1] * stages)
         empty = self.mbarrier.alloc(counts=[2] * stages)
-        slot_bytes = (bm * bk + bn * (2 if self.has_zero else 1)) * self.a_dtype.nbytes + \
+        slot_bytes = (bm * bk + rows * bn * (2 if self.has_zero else 1)) * self.a_dtype.nbytes + \
             packed_rows(self.w_dtype) * 32
 
         with self.warp_group(warp_begin=0, num_warps=4):  # producer
@@ -246,10 +253,20 @@ class MatmulA16WxHopper(TmaStoreEpilogue, tilus.Script):
         codes = self.view(raw, dtype=self.w_dtype, layout=self.view_layout)
         w = self.cast(codes, dtype=self.a_dtype)
         self.annotate_layout(w, self.a_layout)
-        scale = self.load_shared(self.reshape_shared(scale_row, [TILE_N, 1]))
+        if self.scale_rows == 1:
+            scale = self.load_shared(self.reshape_shared(scale_row, [TILE_N, 1]))
+            if self.has_zero:
+                return (w - self.load_shared(self.reshape_shared(zero_row, [TILE_N, 1]))) * scale
+            return w * scale
+        # groups of 32: k-steps 0-1 of the fragment take scale row 0, k-steps 2-3 row 1 (a
+        # reshape that splits the fragment's k-step mode, so no register moves)
+        r = self.scale_rows
+        w3 = self.reshape(w, [TILE_N, r, TILE_K // r])
+        scale = self.reshape(self.load_shared(self.transpose(scale_row), layout=self.scale_layout), [TILE_N, r, 1])
         if self.has_zero:
-            return (w - self.load_shared(self.reshape_shared(zero_row, [TILE_N, 1]))) * scale
-        return w * scale
+            zero = self.load_shared(self.transpose(zero_row), layout=self.scale_layout)
+            w3 = w3 - self.reshape(zero, [TILE_N, r, 1])
+        return self.reshape(w3 * scale, [TILE_N, TILE_K])
 
     def release(self, barrier):
         """Free a slot: one thread of each consumer warpgroup arrives (its wgmma.wait_group
@@ -268,7 +285,7 @@ def main(device: str = "cpu"):
     else:
         cases = [(200, 136, 192), (130, 264, 136)]
     for w_dtype, group, has_zero in [(tilus.uint4b, 128, True), (tilus.int4b, 64, False),
-                                     (tilus.float8_e4m3, 128, False), (tilus.int3b, 128, False)]:
+                                     (tilus.float8_e4m3, 128, False), (tilus.int3b, 32, False)]:
         for m, n, k in cases:
             codes, scales, zeros = random_weights(k, n, w_dtype, group, float16, has_zero, device)
             packed = prepack_hopper(codes, w_dtype)

@@ -502,10 +502,11 @@ void group_verify(OperandCheck& c, const Instruction& i) {
 }  // namespace
 
 SharedLayout tma_shared_layout(const std::vector<int64_t>& shape, int64_t dtype_bits) {
-  // One row per leading index ([stages, 1, n]: a scale row per pipeline stage): a swizzle
-  // would need each row at a multiple of its 8-row period, and one row never conflicts.
-  const bool single_rows = shape.size() >= 2 && shape[shape.size() - 2] == 1;
-  if (shape.size() >= 2 && can_swizzle(shape, dtype_bits) && !single_rows) {
+  // Fewer than 8 rows per leading index ([stages, 1, n]: a scale row per pipeline stage):
+  // the TMA unit swizzles by address bits in periods of 8 rows, so each stage would have
+  // to start at a multiple of the period, and a few rows conflict little anyway.
+  const bool few_rows = shape.size() >= 2 && shape[shape.size() - 2] < 8;
+  if (shape.size() >= 2 && can_swizzle(shape, dtype_bits) && !few_rows) {
     const int64_t row_bits = shape.back() * dtype_bits;
     if (row_bits == 512 || row_bits == 1024) return shared_swizzled(shape, dtype_bits);  // 64B, 128B
     if (row_bits % 1024 == 0) return *shared_wgmma_operand(shape, dtype_bits);           // 128B blocks

@@ -27,7 +27,7 @@ namespace tilus::ops {
 
 // Rows of 64 or 128 bytes: shared_swizzled (the 64B / 128B swizzle); rows of a multiple
 // of 128 bytes: 128-byte column blocks with the 128B swizzle; anything else row-major
-// (no swizzle). Rank-1 tiles and tiles of one row per leading index are row-major.
+// (no swizzle). Rank-1 tiles and tiles of fewer than 8 rows per leading index are row-major.
 SharedLayout tma_shared_layout(const std::vector<int64_t>& shape, int64_t dtype_bits);
 
 struct TmaTiling {

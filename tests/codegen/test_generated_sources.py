@@ -61,11 +61,12 @@ def _programs(example):
                (1, 4096, torch.zeros(1, 8, 32, d, dtype=torch.float16), qkv, qkv,
                 torch.zeros(1, 8, 32, d, dtype=torch.float16)))
     hx = example("matmul_a16wx_hopper")
-    for w_dtype, has_zero, bm, stages in ((uint4b, True, 256, 4), (int8, False, 256, 4), (float6_e3m2, False, 256, 5),
-                                          (int3b, False, 128, 6)):
+    for w_dtype, group, has_zero, bm, stages in ((uint4b, 128, True, 256, 4), (int8, 128, False, 256, 4),
+                                                 (float6_e3m2, 128, False, 256, 5), (int3b, 128, False, 256, 3),
+                                                 (uint4b, 32, True, 256, 4)):
         half = torch.zeros(8, dtype=torch.float16)
-        yield (f"matmul_a16wx_hopper[{w_dtype.name},{bm},s{stages}]",
-               hx.MatmulA16WxHopper(float16, w_dtype, 128, has_zero, block_m=bm, stages=stages, group_m=8,
+        yield (f"matmul_a16wx_hopper[{w_dtype.name},g{group},{bm},s{stages}]",
+               hx.MatmulA16WxHopper(float16, w_dtype, group, has_zero, block_m=bm, stages=stages, group_m=8,
                                     num_blocks=132),
                (4096, 4096, 4096, half, torch.zeros(8, dtype=torch.uint8), half, half, half))
     yield ("matmul_relu_fp32_simt", example("matmul_relu_fp32_simt").MatmulReluSimt(),

@@ -1,6 +1,6 @@
 """examples/matmul_a16wx_hopper.py in the CPU interpreter: the fused Hopper A16Wx kernel
 (weights as wgmma's register operand, dequantised in the main loop) against torch at small
-odd sizes, and its packing."""
+odd sizes (groups of 32, 64 and 128), and its packing."""
 
 import pytest
 import torch
@@ -11,7 +11,7 @@ from tilus import bfloat16, float16
 CASES = [  # weight type, group, zero points, activation type
     ("uint4b", 128, True, float16), ("int4b", 64, False, bfloat16), ("int8", 64, False, float16),
     ("float8_e4m3", 128, False, float16), ("int3b", 64, False, float16), ("float6_e3m2", 128, True, bfloat16),
-    ("uint2b", 64, True, float16),
+    ("uint2b", 64, True, float16), ("int3b", 32, False, float16), ("uint4b", 32, True, bfloat16),
 ]
 
 
@@ -59,7 +59,8 @@ def test_a_fragment_layout_is_wgmmas(example):
     assert hx.fragment_layout(False) == spatial(2, 1) * local(1, 4) * spatial(4, 1) * mma_atom("m16n8k16")["a"]
 
 
-def test_group_size_must_cover_whole_k_steps(example):
+def test_group_size_must_be_a_multiple_of_32(example):
+    # one scale row per k-step of 64, or two for groups of 32
     hx = example("matmul_a16wx_hopper")
-    with pytest.raises(ValueError, match="group_size must be a multiple of 64"):
-        hx.MatmulA16WxHopper(float16, tilus.uint4b, 32, False, block_m=256, stages=3, group_m=8)
+    with pytest.raises(ValueError, match="group_size must be a multiple of 32"):
+        hx.MatmulA16WxHopper(float16, tilus.uint4b, 48, False, block_m=256, stages=3, group_m=8)
