@@ -182,13 +182,19 @@ class TmaWorkspace(tilus.Script):
 
 
 class TmaOddStage(tilus.Script):
-    """Stages of 5 rows of 128 bytes: a stage does not start at a swizzle period."""
+    """Stages of `rows` rows of 128 bytes. 12 rows: swizzled (8 rows or more), and the
+    second stage does not start at a swizzle period; 5 rows: fewer than a period, so
+    row-major (no swizzle), which TMA writes at any 128-byte multiple."""
+
+    def __init__(self, rows=12):
+        super().__init__()
+        self.rows = rows
 
     def __call__(self, n: int32, x_ptr: ~float16):
         self.attrs.blocks = [1]
         self.attrs.warps = 4
         gx = self.global_view(x_ptr, dtype=float16, shape=[n, 64])
-        s = self.shared_tensor(dtype=float16, shape=[2, 5, 64])
+        s = self.shared_tensor(dtype=float16, shape=[2, self.rows, 64])
         bar = self.mbarrier.alloc()
         self.tma.global_to_shared(src=gx, dst=s[1], offsets=[0, 0], mbarrier=bar)
 
@@ -206,6 +212,12 @@ def test_what_tma_cannot_do_is_refused_at_the_line(kernel, args, message):
         _generate(kernel, args)
     assert message in str(info.value), str(info.value)
     assert "self.tma.global_to_shared(src=" in info.value.text
+
+
+def test_stages_of_fewer_rows_than_a_swizzle_period_are_row_major():
+    # [stages, 1..7, n] tiles (a scale row per stage) cannot be swizzled per stage
+    source = _generate(TmaOddStage(rows=5), (64, _h(64, 64)))["source"]
+    assert "tma_load_2d" in source
 
 
 # ---- the host side: cuTensorMapEncodeTiled's arguments, refusals, the cache
