@@ -7,7 +7,6 @@
 #include <functional>
 #include <memory>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include "interp/debug_checks.h"
@@ -227,12 +226,11 @@ size_t shared_root_slot(const BlockState& st, const TensorValue& view);
 // ops/wgmma.cc: refuses an instruction touching an accumulator a wgmma.mma still writes
 // (called before each instruction while st.wgmma is set).
 void wgmma_guard(BlockState& st, const StmtNode& stmt, const Instruction& inst);
-// Refuses a write of shared bytes [lo, hi) (`what` writes `target`) that a wgmma still
-// in flight in this block reads (ops/wgmma.cc).
-void wgmma_shared_write(BlockState& st, const uint8_t* lo, const uint8_t* hi, const char* what,
-                        const std::string& target);
-// The bytes [first, last) a shared tensor value spans (a view's, through its offsets).
-std::pair<const uint8_t*, const uint8_t*> shared_bytes(const TensorValue& v);
+// Refuses a write into shared tensor value `dst` (`what` writes `target`; its bytes moved
+// by `shift`: a multicast into a peer block) that a wgmma still in flight in this block
+// reads (ops/wgmma.cc).
+void wgmma_shared_write(BlockState& st, const TensorValue& dst, const char* what, const std::string& target,
+                        std::ptrdiff_t shift = 0);
 
 // The blocks of one cluster, run side by side (thread_groups.cc run_clusters).
 struct ClusterRun {

@@ -327,10 +327,7 @@ TILUS_EXEC(exec_store_shared) {
   TensorValue& s = st.tensor(inst.inputs[0].get());
   TILUS_CHECK(s.defined, "RuntimeError", "store_shared: shared tensor ",
               inst.inputs[0]->name, " is used after it was freed");
-  if (st.wgmma) {
-    auto [lo, hi] = shared_bytes(s);
-    wgmma_shared_write(st, lo, hi, "store_shared", inst.inputs[0]->name);
-  }
+  wgmma_shared_write(st, s, "store_shared", inst.inputs[0]->name);
   copy_tensor(v, s, inst);
   shared_tile_access(st, s, inst.inputs[1].get(), Access::Write, stmt);
 }
@@ -349,10 +346,7 @@ TILUS_EXEC(exec_sync) { debug_barrier(st); }
 TILUS_EXEC(exec_copy_async) {
   const TensorValue& g = input(st, inst.inputs[0], inst);
   const TensorValue& dst = input(st, inst.inputs[1], inst);
-  if (st.wgmma) {  // the copy may land at once
-    auto [lo, hi] = shared_bytes(dst);
-    wgmma_shared_write(st, lo, hi, "copy_async", inst.inputs[1]->name);
-  }
+  wgmma_shared_write(st, dst, "copy_async", inst.inputs[1]->name);  // it may land at once
   PendingCopy c;
   c.src = g;
   c.keep_alive = dst.storage;

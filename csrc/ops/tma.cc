@@ -188,10 +188,9 @@ void g2s_interpret(interp::BlockState& st, const StmtNode& stmt, const Instructi
   load.copy.dims = i.dims;
   load.copy.stmt = &stmt;
   load.bytes = storage_bytes(dst.numel * dst.dtype.bits());
-  // the box may land at once: not into bytes a wgmma still in flight reads
-  auto [lo, hi] = interp::shared_bytes(dst);
   if (!multicast(i)) {
-    interp::wgmma_shared_write(st, lo, hi, "tma.global_to_shared", i.inputs[1]->name);
+    // the box may land at once: not into bytes a wgmma still in flight reads
+    interp::wgmma_shared_write(st, dst, "tma.global_to_shared", i.inputs[1]->name);
     interp::hopper_state(st).loads.push_back(std::move(load));
     return;
   }
@@ -213,9 +212,8 @@ void g2s_interpret(interp::BlockState& st, const StmtNode& stmt, const Instructi
                 r, " has not allocated ", i.inputs[1]->name, "'s shared tensor yet (synchronise the cluster "
                 "after allocating, before multicasting)");
     interp::TmaLoad copy = load;
-    const int64_t shift = peer_root.data + offset - dst.data;
-    interp::wgmma_shared_write(peer, lo + shift, hi + shift, "tma.global_to_shared (multicast)",
-                               i.inputs[1]->name);
+    interp::wgmma_shared_write(peer, dst, "tma.global_to_shared (multicast)", i.inputs[1]->name,
+                               peer_root.data + offset - dst.data);
     copy.copy.keep_alive = peer_root.storage;
     copy.copy.dst = peer_root.data + offset;
     copy.copy.shadow = peer_root.shadow;
@@ -517,16 +515,11 @@ SharedLayout tma_shared_layout(const std::vector<int64_t>& shape, int64_t dtype_
 TmaTiling tma_tiling(const SharedLayout& l, const std::vector<int64_t>& view_shape, int64_t dtype_bits,
                      size_t lead_dims) {
   TmaTiling t;
-  const int rank = l.rank();
   const int64_t cols = l.shape.back();
   // Dense row-major order over the allocation (before the swizzle and the column blocks).
-  int64_t expect = 1;
-  for (int d = rank - 1; d >= 0; --d) {
-    if (l.strides[d] != expect) {
-      t.error = "it is not row-major";
-      return t;
-    }
-    expect *= l.shape[d];
+  if (!l.has_dense_strides()) {
+    t.error = "it is not row-major";
+    return t;
   }
   t.block_cols = l.col_block ? l.col_block : cols;
   t.blocks = cols / t.block_cols;

@@ -451,36 +451,42 @@ struct WgmmaState {
     const TensorNode* d = nullptr;
     std::vector<float> value;  // d once this group's mmas into it are done
   };
-  using Group = std::vector<Result>;
+  // An operand the group reads until it retires (the hardware reads a's registers and the
+  // shared operands asynchronously): writing one before is a race. A register a is named
+  // by its tensor, a shared operand by its bytes [lo, hi).
+  struct Read {
+    const TensorNode* operand = nullptr;
+    const StmtNode* stmt = nullptr;  // the mma reading it
+    const uint8_t *lo = nullptr, *hi = nullptr;
+  };
+  struct Group {
+    std::vector<Result> results;
+    std::vector<Read> registers, shared;
+  };
   Group open;
   std::deque<Group> committed;
   // d -> its value after every mma issued so far, and the last mma's statement
   std::unordered_map<const TensorNode*, std::vector<float>> latest;
   std::unordered_map<const TensorNode*, const StmtNode*> issued_at;
-  // Register operands a of the open and each committed group: the hardware reads them
-  // until the group retires, so writing one before that is a race (reading_at: the
-  // mma reading each, for the error).
-  std::vector<const TensorNode*> open_reads;
-  std::deque<std::vector<const TensorNode*>> committed_reads;
-  std::unordered_map<const TensorNode*, const StmtNode*> reading_at;
-  // Shared operands (a, b) of the open and each committed group, as byte ranges: the
-  // tensor cores read them until the group retires, so a copy or store into one before
-  // that (a pipeline slot released too early) races with the wgmma.
-  struct SharedRead {
-    const uint8_t *lo = nullptr, *hi = nullptr;  // [lo, hi)
-    const TensorNode* operand = nullptr;
-    const StmtNode* stmt = nullptr;
-  };
-  std::vector<SharedRead> open_shared;
-  std::deque<std::vector<SharedRead>> committed_shared;
+
+  // The first read in the open or a committed group that `hit` accepts, or null.
+  template <class Hit>
+  const Read* find_read(std::vector<Read> Group::*kind, Hit hit) const {
+    for (const Read& r : open.*kind)
+      if (hit(r)) return &r;
+    for (const Group& g : committed)
+      for (const Read& r : g.*kind)
+        if (hit(r)) return &r;
+    return nullptr;
+  }
 
   static void record(Group& g, const TensorNode* d, const std::vector<float>& v) {
-    for (Result& r : g)
+    for (Result& r : g.results)
       if (r.d == d) {
         r.value = v;
         return;
       }
-    g.push_back({d, v});
+    g.results.push_back({d, v});
   }
 };
 
@@ -501,6 +507,19 @@ std::vector<float> read_floats(const TensorValue& x) {
     out[i] = static_cast<float>(load_f(x.data + at * bytes, x.dtype.kind));
   }
   return out;
+}
+
+// The bytes [first, last) a shared tensor value spans (a view's, through its offsets).
+std::pair<const uint8_t*, const uint8_t*> shared_bytes(const TensorValue& v) {
+  if (v.numel == 0) return {v.data, v.data};
+  int64_t first = 0, last = v.numel - 1;
+  if (v.elem_offsets) {
+    auto [lo, hi] = std::minmax_element(v.elem_offsets->begin(), v.elem_offsets->end());
+    first = *lo;
+    last = *hi;
+  }
+  const int64_t bits = v.dtype.bits();
+  return {v.data + first * bits / 8, v.data + ((last + 1) * bits + 7) / 8};
 }
 
 void mma_interpret(BlockState& st, const StmtNode& stmt, const Instruction& inst) {
@@ -531,14 +550,11 @@ void mma_interpret(BlockState& st, const StmtNode& stmt, const Instruction& inst
   WgmmaState::record(w.open, d.get(), acc);
   w.latest[d.get()] = std::move(acc);
   w.issued_at[d.get()] = &stmt;
-  if (a->scope == Scope::Register) {
-    w.open_reads.push_back(a.get());
-    w.reading_at[a.get()] = &stmt;
-  }
+  if (a->scope == Scope::Register) w.open.registers.push_back({a.get(), &stmt});
   auto note_shared = [&](const Tensor& t, const TensorValue& v) {
-    if (t->scope != Scope::Shared || v.numel == 0) return;
+    if (t->scope != Scope::Shared) return;
     auto [lo, hi] = shared_bytes(v);
-    w.open_shared.push_back({lo, hi, t.get(), &stmt});
+    w.open.shared.push_back({t.get(), &stmt, lo, hi});
   };
   note_shared(a, ta);
   note_shared(b, tb);
@@ -547,39 +563,26 @@ void mma_interpret(BlockState& st, const StmtNode& stmt, const Instruction& inst
 void commit_interpret(BlockState& st, const StmtNode&, const Instruction&) {
   if (!st.wgmma) return;
   WgmmaState& w = *st.wgmma;
-  if (!w.open.empty()) w.committed.push_back(std::move(w.open));
-  else w.committed.emplace_back();  // an empty group still counts for wait_group
-  w.open.clear();
-  w.committed_reads.push_back(std::move(w.open_reads));
-  w.open_reads.clear();
-  w.committed_shared.push_back(std::move(w.open_shared));
-  w.open_shared.clear();
+  w.committed.push_back(std::move(w.open));  // an empty group still counts for wait_group
+  w.open = {};
 }
 
 void wait_interpret(BlockState& st, const StmtNode&, const Instruction& inst) {
   if (!st.wgmma) return;
   WgmmaState& w = *st.wgmma;
   while (static_cast<int64_t>(w.committed.size()) > inst.int_attr) {
-    for (const WgmmaState::Result& r : w.committed.front()) {
+    for (const WgmmaState::Result& r : w.committed.front().results) {
       TensorValue& dv = st.tensor(r.d);
       std::memcpy(dv.data, r.value.data(), r.value.size() * sizeof(float));
       dv.unset = false;
     }
     w.committed.pop_front();
-    w.committed_reads.pop_front();
-    w.committed_shared.pop_front();
-  }
-  // register operands no group still reads may be written again
-  for (auto it = w.reading_at.begin(); it != w.reading_at.end();) {
-    bool read = std::count(w.open_reads.begin(), w.open_reads.end(), it->first) > 0;
-    for (const auto& g : w.committed_reads) read = read || std::count(g.begin(), g.end(), it->first) > 0;
-    it = read ? std::next(it) : w.reading_at.erase(it);
   }
   // accumulators no group still writes are settled
   for (auto it = w.issued_at.begin(); it != w.issued_at.end();) {
     bool running = false;
     auto writes = [&](const WgmmaState::Group& g) {
-      for (const auto& r : g) running = running || r.d == it->first;
+      for (const auto& r : g.results) running = running || r.d == it->first;
     };
     writes(w.open);
     for (const auto& g : w.committed) writes(g);
@@ -594,38 +597,25 @@ void wait_interpret(BlockState& st, const StmtNode&, const Instruction& inst) {
 
 }  // namespace
 
-std::pair<const uint8_t*, const uint8_t*> shared_bytes(const TensorValue& v) {
-  if (v.numel == 0) return {v.data, v.data};
-  int64_t first = 0, last = v.numel - 1;
-  if (v.elem_offsets) {
-    auto [lo, hi] = std::minmax_element(v.elem_offsets->begin(), v.elem_offsets->end());
-    first = *lo;
-    last = *hi;
-  }
-  const int64_t bits = v.dtype.bits();
-  return {v.data + first * bits / 8, v.data + ((last + 1) * bits + 7) / 8};
-}
-
-void wgmma_shared_write(BlockState& st, const uint8_t* lo, const uint8_t* hi, const char* what,
-                        const std::string& target) {
-  if (!st.wgmma || lo >= hi) return;
-  const WgmmaState& w = *st.wgmma;
-  auto check = [&](const WgmmaState::SharedRead& r) {
-    if (lo < r.hi && r.lo < hi)
-      throw ScriptError("RuntimeError",
-                        cat(what, " writes ", target, " while the wgmma.mma reading ", r.operand->name,
-                            " there (line ", r.stmt->loc.line, ") may still run: the tensor cores read its "
-                            "shared operands until the self.wgmma.wait_group that retires its commit group; "
-                            "free the slot (or write it) only after that wait"));
-  };
-  for (const auto& r : w.open_shared) check(r);
-  for (const auto& g : w.committed_shared)
-    for (const auto& r : g) check(r);
+void wgmma_shared_write(BlockState& st, const TensorValue& dst, const char* what, const std::string& target,
+                        std::ptrdiff_t shift) {
+  if (!st.wgmma) return;
+  auto [lo, hi] = shared_bytes(dst);
+  lo += shift;
+  hi += shift;
+  const WgmmaState::Read* r =
+      st.wgmma->find_read(&WgmmaState::Group::shared, [&](const auto& r) { return lo < r.hi && r.lo < hi; });
+  if (r)
+    throw ScriptError("RuntimeError",
+                      cat(what, " writes ", target, " while the wgmma.mma reading ", r->operand->name,
+                          " there (line ", r->stmt->loc.line, ") may still run: the tensor cores read its "
+                          "shared operands until the self.wgmma.wait_group that retires its commit group; "
+                          "free the slot (or write it) only after that wait"));
 }
 
 void wgmma_guard(BlockState& st, const StmtNode&, const Instruction& inst) {
   WgmmaState& w = *st.wgmma;
-  if (w.issued_at.empty() && w.reading_at.empty()) return;
+  if (w.issued_at.empty() && w.open.registers.empty() && w.committed.empty()) return;
   // an mma chains on d (the hardware orders those); a and b are shared
   if (inst.op == Op::WgmmaMma || inst.op == Op::WgmmaFence || inst.op == Op::WgmmaCommit || inst.op == Op::WgmmaWait)
     return;
@@ -642,15 +632,15 @@ void wgmma_guard(BlockState& st, const StmtNode&, const Instruction& inst) {
   for (const Tensor& t : inst.inputs) check(t);
   // a register operand a in flight may be read (by another mma, say), not written: ptxas
   // does not keep its registers for the running group and the new values would race
-  if (inst.output) {
-    auto it = w.reading_at.find(inst.output.get());
-    if (it != w.reading_at.end())
-      throw ScriptError("RuntimeError",
-                        cat(op_name(inst.op), " writes ", inst.output->name, " while the wgmma.mma reading it as "
-                            "its register operand a (line ", it->second->loc.line, ") is still in flight: the "
-                            "tensor cores read a's registers until the self.wgmma.wait_group that retires its "
-                            "commit group; wait for it before writing ", inst.output->name, " again"));
-  }
+  if (!inst.output) return;
+  const TensorNode* out = inst.output.get();
+  if (const WgmmaState::Read* r =
+          w.find_read(&WgmmaState::Group::registers, [&](const auto& r) { return r.operand == out; }))
+    throw ScriptError("RuntimeError",
+                      cat(op_name(inst.op), " writes ", out->name, " while the wgmma.mma reading it as "
+                          "its register operand a (line ", r->stmt->loc.line, ") is still in flight: the "
+                          "tensor cores read a's registers until the self.wgmma.wait_group that retires its "
+                          "commit group; wait for it before writing ", out->name, " again"));
 }
 
 }  // namespace interp
