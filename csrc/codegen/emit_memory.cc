@@ -317,12 +317,7 @@ bool CudaEmitter::keeps_rows(const SharedInfo& s) {
 // examples/matmul_a16wx_hopper.py) reads with one 16-byte access a row. A vector never
 // starts misaligned: the view begins at a multiple of its own size.
 bool CudaEmitter::reshapes_dense_rows(const SharedInfo& s, const SharedLayout& l) {
-  if (l.is_swizzled()) return false;
-  int64_t expect = 1;
-  for (int d = l.rank() - 1; d >= 0; --d) {
-    if (l.strides[d] != expect) return false;
-    expect *= l.shape[d];
-  }
+  if (l.is_swizzled() || l.col_block || !l.has_dense_strides()) return false;
   for (const ViewStep& step : s.steps)
     if (step.kind != ViewStep::Kind::Reshape) return false;
   return true;

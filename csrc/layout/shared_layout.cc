@@ -108,14 +108,18 @@ Expr SharedLayout::offset_expr(const std::vector<Expr>& coords) const {
   return add(off, mod(col, chunk_elems));
 }
 
+bool SharedLayout::has_dense_strides() const {
+  int64_t expect = 1;
+  for (int d = rank(); d-- > 0;) {
+    if (strides[d] != expect) return false;
+    expect *= shape[d];
+  }
+  return true;
+}
+
 std::string SharedLayout::str() const {
   std::ostringstream os;
-  bool row_major = true;
-  int64_t s = 1;
-  for (int d = rank(); d-- > 0;) {
-    row_major = row_major && strides[d] == s;
-    s *= shape[d];
-  }
+  const bool row_major = has_dense_strides();
   os << "SharedLayout(" << (is_swizzled() ? "swizzled" : row_major ? "row_major" : "strided")
      << ", shape=[";
   for (int d = 0; d < rank(); ++d) os << (d ? ", " : "") << shape[d];

@@ -39,6 +39,9 @@ struct SharedLayout {
 
   int rank() const { return static_cast<int>(shape.size()); }
   bool is_swizzled() const { return swizzle_chunks > 0; }
+  // The strides are shape's row-major ones: no padding (before the swizzle and the column
+  // blocks).
+  bool has_dense_strides() const;
   int64_t size() const;  // elements the buffer needs
   // Offset of an in-range coordinate (ScriptError(ValueError) otherwise).
   int64_t offset(const std::vector<int64_t>& coords) const;
