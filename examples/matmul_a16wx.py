@@ -428,30 +428,30 @@ TWO_PASS_WIDE_FLOATS_FROM_M = 2048  # QuantizedLinear.fused_prefill
 class QuantizedLinear:
     """y = x @ dequant(W) with W kept packed. Up to `prefill_m` rows the fused kernel
     `kernel` (MatmulA16Wx, autotuned); from there on, where the Hopper kernels run,
-    MatmulA16WxHopper (`hopper`) over a second packing of W made at its first call (bits /
-    8 bytes a weight more), or for groups of 32 W dequantised into a [n, k] scratch tensor
-    per call (DequantizeWeights) and the warp-specialised matmul."""
+    MatmulA16WxHopper (`hopper`) over a second packing of W (`packed_hopper`: bits / 8
+    bytes a weight more, made only where that kernel can run), or for groups of 32 W
+    dequantised into a [n, k] scratch tensor per call (DequantizeWeights) and the
+    warp-specialised matmul."""
 
     def __init__(self, codes, w_dtype, scales, zeros=None, group_size=128, a_dtype=float16,
                  prefill_m=PREFILL_M):
         self.k, self.n = codes.shape
         self.w_dtype, self.group_size, self.a_dtype = w_dtype, group_size, a_dtype
-        self.codes_for_hopper = codes  # packed for the Hopper kernel at its first call, then dropped
         self.packed = prepack(codes, w_dtype)
-        self.packed_hopper = None
         self.scales = scales.contiguous()
         self.zeros = zeros.contiguous() if zeros is not None else self.scales  # unread then
         self.kernel = MatmulA16Wx(a_dtype, w_dtype, group_size, zeros is not None)
         self.dequantizer = DequantizeWeights(a_dtype, w_dtype, group_size, zeros is not None)
-        self.hopper = None
-        if group_size % 64 == 0:
+        self.hopper = self.packed_hopper = None
+        if group_size % 64 == 0 and _runs_hopper_kernels(codes.device):
             self.hopper = _hopper_a16wx().MatmulA16WxHopper(a_dtype, w_dtype, group_size, zeros is not None)
+            self.packed_hopper = _hopper_a16wx().prepack_hopper(codes, w_dtype)
         self.prefill_m = prefill_m
 
     def uses_prefill_path(self, x: torch.Tensor) -> bool:
         if x.shape[0] < self.prefill_m or self.k % 8 or self.n % 8:  # TMA: 16-byte rows
             return False
-        return x.device.type == "cpu" or torch.cuda.get_device_capability(x.device) == (9, 0)
+        return _runs_hopper_kernels(x.device)
 
     def fused_prefill(self, m: int) -> bool:
         """Whether a prefill call of m rows runs MatmulA16WxHopper (else dequantise +
@@ -471,19 +471,13 @@ class QuantizedLinear:
         self.dequantizer(self.n, self.k, self.packed, self.scales, self.zeros, w_t)
         return w_t
 
-    def weights_for_hopper(self) -> torch.Tensor:
-        if self.packed_hopper is None:
-            self.packed_hopper = _hopper_a16wx().prepack_hopper(self.codes_for_hopper, self.w_dtype)
-            self.codes_for_hopper = None
-        return self.packed_hopper
-
     def __call__(self, x: torch.Tensor, out: torch.Tensor = None) -> torch.Tensor:
         m = x.shape[0]
         if out is None:
             out = torch.empty(m, self.n, dtype=x.dtype, device=x.device)
         if self.uses_prefill_path(x):
             if self.fused_prefill(m):
-                self.hopper(m, self.n, self.k, x, self.weights_for_hopper(), self.scales, self.zeros, out)
+                self.hopper(m, self.n, self.k, x, self.packed_hopper, self.scales, self.zeros, out)
                 return out
             return _hopper_matmul().matmul(x, self.dequantized_t(x.device), 1.0, out)
         self.kernel(m, self.n, self.k, x, self.packed, self.scales, self.zeros, out)
@@ -496,11 +490,17 @@ class QuantizedLinear:
         if self.uses_prefill_path(x):
             if not self.fused_prefill(x.shape[0]):
                 return "dequantize + matmul_warp_specialized"
-            config = self.hopper.chosen_config(x.shape[0], self.n, self.k, x, self.weights_for_hopper(),
+            config = self.hopper.chosen_config(x.shape[0], self.n, self.k, x, self.packed_hopper,
                                                self.scales, self.zeros, out)
             return f"MatmulA16WxHopper {config}"
         return str(self.kernel.chosen_config(x.shape[0], self.n, self.k, x, self.packed, self.scales,
                                              self.zeros, out))
+
+
+def _runs_hopper_kernels(device: torch.device) -> bool:
+    """Whether the Hopper kernels (TMA, wgmma) run on `device`: an sm_90 GPU, or the CPU
+    interpreter."""
+    return device.type == "cpu" or torch.cuda.get_device_capability(device) == (9, 0)
 
 
 def _hopper_a16wx():
