@@ -27,10 +27,9 @@ tile that the dot reads, wgmma on sm_90a); @tilus.autotune picks per shape.
 QuantizedLinear is the entry point. From PREFILL_M rows on, on Hopper, it runs
 examples/matmul_a16wx_hopper.py instead: the weights as wgmma's register operand,
 dequantised beside the tensor cores (0.85-1.1x cuBLAS fp16 at m = 1024-8192 on an H200).
-For groups of 32 (a scale row per half k-step, which that kernel does not take) it
-dequantises the weights once per call (DequantizeWeights: one pass writing dequant(W)^T)
-and multiplies with the warp-specialised tensor-core matmul of
-examples/matmul_warp_specialized.py.
+For 5- to 7-bit floats from 2048 rows (the longest conversion) it dequantises the weights
+once per call instead (DequantizeWeights: one pass writing dequant(W)^T) and multiplies
+with the warp-specialised tensor-core matmul of examples/matmul_warp_specialized.py.
 
     python examples/matmul_a16wx.py [--cuda]
 """
@@ -419,8 +418,9 @@ def random_weights(k, n, w_dtype, group_size, a_dtype, has_zero, device, seed=0)
 
 # From this many rows on (prefill), on Hopper or in the CPU interpreter, QuantizedLinear
 # runs examples/matmul_a16wx_hopper.py (the weights as wgmma's register operand,
-# dequantised beside the tensor cores); for groups of 32 it dequantises the weights once
-# per call and runs the warp-specialised matmul (examples/matmul_warp_specialized.py).
+# dequantised beside the tensor cores); for 5- to 7-bit floats from
+# TWO_PASS_WIDE_FLOATS_FROM_M rows it dequantises the weights once per call and runs the
+# warp-specialised matmul (examples/matmul_warp_specialized.py).
 PREFILL_M = 512
 TWO_PASS_WIDE_FLOATS_FROM_M = 2048  # QuantizedLinear.fused_prefill
 
@@ -429,7 +429,7 @@ class QuantizedLinear:
     """y = x @ dequant(W) with W kept packed. Up to `prefill_m` rows the fused kernel
     `kernel` (MatmulA16Wx, autotuned); from there on, where the Hopper kernels run,
     MatmulA16WxHopper (`hopper`) over a second packing of W (`packed_hopper`: bits / 8
-    bytes a weight more, made only where that kernel can run), or for groups of 32 W
+    bytes a weight more, made only where that kernel can run), or (`fused_prefill`) W
     dequantised into a [n, k] scratch tensor per call (DequantizeWeights) and the
     warp-specialised matmul."""
 
@@ -443,7 +443,7 @@ class QuantizedLinear:
         self.kernel = MatmulA16Wx(a_dtype, w_dtype, group_size, zeros is not None)
         self.dequantizer = DequantizeWeights(a_dtype, w_dtype, group_size, zeros is not None)
         self.hopper = self.packed_hopper = None
-        if group_size % 64 == 0 and _runs_hopper_kernels(codes.device):
+        if group_size % 32 == 0 and _runs_hopper_kernels(codes.device):
             self.hopper = _hopper_a16wx().MatmulA16WxHopper(a_dtype, w_dtype, group_size, zeros is not None)
             self.packed_hopper = _hopper_a16wx().prepack_hopper(codes, w_dtype)
         self.prefill_m = prefill_m
@@ -455,11 +455,13 @@ class QuantizedLinear:
 
     def fused_prefill(self, m: int) -> bool:
         """Whether a prefill call of m rows runs MatmulA16WxHopper (else dequantise +
-        matmul): whenever the groups are whole k-steps, except for 5- to 7-bit floats
-        (the longest conversion) from TWO_PASS_WIDE_FLOATS_FROM_M rows. Measured on an H200
-        (2026-11-28, .diag/a16path.py and a16db.py, five weight types, three weight shapes):
-        1.1-1.6x the two-pass path at m = 512-2048, ahead or tied at 4096 and 8192, but
-        float6_e3m2 0.84-0.86x cuBLAS at m = 4096 against 0.91-0.93x two-pass."""
+        matmul): for groups of 32, 64, 128, ..., except for 5- to 7-bit floats (the longest
+        conversion) from TWO_PASS_WIDE_FLOATS_FROM_M rows. Measured on an H200 (2026-11-28,
+        .diag/a16path.py, a16db.py and g32.py, five weight types, two or three weight
+        shapes): 1.1-1.6x the two-pass path at m = 512-2048 (groups of 32: int3b 0.90x
+        cuBLAS fused against 0.76x two-pass at m = 1024), ahead or tied at 4096 and 8192,
+        but float6_e3m2 0.84-0.86x cuBLAS at m = 4096 against 0.91-0.93x two-pass (groups
+        of 32: 0.95x against 0.98x at 4096 x 4096)."""
         if self.hopper is None:
             return False
         wide_float = self.w_dtype.is_float and 5 <= self.w_dtype.bits <= 7

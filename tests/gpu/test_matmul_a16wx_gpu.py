@@ -62,9 +62,8 @@ def test_quantized_linear_autotuned(example, m):
                                                     ("float8_e4m3", 128, False), ("int3b", 64, False)])
 @pytest.mark.parametrize("a_dtype", [float16, bfloat16])
 def test_prefill_path(example, w_name, group, has_zero, a_dtype):
-    """From QuantizedLinear.prefill_m rows on (Hopper): the fused Hopper kernel, or for
-    groups of 32 the weights dequantised per call, then the warp-specialised matmul; odd
-    m, n and k not multiples of the tiles."""
+    """From QuantizedLinear.prefill_m rows on (Hopper): the fused Hopper kernel (groups of
+    32 too: two scale rows a k-step); odd m, n and k not multiples of the tiles."""
     ex = example("matmul_a16wx")
     w_dtype = getattr(tilus, w_name)
     t = torch.float16 if a_dtype == float16 else torch.bfloat16

@@ -58,13 +58,18 @@ def test_dequantize_weights_is_the_reference_dequantisation(example, w_name, gro
                                                                  a_dtype).t().contiguous())
 
 
-@pytest.mark.parametrize("group,prefill_kernel", [(64, "MatmulA16WxHopper"), (32, "matmul_warp_specialized")])
-def test_prefill_rows_take_the_hopper_path(example, group, prefill_kernel):
-    # groups of 64 and more: the fused Hopper kernel; groups of 32: dequantise, then matmul
+@pytest.mark.parametrize("w_name,group,prefill_kernel", [("int4b", 64, "MatmulA16WxHopper"),
+                                                          ("int4b", 32, "MatmulA16WxHopper"),
+                                                          ("float6_e3m2", 32, "matmul_warp_specialized")])
+def test_prefill_rows_take_the_hopper_path(example, monkeypatch, w_name, group, prefill_kernel):
+    # the fused Hopper kernel (groups of 32 too), but for 5- to 7-bit floats from
+    # TWO_PASS_WIDE_FLOATS_FROM_M rows dequantise, then matmul
     ex = example("matmul_a16wx")
-    codes, scales, zeros = ex.random_weights(136, 72, tilus.int4b, group, bfloat16, False, "cpu")
-    layer = ex.QuantizedLinear(codes, tilus.int4b, scales, None, group_size=group, a_dtype=bfloat16, prefill_m=32)
-    ref_w = ex.dequantize(codes, tilus.int4b, scales, None, group, bfloat16).float()
+    w_dtype = getattr(tilus, w_name)
+    codes, scales, zeros = ex.random_weights(136, 72, w_dtype, group, bfloat16, False, "cpu")
+    layer = ex.QuantizedLinear(codes, w_dtype, scales, None, group_size=group, a_dtype=bfloat16, prefill_m=32)
+    monkeypatch.setattr(ex, "TWO_PASS_WIDE_FLOATS_FROM_M", 32)
+    ref_w = ex.dequantize(codes, w_dtype, scales, None, group, bfloat16).float()
     for m in (5, 40):
         x = torch.randn(m, 136, dtype=torch.bfloat16)
         assert layer.uses_prefill_path(x) == (m >= 32)
@@ -80,10 +85,11 @@ def test_prefill_rows_take_the_hopper_path(example, group, prefill_kernel):
 
 def test_prefill_kernel_choice(example):
     # the fused Hopper kernel for groups of whole k-steps, but the two-pass path for 5- to
-    # 7-bit floats from TWO_PASS_WIDE_FLOATS_FROM_M rows; groups of 32 always two-pass
+    # 7-bit floats from TWO_PASS_WIDE_FLOATS_FROM_M rows, for groups of 32 as of 64 and more
     ex = example("matmul_a16wx")
     for w_dtype, group, fused_below in ((tilus.uint4b, 128, None), (tilus.float6_e3m2, 64, 2048),
-                                        (tilus.int3b, 128, None), (tilus.int4b, 32, 0)):
+                                        (tilus.int3b, 128, None), (tilus.int4b, 32, None),
+                                        (tilus.float5_e2m2, 32, 2048)):
         codes, scales, _ = ex.random_weights(64, 64, w_dtype, group, float16, False, "cpu")
         layer = ex.QuantizedLinear(codes, w_dtype, scales, group_size=group)
         for m in (512, 1024, 2048, 4096, 8192):
