@@ -362,6 +362,21 @@ void shared_tma_landed(BlockState& st, const PendingCopy& c) {
   }
 }
 
+void shared_peer_written(BlockState& st, const TensorValue& view) {
+  if (!st.launch->debug || !view.shadow) return;
+  SharedShadow& sh = *view.shadow;
+  const int vb = element_bytes(view.dtype);
+  const int64_t start = view.data - sh.base;
+  for (int64_t e = 0; e < view.numel; ++e) {
+    const int64_t at = view.elem_offsets ? (*view.elem_offsets)[static_cast<size_t>(e)] : e;
+    const int64_t i = (start + at * vb) / sh.elem_bytes;
+    if (i < 0 || i >= static_cast<int64_t>(sh.cells.size())) continue;
+    SharedCell& cell = sh.cells[static_cast<size_t>(i)];
+    cell.written = true;
+    cell.w_epoch = 0;  // no barrier interval: never a race partner
+  }
+}
+
 void shared_copy_landed(BlockState& st, const PendingCopy& c, const StmtNode* wait) {
   const DebugState* d = st.launch->debug.get();
   if (!d || !c.shadow || !c.dst_node) return;

@@ -148,6 +148,10 @@ void shared_tile_access(BlockState& st, const TensorValue& view, const TensorNod
 // precedes any read orders it, which the barrier-interval race check does not model, so
 // the landing is left out of race checking.
 void shared_tma_landed(BlockState& st, const PendingCopy& c);
+// A peer block of the cluster wrote `view` of this block's allocation
+// (cluster.store_shared): its elements are initialised; the cluster barrier that orders
+// the write before any read is not modelled by the barrier-interval race check either.
+void shared_peer_written(BlockState& st, const TensorValue& view);
 void shared_copy_landed(BlockState& st, const PendingCopy& c, const StmtNode* wait);
 // A new shared allocation (fresh shadow) and a view of one.
 void shared_allocated(BlockState& st, TensorValue& tv);

@@ -146,6 +146,7 @@ struct BlockState {
   int32_t wait_value = 0;
   const StmtNode* wait_stmt = nullptr;
   bool cancelled = false;  // the launch failed elsewhere: unwind at the next wait
+  bool finished = false;   // ran to its end: its shared memory is gone (cluster peers' accesses)
   // Debug checks: the barrier interval (bumped by every barrier), the block's linear
   // index and vector clock, and the statement being executed (for scalar reads).
   uint32_t epoch = 1;

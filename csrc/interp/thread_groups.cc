@@ -130,7 +130,11 @@ void schedule(std::vector<std::unique_ptr<GroupAgent>>& agents, Progress progres
   }
 }
 
-void cluster_block_body(void* arg) { run_block(static_cast<GroupAgent*>(arg)->state); }
+void cluster_block_body(void* arg) {
+  BlockState& st = static_cast<GroupAgent*>(arg)->state;
+  run_block(st);
+  st.finished = true;
+}
 
 }  // namespace
 

@@ -133,6 +133,8 @@ void slice_shared(BlockState& st, const Instruction& inst) {
   }
 }
 
+}  // namespace
+
 void copy_tensor(const TensorValue& src, TensorValue& dst, const Instruction& inst) {
   TILUS_CHECK(src.numel == dst.numel, "ValueError", op_name(inst.op), ": ",
               src.node ? src.node->type_str() : "?", " does not fit ",
@@ -146,6 +148,8 @@ void copy_tensor(const TensorValue& src, TensorValue& dst, const Instruction& in
     convert_elements(src.data + (src.elem_offsets ? (*src.elem_offsets)[i] : i) * sb, src.dtype,
                      dst.data + (dst.elem_offsets ? (*dst.elem_offsets)[i] : i) * db, dst.dtype, 1);
 }
+
+namespace {
 
 uintptr_t semaphore_address(BlockState& st, const Instruction& inst) {
   const ExprNode* addr = inst.args[0].get();

@@ -31,4 +31,8 @@ TILUS_EXEC(exec_release_semaphore)
 TILUS_EXEC(exec_print_tensor)
 #undef TILUS_EXEC
 
+// Copies the elements of src into dst in row-major order (views follow their element
+// offsets; the element counts must match).
+void copy_tensor(const TensorValue& src, TensorValue& dst, const Instruction& inst);
+
 }  // namespace tilus::interp

@@ -85,6 +85,10 @@
 //   MbarrierArriveCluster args = {barrier, transaction bytes, target rank or CTA mask};
 //                     dims[0] = 0 one peer CTA (remote) / 1 the CTAs of the mask (multicast);
 //                     int_attr as arrive
+//   ClusterStoreShared    inputs shared dst, register value; args[0] = target rank: the value
+//                     lands in the block of that rank's instance of dst (st.shared::cluster)
+//   ClusterLoadShared     inputs shared src; args[0] = target rank; output the register tile
+//                     read from that block's instance of src (ld.shared::cluster)
 #pragma once
 #include <string>
 #include <vector>

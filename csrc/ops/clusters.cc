@@ -1,6 +1,7 @@
 // Register reallocation and thread-block clusters: Tilus 0.2's self.setmaxnreg (hidet's
 // setmaxnreg primitive), self.cluster (sync, blockIdx, clusterDim, blockRank,
-// map_shared_addr) and the cluster forms of mbarrier arrivals
+// map_shared_addr), the cluster forms of mbarrier arrivals, and tile loads and stores of
+// a peer block's shared tensor (self.cluster.load_shared / store_shared, ours)
 // (python/tilus/lang/inst_groups.py, inst_cluster.py).
 //
 // CUDA: a kernel with self.attrs.cluster_blocks is declared __cluster_dims__ (emitter.cc),
@@ -12,8 +13,12 @@
 #include "codegen/emitter.h"
 #include "interp/state.h"
 #include "interp/tile_ops.h"
+#include "interp/debug_checks.h"
+#include "interp/tile_math.h"
 #include "ir/inst_text.h"
 #include "ir/operand_check.h"
+#include "ir/operand_rules.h"
+#include "ir/packed.h"
 #include "ops/arrive_order.h"
 #include "ops/hopper_state.h"
 #include "ops/op_handler.h"
@@ -268,6 +273,164 @@ void arrive_cluster_emit(CudaEmitter& e, const Instruction& i) {
   e.close();
 }
 
+// ---- cluster.store_shared / cluster.load_shared: a peer block's instance of a shared
+// tensor (distributed shared memory). The address of each element is this block's
+// address of it mapped to the peer (mapa), so the same view (a slice, a permuted view)
+// names the same elements in every block of the cluster.
+
+OutputType peer_rank_check(Instruction& i, const char* what) {
+  TILUS_CHECK(i.args.size() == 1, "ValueError", what, " takes one target rank");
+  check_int(i, 0, "target_rank");
+  const Tensor& shared = i.inputs.at(0);
+  require_shared(shared, what);
+  TILUS_CHECK(!is_packed(shared->dtype), "TypeError", what, ": ", shared->name, " holds packed ",
+              shared->dtype.name(), " elements; move their bytes (a uint8 view) instead");
+  return {};
+}
+
+OutputType peer_store_check(Instruction& i) {
+  expect_inputs(i, 2);
+  peer_rank_check(i, "cluster.store_shared");
+  const Tensor &shared = i.inputs[0], &value = i.inputs[1];
+  require_register(value, "cluster.store_shared", "the value");
+  TILUS_CHECK(value->shape == shared->shape, "ValueError", "cluster.store_shared: the value has shape ",
+              shape_str(value->shape), " but shared tensor ", shared->name, " has shape ", shape_str(shared->shape));
+  TILUS_CHECK(value->dtype == shared->dtype, "TypeError", "cluster.store_shared: cannot store a ",
+              value->dtype.name(), " tile into shared tensor ", shared->name, " of ", shared->dtype.name(),
+              "; cast it first");
+  return {};
+}
+
+OutputType peer_load_check(Instruction& i) {
+  expect_inputs(i, 1);
+  peer_rank_check(i, "cluster.load_shared");
+  return {i.inputs[0]->dtype, i.inputs[0]->shape};
+}
+
+// `view` as it lies in the block of rank `rank`: the same offset in that block's instance
+// of the allocation. Refused when that block has not allocated it, has freed it, or has
+// finished (on the GPU its shared memory is gone then: the access faults or reads
+// another kernel's data).
+interp::TensorValue peer_view(interp::BlockState& st, const interp::TensorValue& view, int64_t rank,
+                              const char* what, const std::string& name) {
+  if (!st.cluster || rank == st.cluster_rank) return view;
+  interp::BlockState& peer = *st.cluster->blocks[static_cast<size_t>(rank)];
+  TILUS_CHECK(!peer.finished, "RuntimeError", what, ": the block of rank ", rank,
+              " has already finished, and its shared memory with it; a self.cluster.sync() after the "
+              "accesses keeps every block of the cluster alive until they are done");
+  const size_t root = interp::shared_root_slot(st, view);
+  const interp::TensorValue& peer_root = peer.tensors[root];
+  TILUS_CHECK(peer_root.defined && peer_root.storage, "RuntimeError", what, ": the block of rank ", rank,
+              " has not allocated ", name, "'s shared tensor, or has freed it (synchronise the cluster after "
+              "allocating and before reaching into a peer)");
+  interp::TensorValue v = view;
+  v.data = peer_root.data + (view.data - st.tensors[root].data);
+  v.storage = peer_root.storage;
+  v.shadow = peer_root.shadow;
+  return v;
+}
+
+void peer_store_interpret(interp::BlockState& st, const StmtNode& stmt, const Instruction& i) {
+  const interp::TensorValue& value = interp::input(st, i.inputs[1], i);
+  const interp::TensorValue& local = interp::input(st, i.inputs[0], i);
+  const int64_t rank = checked_rank(st, i.args[0], "cluster.store_shared");
+  interp::TensorValue dst = peer_view(st, local, rank, "cluster.store_shared", i.inputs[0]->name);
+  interp::BlockState& owner = st.cluster && rank != st.cluster_rank ? *st.cluster->blocks[rank] : st;
+  interp::wgmma_shared_write(owner, dst, "cluster.store_shared", i.inputs[0]->name);
+  interp::copy_tensor(value, dst, i);
+  if (&owner == &st) {
+    interp::shared_tile_access(st, dst, i.inputs[1].get(), interp::Access::Write, stmt);
+  } else {
+    interp::shared_peer_written(owner, dst);  // the owner's later reads find them written
+  }
+  interp::note_progress(st);
+}
+
+void peer_load_interpret(interp::BlockState& st, const StmtNode& stmt, const Instruction& i) {
+  const interp::TensorValue& local = interp::input(st, i.inputs[0], i);
+  const int64_t rank = checked_rank(st, i.args[0], "cluster.load_shared");
+  const interp::TensorValue src = peer_view(st, local, rank, "cluster.load_shared", i.inputs[0]->name);
+  interp::copy_tensor(src, interp::define_output(st, i.output.get(), i.output->dtype), i);
+  if (!st.cluster || rank == st.cluster_rank)
+    interp::shared_tile_access(st, src, i.output.get(), interp::Access::Read, stmt);
+}
+
+// The peer's .shared::cluster address of element offset `offset` (elements of `s`'s
+// dtype) of view s, from the view's base mapped once.
+std::string peer_base(CudaEmitter& e, const CudaEmitter::SharedInfo& s, const Expr& rank) {
+  return mapa(e, "tilus::smem_u32(" + s.ptr + ")", e.expr(rank));
+}
+
+void peer_store_emit(CudaEmitter& e, const Instruction& i) {
+  need_sm90(e, i);
+  const Tensor& x = i.inputs[1];
+  const RegisterLayout& layout = e.plan_.layout_of(x);
+  const CudaEmitter::SharedInfo& s = e.shared_.at(i.inputs[0]->id);
+  const std::string r = e.reg_name(x);
+  int64_t vec = memory_index::pow2_divisor(CudaEmitter::innermost_run(layout), std::max<int64_t>(1, 128 / x->dtype.bits()));
+  vec = memory_index::pow2_divisor(x->shape.empty() ? 1 : x->shape.back(), vec);
+  while (vec > 1 && !e.shared_contiguous(s, vec)) vec /= 2;
+  const int64_t bytes = whole_bytes(x->dtype.bits() * vec, "cluster.store_shared: one access");
+  const int64_t elem = x->dtype.bits() / 8;
+  e.open("");
+  const std::string base = peer_base(e, s, i.args[0]);
+  const std::string leader = e.replica_leader(layout);
+  if (!leader.empty()) e.open("if (" + leader + ")");
+  e.for_each_local(layout, vec, [&](const CudaEmitter::Element& el) {
+    const std::string mask = e.tile_mask(layout, x->shape, el);
+    if (!mask.empty()) e.open("if (" + mask + ")");
+    e.line("tilus::store_shared_cluster_vec<" + std::to_string(bytes) + ">(" + base + " + (unsigned)(" +
+           e.expr(e.element_offset(s, layout, vec, el)) + ") * " + std::to_string(elem) + "u, &" + r + "[" +
+           e.expr(el.local) + "]);");
+    if (!mask.empty()) e.close();
+  });
+  if (!leader.empty()) e.close();
+  e.close();
+}
+
+void peer_load_emit(CudaEmitter& e, const Instruction& i) {
+  need_sm90(e, i);
+  const Tensor& t = i.output;
+  const RegisterLayout& layout = e.plan_.layout_of(t);
+  const CudaEmitter::SharedInfo& s = e.shared_.at(i.inputs[0]->id);
+  const std::string r = e.declare_reg(t, layout);
+  int64_t vec = memory_index::pow2_divisor(CudaEmitter::innermost_run(layout), std::max<int64_t>(1, 128 / t->dtype.bits()));
+  vec = memory_index::pow2_divisor(t->shape.empty() ? 1 : t->shape.back(), vec);
+  while (vec > 1 && !e.shared_contiguous(s, vec)) vec /= 2;
+  const int64_t bytes = whole_bytes(t->dtype.bits() * vec, "cluster.load_shared: one access");
+  const int64_t elem = t->dtype.bits() / 8;
+  e.open("");
+  const std::string base = peer_base(e, s, i.args[0]);
+  e.for_each_local(layout, vec, [&](const CudaEmitter::Element& el) {
+    const std::string mask = e.tile_mask(layout, t->shape, el);
+    if (!mask.empty()) e.open("if (" + mask + ")");
+    e.line("tilus::load_shared_cluster_vec<" + std::to_string(bytes) + ">(&" + r + "[" + e.expr(el.local) +
+           "], " + base + " + (unsigned)(" + e.expr(e.element_offset(s, layout, vec, el)) + ") * " +
+           std::to_string(elem) + "u);");
+    if (!mask.empty()) e.close();
+  });
+  e.close();
+}
+
+void peer_store_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 2, 1, 1);
+  c.no_output(i);
+  c.scope(i, i.inputs[0], Scope::Shared, "the destination");
+  c.scope(i, i.inputs[1], Scope::Register, "the value");
+  c.same_shape(i, i.inputs[0], i.inputs[1]);
+  c.same_dtype(i, i.inputs[0], i.inputs[1]);
+}
+void peer_load_verify(OperandCheck& c, const Instruction& i) {
+  c.arity(i, 1, 1, 1);
+  c.scope(i, i.inputs[0], Scope::Shared, "the source");
+  c.scope(i, i.output, Scope::Register, "the output");
+  c.same_shape(i, i.inputs[0], i.output);
+  c.same_dtype(i, i.inputs[0], i.output);
+}
+std::string peer_print(const Instruction& i) {
+  return inst_text::call(i, "target_rank=" + expr_str(i.args[0]));
+}
+
 std::string setmaxnreg_print(const Instruction& i) {
   return inst_text::call(i, std::to_string(i.int_attr) + (i.dims.at(0) ? ", inc" : ", dec"));
 }
@@ -297,6 +460,10 @@ const OpHandler kClusterSync = {sync_check, nullptr, sync_interpret, sync_emit, 
                                 nullptr, ThreadsRule::Block};
 const OpHandler kClusterQuery = {query_check, nullptr, query_interpret, query_emit, query_print, scalar_args_verify<1>};
 const OpHandler kClusterMapSharedAddr = {map_check, nullptr, map_interpret, map_emit, map_print, scalar_args_verify<3>};
+const OpHandler kClusterStoreShared = {peer_store_check, nullptr, peer_store_interpret, peer_store_emit,
+                                       peer_print,       peer_store_verify};
+const OpHandler kClusterLoadShared = {peer_load_check, nullptr, peer_load_interpret, peer_load_emit,
+                                      peer_print,      peer_load_verify};
 const OpHandler kMbarrierArriveCluster = {arrive_cluster_check, nullptr,
                                           arrive_cluster_interpret, arrive_cluster_emit,
                                           arrive_cluster_print,  scalar_args_verify<3>};

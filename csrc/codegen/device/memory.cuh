@@ -119,6 +119,28 @@ static __device__ __forceinline__ void store_shared_vec(void* smem, const void* 
   TILUS_STORE_BODY(".shared", "r"(smem_u32(smem)))
 }
 
+// Another block's shared memory (distributed shared memory, sm_90): `addr` is a
+// .shared::cluster address (mapa of this block's address of the same element).
+template <int Bytes>
+static __device__ __forceinline__ void load_shared_cluster_vec(void* regs, uint32_t addr) {
+  (void)detail::check_vec_bytes<Bytes>();
+  uint32_t w[4];
+  uint16_t h = 0;
+  TILUS_LOAD_BODY(".shared::cluster", "r"(addr))
+  if constexpr (Bytes >= 4) memcpy(regs, w, Bytes);
+  else memcpy(regs, &h, Bytes);
+}
+
+template <int Bytes>
+static __device__ __forceinline__ void store_shared_cluster_vec(uint32_t addr, const void* regs) {
+  (void)detail::check_vec_bytes<Bytes>();
+  uint32_t w[4] = {0, 0, 0, 0};
+  uint16_t h = 0;
+  if constexpr (Bytes >= 4) memcpy(w, regs, Bytes);
+  else memcpy(&h, regs, Bytes);
+  TILUS_STORE_BODY(".shared::cluster", "r"(addr))
+}
+
 #undef TILUS_LOAD_BODY
 #undef TILUS_STORE_BODY
 
