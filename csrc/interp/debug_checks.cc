@@ -345,36 +345,35 @@ void shared_tile_access(BlockState& st, const TensorValue& view, const TensorNod
   }
 }
 
-void shared_tma_landed(BlockState& st, const PendingCopy& c) {
-  if (!st.launch->debug || !c.shadow) return;
-  SharedShadow& sh = *c.shadow;
-  const int vb = element_bytes(c.dst_dtype);
-  const int64_t start = c.dst - sh.base;
-  int64_t n = 1;
-  for (int64_t s : c.dst_shape) n *= s;
-  for (int64_t e = 0; e < n; ++e) {
-    const int64_t at = c.dst_offsets ? (*c.dst_offsets)[static_cast<size_t>(e)] : e;
+// Marks `numel` elements at `data` (a view's element offsets, or dense) initialised, in
+// no barrier interval: writes whose ordering the race check does not model (a TMA
+// landing, a peer block's store) are never a race partner.
+namespace {
+void mark_initialised(SharedShadow& sh, const uint8_t* data, DataType dtype, int64_t numel,
+                      const std::vector<int64_t>* offsets) {
+  const int vb = element_bytes(dtype);
+  const int64_t start = data - sh.base;
+  for (int64_t e = 0; e < numel; ++e) {
+    const int64_t at = offsets ? (*offsets)[static_cast<size_t>(e)] : e;
     const int64_t i = (start + at * vb) / sh.elem_bytes;
     if (i < 0 || i >= static_cast<int64_t>(sh.cells.size())) continue;
     SharedCell& cell = sh.cells[static_cast<size_t>(i)];
     cell.written = true;
-    cell.w_epoch = 0;  // no barrier interval: never a race partner
+    cell.w_epoch = 0;
   }
+}
+}  // namespace
+
+void shared_tma_landed(BlockState& st, const PendingCopy& c) {
+  if (!st.launch->debug || !c.shadow) return;
+  int64_t n = 1;
+  for (int64_t s : c.dst_shape) n *= s;
+  mark_initialised(*c.shadow, c.dst, c.dst_dtype, n, c.dst_offsets.get());
 }
 
 void shared_peer_written(BlockState& st, const TensorValue& view) {
   if (!st.launch->debug || !view.shadow) return;
-  SharedShadow& sh = *view.shadow;
-  const int vb = element_bytes(view.dtype);
-  const int64_t start = view.data - sh.base;
-  for (int64_t e = 0; e < view.numel; ++e) {
-    const int64_t at = view.elem_offsets ? (*view.elem_offsets)[static_cast<size_t>(e)] : e;
-    const int64_t i = (start + at * vb) / sh.elem_bytes;
-    if (i < 0 || i >= static_cast<int64_t>(sh.cells.size())) continue;
-    SharedCell& cell = sh.cells[static_cast<size_t>(i)];
-    cell.written = true;
-    cell.w_epoch = 0;  // no barrier interval: never a race partner
-  }
+  mark_initialised(*view.shadow, view.data, view.dtype, view.numel, view.elem_offsets.get());
 }
 
 void shared_copy_landed(BlockState& st, const PendingCopy& c, const StmtNode* wait) {
