@@ -73,6 +73,10 @@ SYNTAX = {
                        "tilus.lang.inst_cluster._query")],
     "cluster_map_shared_addr": [("self.cluster.map_shared_addr(addr, target_rank)",
                                  "tilus.lang.inst_cluster.ClusterGroup.map_shared_addr")],
+    "cluster_store_shared": [("self.cluster.store_shared(dst, src, target_rank=)",
+                              "tilus.lang.inst_cluster.ClusterGroup.store_shared")],
+    "cluster_load_shared": [("self.cluster.load_shared(src, target_rank=)",
+                             "tilus.lang.inst_cluster.ClusterGroup.load_shared")],
     "mbarrier_arrive_cluster": [
         (f"self.mbarrier.{m}(...)", f"tilus.lang.inst_hopper.MbarrierGroup.{m}")
         for m in ("arrive_and_expect_tx_remote", "arrive_and_expect_tx_multicast")],

@@ -168,7 +168,7 @@ class ClusterGroup:
         """Load the block of rank ``target_rank``'s instance of a shared tensor into
         registers (``ld.shared::cluster``: distributed shared memory, sm_90a).
 
-        The counterpart of :meth:`store_shared`: ``src`` names the same elements in every
+        The counterpart of ``self.cluster.store_shared``: ``src`` names the same elements in every
         block of the cluster and the load reads the peer's. Order it after the peer's
         writes, and keep the peer alive until the read is done, with
         ``self.cluster.sync()``.
@@ -176,7 +176,7 @@ class ClusterGroup:
         Args:
             src: a shared tensor (or a slice) that has not been freed.
             target_rank: the peer block's rank in the cluster (an integer scalar).
-            layout: the tile's register layout, as :meth:`annotate_layout` gives it.
+            layout: the tile's register layout, as ``self.annotate_layout`` gives it.
 
         Returns:
             A register tensor with ``src``'s dtype and shape.
