@@ -292,6 +292,49 @@ inline void shared_write(const BlockState& st, const SharedShadow& sh, int64_t i
 
 }  // namespace
 
+namespace {
+
+// Cross-block checks run in clusters whose blocks order each other by cluster.sync
+// alone (ClusterRun::peer_checks): mbarrier arrivals on a peer also order them, which
+// these interval checks do not model.
+bool cluster_checked(const BlockState& st) {
+  return st.cluster && st.cluster->peer_checks && st.launch->debug->checks.races;
+}
+
+std::string rank_str(const BlockState& st, int64_t rank) {
+  const auto& idx = st.cluster->block_idx[static_cast<size_t>(rank)];
+  return cat("block (", idx[0], ", ", idx[1], ", ", idx[2], ") (rank ", rank, ")");
+}
+
+[[noreturn]] void cluster_race(const BlockState& st, const SharedShadow& sh, int64_t cell, int64_t owner,
+                               const std::string& first, const std::string& then, const StmtNode* at) {
+  throw_at("DataRaceError",
+           cat("data race on the shared memory of ", rank_str(st, owner), ": element ",
+               shared_element(sh, cell), " is ", first, " and ", then,
+               ", with no self.cluster.sync() between them"),
+           at);
+}
+
+// This block's own access to cell c (load_shared / store_shared): against the peers'
+// accesses of the current cluster-barrier interval.
+void cluster_owner_access(BlockState& st, const SharedShadow& sh, int64_t i, SharedCell& c, Access access,
+                          const StmtNode* stmt) {
+  const uint64_t g = st.cluster->generation + 1;
+  const std::string me = cat(access == Access::Write ? "written" : "read", " by ",
+                             rank_str(st, st.cluster_rank), " itself at ", where(stmt));
+  if (c.peer_w_gen == g)
+    cluster_race(st, sh, i, st.cluster_rank,
+                 cat("written by ", rank_str(st, c.peer_w_rank), " at ", where(c.peer_w_stmt)), me, stmt);
+  if (access == Access::Write && c.peer_r_gen == g)
+    cluster_race(st, sh, i, st.cluster_rank,
+                 cat("read by ", rank_str(st, c.peer_r_rank), " at ", where(c.peer_r_stmt)), me, stmt);
+  c.own_gen = g;
+  c.own_stmt = stmt;
+  if (access == Access::Write) c.own_w_gen = g;
+}
+
+}  // namespace
+
 void shared_tile_access(BlockState& st, const TensorValue& view, const TensorNode* reg,
                         Access access, const StmtNode& stmt) {
   const DebugState* d = st.launch->debug.get();
@@ -305,6 +348,7 @@ void shared_tile_access(BlockState& st, const TensorValue& view, const TensorNod
   const ThreadMap* tm = races ? &thread_map_of(st, reg) : nullptr;
   const int32_t nt = d->threads;
   if (tm && static_cast<int64_t>(tm->leader.size()) != n) tm = nullptr;
+  const bool in_cluster = cluster_checked(st);
   for (int64_t e = 0; e < n; ++e) {
     // a permuted view (reshape_shared, permute_shared) lists its elements' offsets
     const int64_t at = view.elem_offsets ? (*view.elem_offsets)[static_cast<size_t>(e)] : e;
@@ -312,6 +356,7 @@ void shared_tile_access(BlockState& st, const TensorValue& view, const TensorNod
     if (i < 0 || i >= static_cast<int64_t>(sh.cells.size())) continue;
     SharedCell& c = sh.cells[static_cast<size_t>(i)];
     const int32_t lead = tm ? tm->leader[e] : 0;
+    if (in_cluster) cluster_owner_access(st, sh, i, c, access, &stmt);
     if (access == Access::Write) {
       shared_write(st, sh, i, c, lead, E, &stmt, tm != nullptr, false, nullptr);
       continue;
@@ -371,9 +416,54 @@ void shared_tma_landed(BlockState& st, const PendingCopy& c) {
   mark_initialised(*c.shadow, c.dst, c.dst_dtype, n, c.dst_offsets.get());
 }
 
-void shared_peer_written(BlockState& st, const TensorValue& view) {
-  if (!st.launch->debug || !view.shadow) return;
-  mark_initialised(*view.shadow, view.data, view.dtype, view.numel, view.elem_offsets.get());
+void shared_peer_access(BlockState& st, const TensorValue& view, int64_t owner, Access access,
+                        const StmtNode& stmt) {
+  const DebugState* d = st.launch->debug.get();
+  if (!d || !view.shadow) return;
+  SharedShadow& sh = *view.shadow;
+  if (access == Access::Write)
+    mark_initialised(sh, view.data, view.dtype, view.numel, view.elem_offsets.get());
+  const bool races = cluster_checked(st);
+  const uint64_t g = st.cluster->generation + 1;
+  const int vb = element_bytes(view.dtype);
+  const int64_t start = view.data - sh.base;
+  const std::string me = cat(access == Access::Write ? "written" : "read", " by ", rank_str(st, st.cluster_rank),
+                             " at ", where(&stmt));
+  for (int64_t e = 0; e < view.numel; ++e) {
+    const int64_t at = view.elem_offsets ? (*view.elem_offsets)[static_cast<size_t>(e)] : e;
+    const int64_t i = (start + at * vb) / sh.elem_bytes;
+    if (i < 0 || i >= static_cast<int64_t>(sh.cells.size())) continue;
+    SharedCell& c = sh.cells[static_cast<size_t>(i)];
+    if (access == Access::Read && d->checks.uninit && !c.written)
+      throw_at("UninitializedReadError",
+               cat("cluster.load_shared reads element ", shared_element(sh, i), " of the shared memory of ",
+                   rank_str(st, owner), " before anything wrote it"),
+               &stmt);
+    if (races) {
+      // the owner's own accesses: any of them against a peer write, a write against a read
+      const bool owner_conflict = access == Access::Write ? c.own_gen == g : c.own_w_gen == g;
+      if (owner_conflict)
+        cluster_race(st, sh, i, owner,
+                     cat(access == Access::Write && c.own_w_gen != g ? "read" : "written", " by ",
+                         rank_str(st, owner), " itself at ", where(c.own_stmt)),
+                     me, &stmt);
+      if (c.peer_w_gen == g && c.peer_w_rank != st.cluster_rank)
+        cluster_race(st, sh, i, owner, cat("written by ", rank_str(st, c.peer_w_rank), " at ", where(c.peer_w_stmt)),
+                     me, &stmt);
+      if (access == Access::Write && c.peer_r_gen == g && c.peer_r_rank != st.cluster_rank)
+        cluster_race(st, sh, i, owner, cat("read by ", rank_str(st, c.peer_r_rank), " at ", where(c.peer_r_stmt)),
+                     me, &stmt);
+    }
+    if (access == Access::Write) {
+      c.peer_w_gen = g;
+      c.peer_w_rank = static_cast<int32_t>(st.cluster_rank);
+      c.peer_w_stmt = &stmt;
+    } else {
+      c.peer_r_gen = g;
+      c.peer_r_rank = static_cast<int32_t>(st.cluster_rank);
+      c.peer_r_stmt = &stmt;
+    }
+  }
 }
 
 void shared_copy_landed(BlockState& st, const PendingCopy& c, const StmtNode* wait) {

@@ -56,6 +56,14 @@ struct SharedCell {
   const StmtNode* w_wait = nullptr;   // the write was a copy_async landing at this wait
   bool w_async = false;               // (w_wait null: landing when the block ended)
   bool written = false;
+  // Across the blocks of a cluster, by cluster-barrier interval (1 + ClusterRun::generation;
+  // 0: none): this block's own last access and write, and the last peer write and read
+  // (cluster.store_shared / load_shared). Accesses of two blocks in one interval race.
+  uint64_t own_gen = 0, own_w_gen = 0, peer_w_gen = 0, peer_r_gen = 0;
+  int32_t peer_w_rank = -1, peer_r_rank = -1;
+  const StmtNode* own_stmt = nullptr;
+  const StmtNode* peer_w_stmt = nullptr;
+  const StmtNode* peer_r_stmt = nullptr;
 };
 
 // Shadow of one shared_tensor allocation; its views (sa[stage]) share it.
@@ -148,10 +156,12 @@ void shared_tile_access(BlockState& st, const TensorValue& view, const TensorNod
 // precedes any read orders it, which the barrier-interval race check does not model, so
 // the landing is left out of race checking.
 void shared_tma_landed(BlockState& st, const PendingCopy& c);
-// A peer block of the cluster wrote `view` of this block's allocation
-// (cluster.store_shared): its elements are initialised; the cluster barrier that orders
-// the write before any read is not modelled by the barrier-interval race check either.
-void shared_peer_written(BlockState& st, const TensorValue& view);
+// Block `st` reads or writes `view`, which lies in the shared memory of the block of rank
+// `owner` of its cluster (cluster.load_shared / store_shared of a peer): a write marks the
+// elements initialised, a read refuses uninitialised ones, and either refuses an access
+// of the owner or another peer to the same element since the last cluster barrier.
+void shared_peer_access(BlockState& st, const TensorValue& view, int64_t owner, Access access,
+                        const StmtNode& stmt);
 void shared_copy_landed(BlockState& st, const PendingCopy& c, const StmtNode* wait);
 // A new shared allocation (fresh shadow) and a view of one.
 void shared_allocated(BlockState& st, TensorValue& tv);

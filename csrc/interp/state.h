@@ -242,6 +242,10 @@ struct ClusterRun {
   int64_t arrived = 0;      // threads arrived at the cluster barrier in this generation
   uint64_t generation = 0;  // completed cluster barriers
   uint64_t progress = 0;    // bumped by anything a waiting block may wait for
+  // Whether accesses of a peer's shared memory are race-checked by cluster-barrier interval
+  // (off when the program also orders blocks by mbarrier arrivals on a peer or multicast
+  // copies, which those intervals do not model).
+  bool peer_checks = true;
   int64_t size() const { return dims[0] * dims[1] * dims[2]; }
 };
 

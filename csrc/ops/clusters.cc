@@ -338,11 +338,10 @@ void peer_store_interpret(interp::BlockState& st, const StmtNode& stmt, const In
   interp::BlockState& owner = st.cluster && rank != st.cluster_rank ? *st.cluster->blocks[rank] : st;
   interp::wgmma_shared_write(owner, dst, "cluster.store_shared", i.inputs[0]->name);
   interp::copy_tensor(value, dst, i);
-  if (&owner == &st) {
+  if (&owner == &st)
     interp::shared_tile_access(st, dst, i.inputs[1].get(), interp::Access::Write, stmt);
-  } else {
-    interp::shared_peer_written(owner, dst);  // the owner's later reads find them written
-  }
+  else
+    interp::shared_peer_access(st, dst, rank, interp::Access::Write, stmt);
   interp::note_progress(st);
 }
 
@@ -353,6 +352,8 @@ void peer_load_interpret(interp::BlockState& st, const StmtNode& stmt, const Ins
   interp::copy_tensor(src, interp::define_output(st, i.output.get(), i.output->dtype), i);
   if (!st.cluster || rank == st.cluster_rank)
     interp::shared_tile_access(st, src, i.output.get(), interp::Access::Read, stmt);
+  else
+    interp::shared_peer_access(st, src, rank, interp::Access::Read, stmt);
 }
 
 // The peer's .shared::cluster address of element offset `offset` (elements of `s`'s

@@ -2,7 +2,8 @@
 shared memory) in the interpreter: split partials meeting in rank 0's shared memory, a
 ring exchange through the peers' tiles, strided views, and the refusals: a peer that has
 not allocated the tensor or has already finished, a rank outside the cluster, operands
-that do not match."""
+that do not match; and the cross-block race check (two blocks touching one element
+between the same two cluster barriers)."""
 import pytest
 import torch
 
@@ -160,3 +161,84 @@ class PeerMismatch(tilus.Script):
 def test_operands_that_do_not_match_are_refused_at_build():
     with pytest.raises(ValueError, match=r"cluster.store_shared: the value has shape \[8, 4\] but shared tensor s"):
         PeerMismatch()(torch.zeros(1))
+
+
+class MissingBarrier(tilus.Script):
+    """Rank 0 writes its s, rank 1 overwrites it (cluster.store_shared), rank 0 reads it,
+    a cluster barrier between each step; `drop` leaves one out: "before" (rank 1's store
+    races rank 0's own write), "after" (rank 0's read races the store), or "none"."""
+
+    def __init__(self, drop: str):
+        super().__init__()
+        self.drop = drop
+
+    def __call__(self, out_ptr: ~float32):
+        self.attrs.blocks = [2]
+        self.attrs.cluster_blocks = [2]
+        self.attrs.warps = 1
+        go = self.global_view(out_ptr, dtype=float32, shape=[4, 8])
+        s = self.shared_tensor(dtype=float32, shape=[4, 8])
+        rank: int32 = self.cluster.blockRank
+        self.store_shared(s, self.register_tensor(dtype=float32, shape=[4, 8], init=2.0))
+        if self.drop != "before":
+            self.cluster.sync()
+        if rank == 1:
+            self.cluster.store_shared(s, self.register_tensor(dtype=float32, shape=[4, 8], init=5.0), target_rank=0)
+        if self.drop != "after":
+            self.cluster.sync()
+        if rank == 0:
+            self.store_global(go, self.load_shared(s), offsets=[0, 0])
+        self.cluster.sync()
+        self.free_shared(s)
+
+
+def test_cluster_barriers_order_peer_stores():
+    out = torch.zeros(4, 8)
+    MissingBarrier("none")(out)
+    assert torch.equal(out, torch.full((4, 8), 5.0))
+
+
+@pytest.mark.parametrize("drop,first,then", [
+    ("before", r"written by block \(0, 0, 0\) \(rank 0\) itself", r"written by block \(1, 0, 0\) \(rank 1\)"),
+    ("after", r"written by block \(1, 0, 0\) \(rank 1\)", r"read by block \(0, 0, 0\) \(rank 0\) itself"),
+])
+def test_a_missing_cluster_barrier_is_a_race(drop, first, then):
+    with pytest.raises(Exception, match=rf"data race on the shared memory of block \(0, 0, 0\) \(rank 0\): "
+                                        rf"element s\[0, 0\] is {first} at .* and {then} at .*, with no "
+                                        rf"self.cluster.sync\(\) between them"):
+        MissingBarrier(drop)(torch.zeros(4, 8))
+
+
+class PeerReadRace(tilus.Script):
+    """Rank 0 reads rank 1's tile while rank 1 may still be writing it (no barrier
+    between rank 1's store and rank 0's read), or with the barrier (`ordered`)."""
+
+    def __init__(self, ordered: bool):
+        super().__init__()
+        self.ordered = ordered
+
+    def __call__(self, out_ptr: ~float32):
+        self.attrs.blocks = [2]
+        self.attrs.cluster_blocks = [2]
+        self.attrs.warps = 1
+        go = self.global_view(out_ptr, dtype=float32, shape=[4, 8])
+        s = self.shared_tensor(dtype=float32, shape=[4, 8])
+        rank: int32 = self.cluster.blockRank
+        self.cluster.sync()
+        if rank == 1:
+            self.store_shared(s, self.register_tensor(dtype=float32, shape=[4, 8], init=3.0))
+        if self.ordered:
+            self.cluster.sync()
+        if rank == 0:
+            self.store_global(go, self.cluster.load_shared(s, target_rank=1), offsets=[0, 0])
+        self.cluster.sync()
+        self.free_shared(s)
+
+
+def test_reading_a_peer_needs_a_barrier_after_its_write():
+    out = torch.zeros(4, 8)
+    PeerReadRace(ordered=True)(out)
+    assert torch.equal(out, torch.full((4, 8), 3.0))
+    with pytest.raises(Exception, match=r"element s\[0, 0\] is written by block \(1, 0, 0\) \(rank 1\) itself at .* "
+                                        r"and read by block \(0, 0, 0\) \(rank 0\) at"):
+        PeerReadRace(ordered=False)(torch.zeros(4, 8))

@@ -150,6 +150,8 @@ class ClusterGroup:
                 cluster.
             RuntimeError: (interpreter) the peer has not allocated ``dst``, has freed it,
                 or has finished.
+            ScriptDataRaceError: (interpreter) the peer, or another block, touches an element
+                written here with no ``self.cluster.sync()`` between.
             NotImplementedError: code generation for sm_80.
 
         Example:
@@ -190,6 +192,8 @@ class ClusterGroup:
             ValueError: (interpreter) the rank is not a block of the cluster.
             RuntimeError: (interpreter) the peer has not allocated ``src``, has freed it,
                 or has finished.
+            ScriptDataRaceError: (interpreter) the peer writes an element read here with no
+                ``self.cluster.sync()`` between.
             NotImplementedError: code generation for sm_80.
 
         Example:
