@@ -56,6 +56,23 @@ def test_a_partial_configuration_outside_the_space_names_what_is_missing():
     assert isinstance(Kernel(3, 1, 16, 0), Kernel)  # all of them given: built as asked
 
 
+def test_a_configuration_outside_the_space_takes_the_defaults_of_the_rest():
+    class Kernel(tilus.Script):
+        def __init__(self, a, b, c=7):
+            super().__init__()
+            self.a, self.b, self.c = a, b, c
+
+        def __call__(self, x_ptr: ~float32):
+            self.attrs.blocks = 1
+            self.attrs.warps = 1
+
+    Kernel = tilus.autotune("a, b, c", [(1, 8, 0), (2, 16, 1)])(Kernel)
+    exact = Kernel(a=1, b=16)  # outside the space, c has a default: built as asked
+    assert isinstance(exact, Kernel) and (exact.a, exact.b, exact.c) == (1, 16, 7)
+    tuned = Kernel(a=2, b=16)  # inside the space: c is tuned over the matching configs
+    assert tuned.configs == [{"c": 1}]
+
+
 def test_cpu_runs_the_first_config_that_compiles():
     # a=64 warps is invalid, so the first valid config is a=2.
     Kernel = _make(tilus.autotune("a", [64, 2]), tilus.autotune("b", [8, 16]),
