@@ -11,10 +11,10 @@
 #include <string>
 
 #include "codegen/emitter.h"
-#include "interp/state.h"
-#include "interp/tile_ops.h"
 #include "interp/debug_checks.h"
+#include "interp/state.h"
 #include "interp/tile_math.h"
+#include "interp/tile_ops.h"
 #include "ir/inst_text.h"
 #include "ir/operand_check.h"
 #include "ir/operand_rules.h"
@@ -356,8 +356,8 @@ void peer_load_interpret(interp::BlockState& st, const StmtNode& stmt, const Ins
     interp::shared_peer_access(st, src, rank, interp::Access::Read, stmt);
 }
 
-// The peer's .shared::cluster address of element offset `offset` (elements of `s`'s
-// dtype) of view s, from the view's base mapped once.
+// View s's base as a .shared::cluster address in the block of rank `rank` (one mapa an
+// access); the view's element at offset k (elements of its dtype) lies k * size further.
 std::string peer_base(CudaEmitter& e, const CudaEmitter::SharedInfo& s, const Expr& rank) {
   return mapa(e, "tilus::smem_u32(" + s.ptr + ")", e.expr(rank));
 }
