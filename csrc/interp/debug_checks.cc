@@ -290,9 +290,21 @@ inline void shared_write(const BlockState& st, const SharedShadow& sh, int64_t i
   c.written = true;
 }
 
-}  // namespace
-
-namespace {
+// Calls f(e, i, cell) for element e of the `numel` elements at `data` (a view's element
+// offsets, or dense) that lie in shadow sh's allocation, i the cell's index.
+template <class F>
+void for_each_cell(SharedShadow& sh, const uint8_t* data, DataType dtype, int64_t numel,
+                   const std::vector<int64_t>* offsets, F&& f) {
+  const int vb = element_bytes(dtype);
+  const int64_t start = data - sh.base;
+  for (int64_t e = 0; e < numel; ++e) {
+    // a permuted view (reshape_shared, permute_shared) lists its elements' offsets
+    const int64_t at = offsets ? (*offsets)[static_cast<size_t>(e)] : e;
+    const int64_t i = (start + at * vb) / sh.elem_bytes;
+    if (i < 0 || i >= static_cast<int64_t>(sh.cells.size())) continue;
+    f(e, i, sh.cells[static_cast<size_t>(i)]);
+  }
+}
 
 // Cross-block checks run in clusters whose blocks order each other by cluster.sync
 // alone (ClusterRun::peer_checks): mbarrier arrivals on a peer also order them, which
@@ -320,14 +332,16 @@ std::string rank_str(const BlockState& st, int64_t rank) {
 void cluster_owner_access(BlockState& st, const SharedShadow& sh, int64_t i, SharedCell& c, Access access,
                           const StmtNode* stmt) {
   const uint64_t g = st.cluster->generation + 1;
-  const std::string me = cat(access == Access::Write ? "written" : "read", " by ",
-                             rank_str(st, st.cluster_rank), " itself at ", where(stmt));
+  auto me = [&] {  // only for the report: this runs for every element
+    return cat(access == Access::Write ? "written" : "read", " by ", rank_str(st, st.cluster_rank), " itself at ",
+               where(stmt));
+  };
   if (c.peer_w_gen == g)
     cluster_race(st, sh, i, st.cluster_rank,
-                 cat("written by ", rank_str(st, c.peer_w_rank), " at ", where(c.peer_w_stmt)), me, stmt);
+                 cat("written by ", rank_str(st, c.peer_w_rank), " at ", where(c.peer_w_stmt)), me(), stmt);
   if (access == Access::Write && c.peer_r_gen == g)
     cluster_race(st, sh, i, st.cluster_rank,
-                 cat("read by ", rank_str(st, c.peer_r_rank), " at ", where(c.peer_r_stmt)), me, stmt);
+                 cat("read by ", rank_str(st, c.peer_r_rank), " at ", where(c.peer_r_stmt)), me(), stmt);
   c.own_gen = g;
   c.own_stmt = stmt;
   if (access == Access::Write) c.own_w_gen = g;
@@ -341,25 +355,18 @@ void shared_tile_access(BlockState& st, const TensorValue& view, const TensorNod
   if (!d || !view.shadow) return;
   SharedShadow& sh = *view.shadow;
   const bool races = d->checks.races, uninit = d->checks.uninit;
-  const int vb = element_bytes(view.dtype);
-  const int64_t start = view.data - sh.base;
   const int64_t n = view.numel;
   const uint32_t E = st.epoch;
   const ThreadMap* tm = races ? &thread_map_of(st, reg) : nullptr;
   const int32_t nt = d->threads;
   if (tm && static_cast<int64_t>(tm->leader.size()) != n) tm = nullptr;
   const bool in_cluster = cluster_checked(st);
-  for (int64_t e = 0; e < n; ++e) {
-    // a permuted view (reshape_shared, permute_shared) lists its elements' offsets
-    const int64_t at = view.elem_offsets ? (*view.elem_offsets)[static_cast<size_t>(e)] : e;
-    const int64_t i = (start + at * vb) / sh.elem_bytes;
-    if (i < 0 || i >= static_cast<int64_t>(sh.cells.size())) continue;
-    SharedCell& c = sh.cells[static_cast<size_t>(i)];
+  for_each_cell(sh, view.data, view.dtype, n, view.elem_offsets.get(), [&](int64_t e, int64_t i, SharedCell& c) {
     const int32_t lead = tm ? tm->leader[e] : 0;
     if (in_cluster) cluster_owner_access(st, sh, i, c, access, &stmt);
     if (access == Access::Write) {
       shared_write(st, sh, i, c, lead, E, &stmt, tm != nullptr, false, nullptr);
-      continue;
+      return;
     }
     if (uninit && !c.written)
       throw_at("UninitializedReadError",
@@ -367,7 +374,7 @@ void shared_tile_access(BlockState& st, const TensorValue& view, const TensorNod
                    " of shared memory before anything wrote it (", thread_str(lead), " of block ",
                    block_str(st), ")"),
                &stmt);
-    if (!tm) continue;
+    if (!tm) return;
     for (int32_t off : tm->replicas) {
       const int32_t t = lead + off;
       if (c.w_epoch == E && other_warp(c.w_thread, t, nt))
@@ -387,25 +394,16 @@ void shared_tile_access(BlockState& st, const TensorValue& view, const TensorNod
         c.r2_stmt = &stmt;
       }
     }
-  }
+  });
 }
 
-// Marks `numel` elements at `data` (a view's element offsets, or dense) initialised, in
-// no barrier interval: writes whose ordering the race check does not model (a TMA
-// landing, a peer block's store) are never a race partner.
+// Marks a cell initialised, in no barrier interval: writes whose ordering the
+// barrier-interval check does not model (a TMA landing, a peer block's store) are never
+// its race partner.
 namespace {
-void mark_initialised(SharedShadow& sh, const uint8_t* data, DataType dtype, int64_t numel,
-                      const std::vector<int64_t>* offsets) {
-  const int vb = element_bytes(dtype);
-  const int64_t start = data - sh.base;
-  for (int64_t e = 0; e < numel; ++e) {
-    const int64_t at = offsets ? (*offsets)[static_cast<size_t>(e)] : e;
-    const int64_t i = (start + at * vb) / sh.elem_bytes;
-    if (i < 0 || i >= static_cast<int64_t>(sh.cells.size())) continue;
-    SharedCell& cell = sh.cells[static_cast<size_t>(i)];
-    cell.written = true;
-    cell.w_epoch = 0;
-  }
+void mark_initialised(SharedCell& cell) {
+  cell.written = true;
+  cell.w_epoch = 0;
 }
 }  // namespace
 
@@ -413,7 +411,8 @@ void shared_tma_landed(BlockState& st, const PendingCopy& c) {
   if (!st.launch->debug || !c.shadow) return;
   int64_t n = 1;
   for (int64_t s : c.dst_shape) n *= s;
-  mark_initialised(*c.shadow, c.dst, c.dst_dtype, n, c.dst_offsets.get());
+  for_each_cell(*c.shadow, c.dst, c.dst_dtype, n, c.dst_offsets.get(),
+                [](int64_t, int64_t, SharedCell& cell) { mark_initialised(cell); });
 }
 
 void shared_peer_access(BlockState& st, const TensorValue& view, int64_t owner, Access access,
@@ -421,19 +420,11 @@ void shared_peer_access(BlockState& st, const TensorValue& view, int64_t owner, 
   const DebugState* d = st.launch->debug.get();
   if (!d || !view.shadow) return;
   SharedShadow& sh = *view.shadow;
-  if (access == Access::Write)
-    mark_initialised(sh, view.data, view.dtype, view.numel, view.elem_offsets.get());
   const bool races = cluster_checked(st);
   const uint64_t g = st.cluster->generation + 1;
-  const int vb = element_bytes(view.dtype);
-  const int64_t start = view.data - sh.base;
   const std::string me = cat(access == Access::Write ? "written" : "read", " by ", rank_str(st, st.cluster_rank),
                              " at ", where(&stmt));
-  for (int64_t e = 0; e < view.numel; ++e) {
-    const int64_t at = view.elem_offsets ? (*view.elem_offsets)[static_cast<size_t>(e)] : e;
-    const int64_t i = (start + at * vb) / sh.elem_bytes;
-    if (i < 0 || i >= static_cast<int64_t>(sh.cells.size())) continue;
-    SharedCell& c = sh.cells[static_cast<size_t>(i)];
+  for_each_cell(sh, view.data, view.dtype, view.numel, view.elem_offsets.get(), [&](int64_t, int64_t i, SharedCell& c) {
     if (access == Access::Read && d->checks.uninit && !c.written)
       throw_at("UninitializedReadError",
                cat("cluster.load_shared reads element ", shared_element(sh, i), " of the shared memory of ",
@@ -455,6 +446,7 @@ void shared_peer_access(BlockState& st, const TensorValue& view, int64_t owner, 
                      me, &stmt);
     }
     if (access == Access::Write) {
+      mark_initialised(c);  // the owner's later reads find it written
       c.peer_w_gen = g;
       c.peer_w_rank = static_cast<int32_t>(st.cluster_rank);
       c.peer_w_stmt = &stmt;
@@ -463,26 +455,20 @@ void shared_peer_access(BlockState& st, const TensorValue& view, int64_t owner, 
       c.peer_r_rank = static_cast<int32_t>(st.cluster_rank);
       c.peer_r_stmt = &stmt;
     }
-  }
+  });
 }
 
 void shared_copy_landed(BlockState& st, const PendingCopy& c, const StmtNode* wait) {
   const DebugState* d = st.launch->debug.get();
   if (!d || !c.shadow || !c.dst_node) return;
   SharedShadow& sh = *c.shadow;
-  const int vb = element_bytes(c.dst_dtype);
-  const int64_t start = c.dst - sh.base;
   int64_t n = 1;
   for (int64_t s : c.dst_shape) n *= s;
   const ThreadMap* tm = d->checks.races ? &copy_thread_map(st, c.dst_node) : nullptr;
   if (tm && static_cast<int64_t>(tm->leader.size()) != n) tm = nullptr;
-  for (int64_t e = 0; e < n; ++e) {
-    const int64_t at = c.dst_offsets ? (*c.dst_offsets)[static_cast<size_t>(e)] : e;
-    const int64_t i = (start + at * vb) / sh.elem_bytes;
-    if (i < 0 || i >= static_cast<int64_t>(sh.cells.size())) continue;
-    shared_write(st, sh, i, sh.cells[static_cast<size_t>(i)], tm ? tm->leader[e] : 0,
-                 c.issue_epoch, c.stmt, tm != nullptr, true, wait);
-  }
+  for_each_cell(sh, c.dst, c.dst_dtype, n, c.dst_offsets.get(), [&](int64_t e, int64_t i, SharedCell& cell) {
+    shared_write(st, sh, i, cell, tm ? tm->leader[e] : 0, c.issue_epoch, c.stmt, tm != nullptr, true, wait);
+  });
 }
 
 // ---------------------------------------------------------------- global memory
