@@ -307,10 +307,10 @@ void for_each_cell(SharedShadow& sh, const uint8_t* data, DataType dtype, int64_
 }
 
 // Cross-block checks run in clusters whose blocks order each other by cluster.sync
-// alone (ClusterRun::peer_checks): mbarrier arrivals on a peer also order them, which
-// these interval checks do not model.
+// alone: mbarrier arrivals on a peer also order them (Prepared::orders_blocks_by_mbarriers),
+// which these interval checks do not model.
 bool cluster_checked(const BlockState& st) {
-  return st.cluster && st.cluster->peer_checks && st.launch->debug->checks.races;
+  return st.cluster && !st.launch->prep.orders_blocks_by_mbarriers && st.launch->debug->checks.races;
 }
 
 std::string rank_str(const BlockState& st, int64_t rank) {

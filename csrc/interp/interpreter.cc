@@ -85,6 +85,8 @@ struct Preparer : StmtExprVisitor {
   void visit_inst(const Stmt& s) override {
     const Instruction& inst = *s->inst;
     if (inst.op == Op::LockSemaphore) p.uses_semaphores = true;
+    if (inst.op == Op::MbarrierArriveCluster || (inst.op == Op::TmaGlobalToShared && inst.int_attr == 1))
+      p.orders_blocks_by_mbarriers = true;
     if (inst.op == Op::GlobalView) views.emplace_back(inst.output->id, inst.args[0].get());
     tensor(inst.output.get());
     for (const Tensor& t : inst.inputs) tensor(t.get());

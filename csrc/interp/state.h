@@ -73,6 +73,9 @@ struct Prepared {
   std::unordered_map<int, int> tensor_slot; // TensorNode::id -> slot
   int num_tensors = 0;
   bool uses_semaphores = false;             // any lock_semaphore: blocks may need to wait
+  // Signals a peer block's mbarriers (remote or multicast arrivals, multicast TMA loads):
+  // blocks of a cluster then order each other outside cluster.sync.
+  bool orders_blocks_by_mbarriers = false;
   // Variables declared once at the top level of the kernel and never reassigned, by
   // var_id -> their initialiser. The launch shape may use them (`m_blocks =
   // cdiv(m_size, block_m)` before a global_tensor) when they depend on params only.
@@ -242,10 +245,6 @@ struct ClusterRun {
   int64_t arrived = 0;      // threads arrived at the cluster barrier in this generation
   uint64_t generation = 0;  // completed cluster barriers
   uint64_t progress = 0;    // bumped by anything a waiting block may wait for
-  // Whether accesses of a peer's shared memory are race-checked by cluster-barrier interval
-  // (off when the program also orders blocks by mbarrier arrivals on a peer or multicast
-  // copies, which those intervals do not model).
-  bool peer_checks = true;
   int64_t size() const { return dims[0] * dims[1] * dims[2]; }
 };
 

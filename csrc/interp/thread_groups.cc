@@ -20,7 +20,6 @@
 
 #include "interp/coroutine.h"
 #include "interp/state.h"
-#include "ir/functor.h"
 #include "ir/group_runs.h"
 #include "ops/hopper_state.h"
 #include "support/error.h"
@@ -153,25 +152,11 @@ void check_cluster_grid(const Launch& l) {
                 ") blocks (self.attrs.cluster_blocks) along ", "xyz"[d]);
 }
 
-namespace {
-// Whether the program signals a peer block's mbarriers (remote or multicast arrivals,
-// multicast TMA loads): then blocks order each other outside cluster.sync.
-bool orders_blocks_by_mbarriers(const Program& program) {
-  bool found = false;
-  for_each_inst(program.body, [&](const StmtNode& s) {
-    const Instruction& i = *s.inst;
-    found = found || i.op == Op::MbarrierArriveCluster || (i.op == Op::TmaGlobalToShared && i.int_attr == 1);
-  });
-  return found;
-}
-}  // namespace
-
 void run_cluster(const Launch& l, std::array<int64_t, 3> origin, BlockState* parent) {
   const auto& c = l.program->cluster;
   StackPool pool;
   ClusterRun run;
   run.dims = c;
-  run.peer_checks = !orders_blocks_by_mbarriers(*l.program);
   std::vector<std::unique_ptr<GroupAgent>> agents;
   // %cluster_ctarank: x fastest.
   for (int64_t z = 0; z < c[2]; ++z)
