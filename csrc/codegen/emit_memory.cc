@@ -421,6 +421,13 @@ Expr CudaEmitter::element_offset(const SharedInfo& s, const RegisterLayout& layo
   return off;
 }
 
+int64_t CudaEmitter::shared_vector(const RegisterLayout& layout, const Tensor& t, const SharedInfo& s) const {
+  int64_t vec = pow2_divisor(innermost_run(layout), std::max<int64_t>(1, 128 / t->dtype.bits()));
+  vec = pow2_divisor(t->shape.empty() ? 1 : t->shape.back(), vec);  // a padded layout: no vector across the tile's end
+  while (vec > 1 && !shared_contiguous(s, vec)) vec /= 2;
+  return vec;
+}
+
 bool CudaEmitter::shared_contiguous(const SharedInfo& s, int64_t vec) const {
   const SharedLayout& l = plan_.shared.at(s.root);
   if (!keeps_rows(s)) return vec == 1 || reshapes_dense_rows(s, l);
@@ -439,9 +446,7 @@ void CudaEmitter::emit_load_shared(const Instruction& i) {
   const RegisterLayout& layout = plan_.layout_of(t);
   const SharedInfo& s = shared_.at(i.inputs[0]->id);
   std::string r = declare_reg(t, layout);
-  int64_t vec = pow2_divisor(innermost_run(layout), std::max<int64_t>(1, 128 / t->dtype.bits()));
-  vec = pow2_divisor(t->shape.empty() ? 1 : t->shape.back(), vec);  // a padded layout: no vector across the tile's end
-  while (vec > 1 && !shared_contiguous(s, vec)) vec /= 2;
+  const int64_t vec = shared_vector(layout, t, s);
   const int64_t bytes = whole_bytes(t->dtype, vec, "load_shared: one access");
   for_each_local(layout, vec, [&](const Element& el) {
     const std::string mask = tile_mask(layout, t->shape, el);
@@ -462,9 +467,7 @@ void CudaEmitter::emit_store_shared(const Instruction& i) {
   const RegisterLayout& layout = plan_.layout_of(x);
   const SharedInfo& s = shared_.at(i.inputs[0]->id);
   std::string r = reg_name(x);
-  int64_t vec = pow2_divisor(innermost_run(layout), std::max<int64_t>(1, 128 / x->dtype.bits()));
-  vec = pow2_divisor(x->shape.empty() ? 1 : x->shape.back(), vec);  // a padded layout: no vector across the tile's end
-  while (vec > 1 && !shared_contiguous(s, vec)) vec /= 2;
+  const int64_t vec = shared_vector(layout, x, s);
   const int64_t bytes = whole_bytes(x->dtype, vec, "store_shared: one access");
   std::string leader = replica_leader(layout);
   if (!leader.empty()) open("if (" + leader + ")");

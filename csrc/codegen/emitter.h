@@ -151,6 +151,9 @@ class CudaEmitter {
   // code around, so the compiler computes it once instead of per element.
   Expr element_offset(const SharedInfo& s, const RegisterLayout& layout, int64_t vec, const Element& el);
   bool shared_contiguous(const SharedInfo& s, int64_t vec) const;
+  // Elements of register tile t (layout) one shared-memory access of view s moves: the
+  // threads' runs along the last dimension, at most 16 bytes, contiguous in the view.
+  int64_t shared_vector(const RegisterLayout& layout, const Tensor& t, const SharedInfo& s) const;
   int64_t global_vector(const GlobalInfo& g, const std::vector<Expr>& offsets,
                         const std::vector<int>& dims, int64_t tile_last, int64_t dtype_bits,
                         bool need_full_vectors) const;

@@ -362,22 +362,13 @@ std::string peer_base(CudaEmitter& e, const CudaEmitter::SharedInfo& s, const Ex
   return mapa(e, "tilus::smem_u32(" + s.ptr + ")", e.expr(rank));
 }
 
-// Elements of register tile t one access moves: its threads' runs along the last
-// dimension, at most 16 bytes, contiguous in the shared view (as load/store_shared).
-int64_t peer_vector(CudaEmitter& e, const RegisterLayout& layout, const Tensor& t, const CudaEmitter::SharedInfo& s) {
-  int64_t vec = memory_index::pow2_divisor(CudaEmitter::innermost_run(layout), std::max<int64_t>(1, 128 / t->dtype.bits()));
-  vec = memory_index::pow2_divisor(t->shape.empty() ? 1 : t->shape.back(), vec);
-  while (vec > 1 && !e.shared_contiguous(s, vec)) vec /= 2;
-  return vec;
-}
-
 void peer_store_emit(CudaEmitter& e, const Instruction& i) {
   need_sm90(e, i);
   const Tensor& x = i.inputs[1];
   const RegisterLayout& layout = e.plan_.layout_of(x);
   const CudaEmitter::SharedInfo& s = e.shared_.at(i.inputs[0]->id);
   const std::string r = e.reg_name(x);
-  const int64_t vec = peer_vector(e, layout, x, s);
+  const int64_t vec = e.shared_vector(layout, x, s);
   const int64_t bytes = whole_bytes(x->dtype.bits() * vec, "cluster.store_shared: one access");
   const int64_t elem = x->dtype.bits() / 8;
   e.open("");
@@ -402,7 +393,7 @@ void peer_load_emit(CudaEmitter& e, const Instruction& i) {
   const RegisterLayout& layout = e.plan_.layout_of(t);
   const CudaEmitter::SharedInfo& s = e.shared_.at(i.inputs[0]->id);
   const std::string r = e.declare_reg(t, layout);
-  const int64_t vec = peer_vector(e, layout, t, s);
+  const int64_t vec = e.shared_vector(layout, t, s);
   const int64_t bytes = whole_bytes(t->dtype.bits() * vec, "cluster.load_shared: one access");
   const int64_t elem = t->dtype.bits() / 8;
   e.open("");
