@@ -73,6 +73,22 @@ def test_a_configuration_outside_the_space_takes_the_defaults_of_the_rest():
     assert tuned.configs == [{"c": 1}]
 
 
+def test_a_configuration_outside_the_space_through_kwargs_names_what_is_missing():
+    class Kernel(tilus.Script):
+        def __init__(self, a, **rest):
+            super().__init__()
+            self.a, self.rest = a, rest
+
+        def __call__(self, x_ptr: ~float32):
+            self.attrs.blocks = 1
+            self.attrs.warps = 1
+
+    Kernel = tilus.autotune("a, b", [(1, 8), (2, 16)])(Kernel)
+    with pytest.raises(ValueError, match=r"no configuration .* matches \{'a': 3\}; give every tuned parameter "
+                                         r"\(b missing\)"):
+        Kernel(a=3)
+
+
 def test_cpu_runs_the_first_config_that_compiles():
     # a=64 warps is invalid, so the first valid config is a=2.
     Kernel = _make(tilus.autotune("a", [64, 2]), tilus.autotune("b", [8, 16]),

@@ -172,7 +172,9 @@ def tuned_instance_or_none(cls, args: tuple, kwargs: dict):
     fixed = {n: given.pop(n) for n in tuned if n in given}
     configs = space.configs(fixed)
     missing = [n for n in tuned if n not in fixed]
-    if not configs and all(sig.parameters[n].default is not inspect.Parameter.empty for n in missing):
+    has_default = [n in sig.parameters and sig.parameters[n].default is not inspect.Parameter.empty
+                   for n in missing]  # (a name taken through **kwargs has none)
+    if not configs and all(has_default):
         # the given values lie outside the space and the rest have defaults: exactly the
         # configuration asked for (a tuned parameter added later, with a default, leaves
         # the constructions that name the others as they were)
