@@ -172,7 +172,9 @@ def test_a_host_slower_than_one_flush_is_covered_by_more_flushes(cache_dir):
 
     timing = _C.autotune.time_runs(run, stream, 2, 8, flush.address, flush.bytes)
     assert len(timing.times) == 8 and timing.most_flushes > 1
-    assert max(timing.times) < 0.2, timing.times
+    # Uncovered, every run would time ~0.45 ms or more. The median, not the maximum: other
+    # test processes sharing the GPU delay a run now and then (0.24 ms seen with 14).
+    assert sorted(timing.times)[len(timing.times) // 2] < 0.2, timing.times
 
 
 def test_timing_and_scratch_primitives(cache_dir):

@@ -14,9 +14,11 @@ pytestmark = [pytest.mark.gpu,
 TYPES = [("uint4b", 128, True), ("int4b", 64, False), ("uint8", 128, True), ("int8", 32, False),
          ("float8_e4m3", 128, False), ("int3b", 64, False), ("float6_e3m2", 32, False),
          ("float4_e2m1", 128, False), ("uint2b", 64, True)]
-# (tile, shape): decode tiles with split-K at decode shapes, prefill tiles at odd shapes
+# (tile, shape): decode tiles with split-K at decode shapes (the 8-row ones compute C^T:
+# m = 11 spans two row blocks), prefill tiles at odd shapes
 # (block_m, block_n, block_k, split_k, num_warps)
 RUNS = [((16, 256, 128, 1, 4), (1, 4096, 4096)), ((16, 128, 64, 16, 2), (16, 1000, 4104)),
+        ((8, 128, 128, 8, 2), (1, 4096, 4096)), ((8, 256, 64, 4, 4), (11, 1000, 4104)),
         ((16, 256, 64, 8, 4), (37, 130, 500)), ((64, 128, 64, 1, 4), (300, 520, 1000)),
         ((128, 256, 32, 1, 8), (37, 130, 500))]
 

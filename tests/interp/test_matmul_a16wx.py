@@ -19,8 +19,10 @@ CASES = [  # weight type, group, zero points, activation type
 
 @pytest.mark.parametrize("w_name,group,has_zero,a_dtype", CASES)
 # (m, n, k, (block_m, block_n, block_k, split_k, num_warps)): a decode tile with split-K
-# (one warp column per 64-column unit) and a prefill tile of 2 x 2 warps
-@pytest.mark.parametrize("m,n,k,tile", [(3, 72, 136, (16, 128, 32, 2, 2)), (17, 40, 96, (64, 128, 32, 1, 4))])
+# (one warp column per 64-column unit), an 8-row one (C^T = W^T A^T; two row blocks) and a
+# prefill tile of 2 x 2 warps
+@pytest.mark.parametrize("m,n,k,tile", [(3, 72, 136, (16, 128, 32, 2, 2)), (11, 200, 136, (8, 128, 32, 2, 2)),
+                                        (17, 40, 96, (64, 128, 32, 1, 4))])
 def test_matches_dequantised_torch_matmul(example, w_name, group, has_zero, a_dtype, m, n, k, tile):
     ex = example("matmul_a16wx")
     w_dtype = getattr(tilus, w_name)
