@@ -139,14 +139,20 @@ class TileDequantizer:
 class MatmulA16Wx(TileDequantizer, tilus.Script):
     """c = a @ dequant(w): a [m, k] (a_dtype), w pre-packed by `prepack` (uint8
     [cdiv(k, 16), cdiv(n, 64), 32, 4 * bits]), scales (and zeros when has_zero)
-    [cdiv(k, group_size), n] (a_dtype), c [m, n] (a_dtype)."""
+    [cdiv(k, group_size), n] (a_dtype), c [m, n] (a_dtype). With zero_dtype=uint8 the zero
+    points come as integer codes 0-255 instead (QuantizedLinear passes them so when they
+    are integers): the code generator then folds them into the 4-bit conversion's
+    constants, one instruction a weight pair fewer."""
 
     def __init__(self, a_dtype, w_dtype, group_size, has_zero, block_m, block_n, block_k, split_k,
-                 num_warps, num_stages):
+                 num_warps, num_stages, zero_dtype=None):
         super().__init__()
         assert a_dtype in (float16, bfloat16), "activations are float16 or bfloat16"
         assert w_dtype.bits <= 8, "weights of 1 to 8 bits"
         self.a_dtype, self.w_dtype, self.group_size, self.has_zero = a_dtype, w_dtype, group_size, has_zero
+        self.zero_dtype = zero_dtype or a_dtype
+        if self.zero_dtype not in (a_dtype, uint8):
+            raise ValueError(f"zero_dtype must be the activation type or uint8, got {zero_dtype}")
         self.num_warps, self.block_m, self.block_n = num_warps, block_m, block_n
         # one scale row per k step: a block never spans two groups
         self.block_k = min(block_k, group_size)
@@ -187,6 +193,11 @@ class MatmulA16Wx(TileDequantizer, tilus.Script):
             # sm_90a).
             self.w_layout, self.w_load_layout = dequant_layouts(self.units_k, self.units_n, num_warps, w_dtype)
 
+    def zero_points(self, row):
+        """A stage's zero-point row (a shared view) in the activation type."""
+        z = self.load_shared(row)
+        return z if self.zero_dtype == self.a_dtype else self.cast(z, dtype=self.a_dtype)
+
     def __call__(self, m_size: int32, n_size: int, k_size: int, a_ptr: void_p, w_ptr: void_p,
                  scale_ptr: void_p, zero_ptr: void_p, c_ptr: void_p):
         bm, bn, bk = self.block_m, self.block_n, self.block_k
@@ -205,12 +216,12 @@ class MatmulA16Wx(TileDequantizer, tilus.Script):
         gw = self.global_view(w_ptr, dtype=uint8,
                               shape=[cdiv(k_size, UNIT_K), cdiv(n_size, UNIT_N), 32 * self.unit_bytes])
         gs = self.global_view(scale_ptr, dtype=self.a_dtype, shape=[cdiv(k_size, group), n_size])
-        gz = self.global_view(zero_ptr, dtype=self.a_dtype, shape=[cdiv(k_size, group), n_size])
+        gz = self.global_view(zero_ptr, dtype=self.zero_dtype, shape=[cdiv(k_size, group), n_size])
         sa = self.shared_tensor(dtype=self.a_dtype, shape=[stages, bm, bk])
         sw = self.shared_tensor(dtype=uint8, shape=[stages, uk, un, 32 * self.unit_bytes])
         # the scale (and zero-point) row of each stage rides in the same cp.async groups
         ss = self.shared_tensor(dtype=self.a_dtype, shape=[stages, 1, bn])
-        sz = self.shared_tensor(dtype=self.a_dtype, shape=[stages, 1, bn])
+        sz = self.shared_tensor(dtype=self.zero_dtype, shape=[stages, 1, bn])
         if self.dequant_in_shared:
             # dequantised, k-major. One buffer: each step writes it before the dot that
             # reads it, so a second one would still wait for the previous dot (dequantising
@@ -239,13 +250,13 @@ class MatmulA16Wx(TileDequantizer, tilus.Script):
                 # the values in the fragments' order (paired 4-bit codes are reordered by the cast)
                 self.annotate_layout(w_t, self.w_fragment_layout)
                 if self.has_zero:
-                    w_t = w_t - self.load_shared(sz[stage].transpose())
+                    w_t = w_t - self.zero_points(sz[stage].transpose())
                 # A^T as the register transpose of A's tile (ldmatrix reads A's rows as is)
                 part_t = self.dot(w_t, self.transpose(self.load_shared(sa[stage])))
                 acc = acc + part_t * self.cast(self.load_shared(ss[stage].transpose()), dtype=float32)
             elif self.dequant_in_shared:
                 b = self.dequantize(packed, self.load_shared(ss[stage]),
-                                    self.load_shared(sz[stage]) if self.has_zero else None)
+                                    self.zero_points(sz[stage]) if self.has_zero else None)
                 self.store_shared(sbt, self.transpose(b))
                 self.sync()
                 self.dot(self.load_shared(sa[stage]), self.load_shared(sbt.transpose()), acc, out=acc)
@@ -257,7 +268,7 @@ class MatmulA16Wx(TileDequantizer, tilus.Script):
                 # not once per weight.
                 w = self.cast(self.view(packed, dtype=self.w_dtype, layout=self.w_layout), dtype=self.a_dtype)
                 if self.has_zero:
-                    w = w - self.load_shared(sz[stage])
+                    w = w - self.zero_points(sz[stage])
                 part = self.dot(self.load_shared(sa[stage]), w)
                 acc = acc + part * self.cast(self.load_shared(ss[stage]), dtype=float32)
             preload_k = offset_k + (stages - 1) * bk
@@ -483,7 +494,13 @@ class QuantizedLinear:
         self.packed = prepack(codes, w_dtype)
         self.scales = scales.contiguous()
         self.zeros = zeros.contiguous() if zeros is not None else self.scales  # unread then
-        self.kernel = MatmulA16Wx(a_dtype, w_dtype, group_size, zeros is not None)
+        # zero points that are integers 0-255 (as quantisers make them) go to the fused
+        # kernel as uint8 codes, which its conversion folds in (MatmulA16Wx, zero_dtype)
+        self.zero_codes = None
+        if zeros is not None and bool(((zeros == zeros.round()) & (zeros >= 0) & (zeros <= 255)).all()):
+            self.zero_codes = zeros.to(torch.uint8).contiguous()
+        self.kernel = MatmulA16Wx(a_dtype, w_dtype, group_size, zeros is not None,
+                                  zero_dtype=uint8 if self.zero_codes is not None else None)
         self.dequantizer = DequantizeWeights(a_dtype, w_dtype, group_size, zeros is not None)
         self.hopper = self.packed_hopper = None
         if group_size % 32 == 0 and _runs_hopper_kernels(codes.device):
@@ -525,8 +542,13 @@ class QuantizedLinear:
                 self.hopper(m, self.n, self.k, x, self.packed_hopper, self.scales, self.zeros, out)
                 return out
             return _hopper_matmul().matmul(x, self.dequantized_t(x.device), 1.0, out)
-        self.kernel(m, self.n, self.k, x, self.packed, self.scales, self.zeros, out)
+        self.kernel(m, self.n, self.k, x, self.packed, self.scales, self.kernel_zeros, out)
         return out
+
+    @property
+    def kernel_zeros(self) -> torch.Tensor:
+        """The zero points as `kernel` takes them."""
+        return self.zero_codes if self.zero_codes is not None else self.zeros
 
     def describe(self, x: torch.Tensor, out: torch.Tensor = None) -> str:
         """How a call with x runs: the kernel and its configuration."""
@@ -539,7 +561,7 @@ class QuantizedLinear:
                                                self.scales, self.zeros, out)
             return f"MatmulA16WxHopper {config}"
         return str(self.kernel.chosen_config(x.shape[0], self.n, self.k, x, self.packed, self.scales,
-                                             self.zeros, out))
+                                             self.kernel_zeros, out))
 
 
 def _runs_hopper_kernels(device: torch.device) -> bool:

@@ -59,24 +59,9 @@ void flat_loop(CudaEmitter& e, int64_t n, const std::string& body) {
 }  // namespace
 
 std::string CudaEmitter::operand_at(const Tensor& t, const Tensor& out, const RegisterLayout& out_layout) {
-  const std::vector<int64_t>& out_shape = out->shape;
-  if (t->shape == out_shape) return reg_operand(t, out_layout) + "[i]";
-  const RegisterLayout need = ops::broadcast_layout(out_layout, out_shape, t->shape);
-  const std::string arr = reg_operand(t, need);
-  // Which operand element output element l reads: its coordinate with the leading
-  // dimensions dropped and the broadcast ones at 0. Threads agree on it (need holds,
-  // per thread, exactly the rows of that thread's output elements), so it depends on l
-  // only.
-  const int lead = out_layout.rank() - t->rank();
+  if (t->shape == out->shape) return reg_operand(t, out_layout) + "[i]";
+  auto [arr, index] = operand_elements(t, out, out_layout);
   const int64_t n = out_layout.local_size();
-  std::vector<int64_t> index(n);
-  for (int64_t l = 0; l < n; ++l) {
-    std::vector<int64_t> c = out_layout.local_coords(l);
-    c.erase(c.begin(), c.begin() + lead);
-    for (int d = 0; d < t->rank(); ++d)
-      if (t->shape[d] == 1) c[d] = 0;
-    index[l] = need.owner(c).first;
-  }
   // As arithmetic on i: a sum over the output's local modes of digit * weight, the
   // weight 0 for modes of broadcast dimensions.
   std::string e;
@@ -111,6 +96,31 @@ std::string CudaEmitter::operand_at(const Tensor& t, const Tensor& out, const Re
     e += (e.empty() ? "" : " + ") + term;
   }
   return arr + "[" + (e.empty() ? "0" : e) + "]";
+}
+
+std::pair<std::string, std::vector<int64_t>> CudaEmitter::operand_elements(const Tensor& t, const Tensor& out,
+                                                                          const RegisterLayout& out_layout) {
+  const int64_t n = out_layout.local_size();
+  std::vector<int64_t> index(n);
+  if (t->shape == out->shape) {
+    for (int64_t l = 0; l < n; ++l) index[l] = l;
+    return {reg_operand(t, out_layout), index};
+  }
+  const RegisterLayout need = ops::broadcast_layout(out_layout, out->shape, t->shape);
+  const std::string arr = reg_operand(t, need);
+  // Which operand element output element l reads: its coordinate with the leading
+  // dimensions dropped and the broadcast ones at 0. Threads agree on it (need holds,
+  // per thread, exactly the rows of that thread's output elements), so it depends on l
+  // only.
+  const int lead = out_layout.rank() - t->rank();
+  for (int64_t l = 0; l < n; ++l) {
+    std::vector<int64_t> c = out_layout.local_coords(l);
+    c.erase(c.begin(), c.begin() + lead);
+    for (int d = 0; d < t->rank(); ++d)
+      if (t->shape[d] == 1) c[d] = 0;
+    index[l] = need.owner(c).first;
+  }
+  return {arr, index};
 }
 
 namespace {
@@ -152,6 +162,8 @@ void CudaEmitter::emit_cast(const Instruction& i) {
   const Tensor& x = i.inputs[0];
   const Tensor& y = i.output;
   const RegisterLayout& layout = plan_.layout_of(y);
+  if (!x->dtype.is_pointer && dtype_info(x->dtype.kind).family == TypeFamily::Int && !x->dtype.is_float())
+    integer_casts_[y->id] = x->dtype;  // its values are integers of that type (emit_zero_fold)
   // Sub-byte codes a view just unpacked convert from the packed words (the one-byte
   // copies the view made go unused and vanish).
   const PackedWords* words = packed_words_of(x);
@@ -162,17 +174,10 @@ void CudaEmitter::emit_cast(const Instruction& i) {
     // view's layout orders them so; the consumer fixed the output's): four lop3 a word
     if (auto order = in_thread_sources(plan_.layout_of(x), layout)) {
       if (auto w = paired_nibble_words(*order)) {
-        std::string dst = declare_reg(y, layout);
-        const std::string fn = std::string("tilus::int4x8_paired_to_") + (y->dtype == dtypes::float16 ? "half" : "bf16") +
-                               "<" + (from.is_signed ? "true" : "false") + ">(" + dst + " + 8 * ";
-        bool in_order = true;
-        for (size_t q = 0; q < w->size(); ++q) in_order = in_order && (*w)[q] == static_cast<int64_t>(q);
-        if (in_order) {
-          flat_loop(*this, layout.local_size() / 8, fn + "i, " + words->name + "[i]);  // eight at a time, paired nibbles");
-        } else {
-          for (size_t q = 0; q < w->size(); ++q)
-            line(fn + std::to_string(q) + ", " + words->name + "[" + std::to_string((*w)[q]) + "]);");
-        }
+        PairedCast pc{x, declare_reg(y, layout), words->name, *w, from.is_signed, y->dtype == dtypes::float16,
+                      scopes_.back()};
+        emit_paired_cast(pc);
+        paired_casts_[y->id] = pc;
         return;
       }
     }
@@ -214,11 +219,79 @@ bool pairs_16bit_float(const Instruction& i, DataType operand_type) {
 }
 }  // namespace
 
+void CudaEmitter::emit_paired_cast(const PairedCast& pc) {
+  const std::string fn = std::string("tilus::int4x8_paired_to_") + (pc.to_half ? "half" : "bf16") + "<" +
+                         (pc.is_signed ? "true" : "false") + ">(" + pc.dst + " + 8 * ";
+  bool in_order = true;
+  for (size_t q = 0; q < pc.word_of_group.size(); ++q)
+    in_order = in_order && pc.word_of_group[q] == static_cast<int64_t>(q);
+  if (in_order) {
+    flat_loop(*this, pc.word_of_group.size(), fn + "i, " + pc.words + "[i]);  // eight at a time, paired nibbles");
+  } else {
+    for (size_t q = 0; q < pc.word_of_group.size(); ++q)
+      line(fn + std::to_string(q) + ", " + pc.words + "[" + std::to_string(pc.word_of_group[q]) + "]);");
+  }
+}
+
+// codes - zero, for the codes of a paired 4-bit cast (`pc`, its result not written since)
+// and zero points that are integers of a small type (a cast from one: the zero points of
+// quantised weights kept as codes) and one value per result pair: each zero goes into
+// the constant the conversion subtracts, one instruction a pair fewer, bit for bit the
+// same (tilus::int4x8_paired_minus_to_half: exact for integers of magnitude up to 1024 in
+// half, 64 in bfloat16). The conversion's own result is then left unread, and dropped by
+// the compiler unless something else reads it. Returns false, having emitted nothing,
+// where that does not apply.
+bool CudaEmitter::emit_zero_fold(const Instruction& i) {
+  auto cast = paired_casts_.find(i.inputs[0]->id);
+  auto zero_type = integer_casts_.find(i.inputs[1]->id);
+  if (cast == paired_casts_.end() || zero_type == integer_casts_.end()) return false;
+  const PairedCast& pc = cast->second;
+  const Tensor& out = i.output;
+  const RegisterLayout& layout = plan_.layout_of(out);
+  const PackedWords* words = packed_words_of(pc.codes);
+  if (pc.scope != scopes_.back() || !words || words->name != pc.words || plan_.layout_of(i.inputs[0]) != layout ||
+      i.inputs[1]->shape == out->shape)
+    return false;  // a loop between them, other words, another layout, or a zero per element
+  // |z| < 2^(bits - 1) (signed) or 2^bits: within 1024 (half) or 64 (bfloat16)
+  const DataType zt = zero_type->second;
+  const int magnitude_bits = dtype_info(zt.kind).is_signed ? zt.bits() - 1 : zt.bits();
+  if (magnitude_bits > (pc.to_half ? 10 : 6)) return false;
+  auto [zeros, index] = operand_elements(i.inputs[1], out, layout);
+  for (size_t l = 0; l < index.size(); l += 2)
+    if (index[l] != index[l + 1]) return false;  // one zero a pair
+  const std::string dst = i.defines_output ? declare_reg(out, layout) : reg_name(out);
+  const std::string s = pc.is_signed ? "true" : "false";
+  const int64_t nz = *std::max_element(index.begin(), index.end()) + 1;  // the zeros the pairs read
+  const std::string lo = fresh("tl_zero_lo"), hi = pc.to_half ? fresh("tl_zero_hi") : lo;
+  line("// " + out->name + " = " + i.inputs[0]->name + " - " + i.inputs[1]->name +
+       ": the integer zero points folded into the conversion's constants");
+  line("tilus::uint32_t " + lo + "[" + std::to_string(nz) + "];");
+  if (pc.to_half) {
+    line("tilus::uint32_t " + hi + "[" + std::to_string(nz) + "];");
+    flat_loop(*this, nz, lo + "[i] = tilus::paired_minus_low<" + s + ">(" + zeros + "[i]); " + hi +
+                             "[i] = tilus::paired_minus_high<" + s + ">(" + zeros + "[i]);");
+  } else {
+    flat_loop(*this, nz, lo + "[i] = tilus::paired_minus_bf16<" + s + ">(" + zeros + "[i]);");
+  }
+  const std::string fn = std::string("tilus::int4x8_paired_minus_to_") + (pc.to_half ? "half" : "bf16") + "<" + s + ">(";
+  for (size_t q = 0; q < pc.word_of_group.size(); ++q) {
+    std::string call = fn + dst + " + " + std::to_string(8 * q) + ", " + pc.words + "[" +
+                       std::to_string(pc.word_of_group[q]) + "]";
+    for (int r = 0; r < 4; ++r)  // pair r: a low pair (r even) or, half, a high one
+      call += ", " + ((r % 2 == 0) ? lo : hi) + "[" + std::to_string(index[8 * q + 2 * r]) + "]";
+    line(call + ");");
+  }
+  return true;
+}
+
 void CudaEmitter::emit_elementwise(const Instruction& i) {
   const Tensor& out = i.output;
   const RegisterLayout& layout = plan_.layout_of(out);
   DataType operand_type = i.inputs.size() == 2 ? promote(i.inputs[0]->dtype, i.inputs[1]->dtype)
                                                : i.args[0]->dtype;
+  if (i.inputs.size() == 2 && i.binary_op == BinaryOp::Sub && pairs_16bit_float(i, operand_type) &&
+      emit_zero_fold(i))
+    return;
   std::string a = cast_to(operand_type, i.inputs[0]->dtype, operand_at(i.inputs[0], out, layout));
   std::string b;
   if (i.inputs.size() == 2) {

@@ -446,7 +446,11 @@ void CudaEmitter::stmt(const Stmt& s) {
 
 // What each op emits is its family's handler (csrc/ops/<family>.cc).
 void CudaEmitter::inst(const Instruction& i) {
-  if (i.output) packed_words_.erase(i.output->id);  // written again: the words are stale
+  if (i.output) {  // written again: the words are stale, the cast's value gone
+    packed_words_.erase(i.output->id);
+    paired_casts_.erase(i.output->id);
+    integer_casts_.erase(i.output->id);
+  }
   auto alias = i.output ? streamed_aliases_.find(i.output->id) : streamed_aliases_.end();
   if (alias != streamed_aliases_.end()) {  // B^T's registers are the streamed load's
     reg_names_[i.output->id] = reg_names_.at(alias->second);

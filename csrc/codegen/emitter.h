@@ -70,6 +70,9 @@ class CudaEmitter {
   // output element i reads, in the layout ops::broadcast_layout gives it (converted to
   // that layout first if it has another).
   std::string operand_at(const Tensor& t, const Tensor& out, const RegisterLayout& out_layout);
+  // The array operand_at reads and, per output element l, the index of the element it reads.
+  std::pair<std::string, std::vector<int64_t>> operand_elements(const Tensor& t, const Tensor& out,
+                                                                const RegisterLayout& out_layout);
   // Writes `value_array` (laid out as `have`) into tensor t, converting if t differs.
   void write_back(const Tensor& t, const std::string& value_array, const RegisterLayout& have);
   std::string convert(const std::string& array, DataType dtype, const RegisterLayout& from,
@@ -234,6 +237,9 @@ class CudaEmitter {
                   bool in_place);
   void emit_cast(const Instruction& i);
   void emit_elementwise(const Instruction& i);
+  struct PairedCast;
+  void emit_paired_cast(const PairedCast& pc);
+  bool emit_zero_fold(const Instruction& i);
   void emit_unary(const Instruction& i);
   void emit_where(const Instruction& i);
   void emit_assign(const Instruction& i);
@@ -296,6 +302,22 @@ class CudaEmitter {
     int scope;
   };
   std::unordered_map<int, PackedWords> packed_words_;
+  // Register tile id -> the paired 4-bit cast that computes it (emit_cast), while it holds
+  // that value: a subtraction of zero points can fold into it (emit_zero_fold). The codes
+  // tile, the result's array, its words' array, the word each group of 8 results comes
+  // from, the C++ block.
+  struct PairedCast {
+    Tensor codes;
+    std::string dst;
+    std::string words;
+    std::vector<int64_t> word_of_group;
+    bool is_signed;
+    bool to_half;  // else bfloat16
+    int scope;
+  };
+  std::unordered_map<int, PairedCast> paired_casts_;
+  // Register tile id -> the integer type a cast computed it from, while it holds that value.
+  std::unordered_map<int, DataType> integer_casts_;
   const PackedWords* packed_words_of(const Tensor& t) const;
   std::unordered_set<std::string> used_names_;
   std::unordered_set<int> internal_vars_;

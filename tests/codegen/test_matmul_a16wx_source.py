@@ -46,3 +46,34 @@ def test_a16wx_compiles(w_name, a_dtype, has_zero, tile, arch):
         assert "load_shared_vec<16>" in src
     if w_dtype.bits < 8:
         assert "tilus::unpack_bits<" in src
+
+
+# (weights, activations, tile, whether the zero points fold): zero points given as uint8
+# codes fold into the paired 4-bit conversion's constants (half: codes up to 255 are exact
+# there; bfloat16 only to 64, so uint8 codes do not fold), in the 8-row (transposed) and
+# 16-row decode tiles and the prefill dequantisation; 3-bit codes convert otherwise.
+@pytest.mark.parametrize("w_name,a_dtype,tile,folds", [
+    ("uint4b", float16, (8, 128, 128, 4, 2), True),
+    ("int4b", float16, (16, 256, 128, 4, 4), True),
+    ("uint4b", float16, (128, 128, 64, 1, 4), True),
+    ("uint4b", bfloat16, (8, 128, 128, 4, 2), False),
+    ("int3b", float16, (16, 128, 128, 8, 2), False),
+])
+def test_integer_zero_points_fold_into_the_conversion(w_name, a_dtype, tile, folds):
+    ex = load_example("matmul_a16wx")
+    w_dtype = getattr(tilus, w_name)
+    bm, bn, bk, split, warps = tile
+    m, n, k = 16, 4096, 4096
+    t = torch.float16 if a_dtype == float16 else torch.bfloat16
+    args = (m, n, k, torch.zeros(m, k, dtype=t), ex.prepack(torch.zeros(k, n, dtype=torch.int64), w_dtype),
+            torch.zeros(k // 128, n, dtype=t))
+    marker = "the integer zero points folded into the conversion's constants"
+    for zero_dtype, zeros in ((tilus.uint8, torch.zeros(k // 128, n, dtype=torch.uint8)),
+                              (None, torch.zeros(k // 128, n, dtype=t))):
+        kernel = ex.MatmulA16Wx(a_dtype, w_dtype, 128, True, num_warps=warps, block_m=bm, block_n=bn, block_k=bk,
+                                split_k=split, num_stages=3, zero_dtype=zero_dtype)
+        src = kernel_source(kernel, (*args, zeros, torch.zeros(m, n, dtype=t)), "sm_90a")
+        # zero points in the activation type may be fractional: never folded
+        assert (marker in src) == (folds and zero_dtype is not None), (w_name, zero_dtype)
+        if marker in src:
+            assert "tilus::int4x8_paired_minus_to_half" in src

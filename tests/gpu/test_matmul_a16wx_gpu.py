@@ -82,3 +82,49 @@ def test_prefill_path(example, w_name, group, has_zero, a_dtype):
     layer(x, out)
     tol = 1e-2 if a_dtype == float16 else 3e-2
     torch.testing.assert_close(out.float(), x.float() @ deq.float(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("w_name", ["uint4b", "int4b", "uint2b"])
+@pytest.mark.parametrize("a_dtype", [float16, bfloat16])
+@pytest.mark.parametrize("tile,shape", [((8, 128, 128, 1, 2), (3, 1000, 4104)), ((16, 256, 64, 4, 4), (16, 4096, 4096)),
+                                        ((64, 128, 64, 1, 4), (300, 520, 1000))])
+def test_zero_codes_are_bit_for_bit_the_activation_type_zeros(example, w_name, a_dtype, tile, shape):
+    """Zero points as uint8 codes (folded into the 4-bit conversion in half) give exactly
+    the result of the same integers in the activation type (subtracted after it)."""
+    ex = example("matmul_a16wx")
+    w_dtype = getattr(tilus, w_name)
+    bm, bn, bk, split, warps = tile
+    m, n, k = shape
+    t = torch.float16 if a_dtype == float16 else torch.bfloat16
+    codes, scales, zeros = ex.random_weights(k, n, w_dtype, 64, a_dtype, True, "cuda", seed=m)
+    zeros = torch.randint(0, 256 if a_dtype == float16 else 65, zeros.shape, device="cuda").to(t)  # all of uint8
+    packed, x = ex.prepack(codes, w_dtype), torch.randn(m, k, device="cuda").to(t)
+    outs = []
+    for zero_dtype, z in ((tilus.uint8, zeros.to(torch.uint8)), (None, zeros)):
+        kernel = ex.MatmulA16Wx(a_dtype, w_dtype, 64, True, num_warps=warps, block_m=bm, block_n=bn, block_k=bk,
+                                split_k=split, num_stages=3, zero_dtype=zero_dtype)
+        out = torch.full((m, n), float("nan"), dtype=t, device="cuda")
+        kernel(m, n, k, x, packed, scales, z, out)
+        outs.append(out)
+    ref = x.float() @ ex.dequantize(codes, w_dtype, scales, zeros, 64, a_dtype).float()
+    tol = 1e-2 if a_dtype == float16 else 3e-2
+    torch.testing.assert_close(outs[0].float(), ref, rtol=tol, atol=tol * ref.abs().max().item())
+    if split == 1:  # split-K partials meet through atomics in any order
+        assert torch.equal(outs[0], outs[1])
+    else:
+        torch.testing.assert_close(outs[0], outs[1], rtol=1e-3, atol=1e-3 * ref.abs().max().item())
+
+
+def test_quantized_linear_zero_points_integer_or_not(example):
+    """Integer zero points reach the decode kernel as uint8 codes; fractional ones stay in
+    the activation type; both match torch."""
+    ex = example("matmul_a16wx")
+    k, n = 2048, 1536
+    codes, scales, zeros = ex.random_weights(k, n, tilus.uint4b, 128, float16, True, "cuda", seed=5)
+    for zs, codes_kept in ((zeros, True), (zeros + 0.375, False)):
+        layer = ex.QuantizedLinear(codes, tilus.uint4b, scales, zs, 128)
+        assert (layer.zero_codes is not None) == codes_kept
+        for m in (1, 16):
+            x = torch.randn(m, k, device="cuda").half()
+            ref = x.float() @ ex.dequantize(codes, tilus.uint4b, scales, zs, 128, float16).float()
+            torch.testing.assert_close(layer(x).float(), ref, rtol=1e-2, atol=1e-2)

@@ -146,3 +146,36 @@ def test_a_warp_tile_narrower_than_a_unit_is_refused(example):
     with pytest.raises(AssertionError, match="multiple of 64"):
         ex.MatmulA16Wx(float16, tilus.uint4b, 128, False, block_m=16, block_n=128, block_k=64, split_k=1,
                        num_warps=4, num_stages=3)
+
+
+@pytest.mark.parametrize("w_name,a_dtype", [("uint4b", float16), ("int4b", bfloat16), ("uint8", float16)])
+@pytest.mark.parametrize("tile", [(8, 128, 32, 2, 2), (16, 128, 32, 2, 2), (64, 128, 32, 1, 4)])
+def test_zero_points_as_uint8_codes(example, w_name, a_dtype, tile):
+    """zero_dtype=uint8: the same integers as codes give the result of the activation-type zeros."""
+    ex = example("matmul_a16wx")
+    w_dtype = getattr(tilus, w_name)
+    t = {float16: torch.float16, bfloat16: torch.bfloat16}[a_dtype]
+    m, n, k = 11, 200, 136
+    codes, scales, zeros = ex.random_weights(k, n, w_dtype, 32, a_dtype, True, "cpu", seed=3)
+    zeros = torch.randint(0, 256, zeros.shape).to(t)
+    bm, bn, bk, split_k, warps = tile
+    x, packed = torch.randn(m, k).to(t), ex.prepack(codes, w_dtype)
+    outs = []
+    for zero_dtype, z in ((tilus.uint8, zeros.to(torch.uint8)), (None, zeros)):
+        kernel = ex.MatmulA16Wx(a_dtype, w_dtype, 32, True, num_warps=warps, block_m=bm, block_n=bn, block_k=bk,
+                                split_k=split_k, num_stages=3, zero_dtype=zero_dtype)
+        out = torch.full((m, n), float("nan"), dtype=t)
+        kernel(m, n, k, x, packed, scales, z, out)
+        outs.append(out)
+    assert torch.equal(outs[0], outs[1])
+    ref = x.float() @ ex.dequantize(codes, w_dtype, scales, zeros, 32, a_dtype).float()
+    tol = 1e-2 if a_dtype == float16 else 3e-2
+    torch.testing.assert_close(outs[0].float(), ref, rtol=tol, atol=tol * ref.abs().max().item())
+
+
+def test_quantized_linear_passes_integer_zero_points_as_codes(example):
+    ex = example("matmul_a16wx")
+    codes, scales, zeros = ex.random_weights(96, 48, tilus.uint4b, 32, float16, True, "cpu")
+    assert ex.QuantizedLinear(codes, tilus.uint4b, scales, zeros, group_size=32).zero_codes.dtype == torch.uint8
+    for odd in (zeros + 0.5, zeros - 1, zeros + 256):  # fractional, negative, past 255
+        assert ex.QuantizedLinear(codes, tilus.uint4b, scales, odd, group_size=32).zero_codes is None

@@ -280,6 +280,62 @@ static __device__ __forceinline__ void int4x8_paired_to_bf16(bfloat16* out, uint
   for (int j = 0; j < 4; ++j) words[j] = vec4::fma_bf16x2(vec4::and_xor(w >> (4 * j), 0x000F000Fu, magic), one, minus);
 }
 
+// The paired conversions less a zero point per result pair, the zero folded into the
+// subtracted constant (CudaEmitter::emit_zero_fold): one instruction a pair fewer. The
+// constants come from paired_minus_low/high (half) or paired_minus_bf16 per zero, made
+// once per zero rather than per pair. Bit for bit the conversion then the subtraction
+// when zero_folds(z) holds for every zero: z an integer of magnitude at most 1024 (half)
+// or 64 (bfloat16), so 1024 + z, 64 + z (72, 128, 136 + z) are exact and the one
+// rounding of code - z is the subtraction's own.
+static __device__ __forceinline__ bool zero_folds(half z) {
+  const float f = to_float(z);
+  return fabsf(f) <= 1024.0f && f == rintf(f);
+}
+static __device__ __forceinline__ bool zero_folds(bfloat16 z) {
+  const float f = to_float(z);
+  return fabsf(f) <= 64.0f && f == rintf(f);
+}
+// {1024 + z} ({1032 + z} signed): what a low pair's sub.f16x2 takes away
+template <bool S>
+static __device__ __forceinline__ uint32_t paired_minus_low(half z) {
+  return vec4::splat16(to_half((S ? 1032.0f : 1024.0f) + to_float(z)).bits);
+}
+// {-(64 + z)} ({-(72 + z)}): what a high pair's fma.f16x2 adds
+template <bool S>
+static __device__ __forceinline__ uint32_t paired_minus_high(half z) {
+  return vec4::splat16(to_half(-((S ? 72.0f : 64.0f) + to_float(z))).bits);
+}
+// {-(128 + z)} ({-(136 + z)}): what each fma.bf16x2 adds
+template <bool S>
+static __device__ __forceinline__ uint32_t paired_minus_bf16(bfloat16 z) {
+  return vec4::splat16(to_bfloat16(-((S ? 136.0f : 128.0f) + to_float(z))).bits);
+}
+// out[0..7] = int4x8_paired_to_half(w) less pair r's zero: c0, c2 from paired_minus_low,
+// c1, c3 from paired_minus_high
+template <bool S>
+static __device__ __forceinline__ void int4x8_paired_minus_to_half(half* out, uint32_t w, uint32_t c0, uint32_t c1,
+                                                                  uint32_t c2, uint32_t c3) {
+  const uint32_t low = S ? 0x64086408u : 0x64006400u;
+  const uint32_t high = S ? 0x64806480u : 0x64006400u;
+  const uint32_t sixteenth = vec4::splat16(0x2C00u);
+  uint32_t* words = reinterpret_cast<uint32_t*>(out);
+  words[0] = vec4::sub_f16x2(vec4::and_xor(w, 0x000F000Fu, low), c0);
+  words[1] = vec4::fma_f16x2(vec4::and_xor(w, 0x00F000F0u, high), sixteenth, c1);
+  words[2] = vec4::sub_f16x2(vec4::and_xor(w >> 8, 0x000F000Fu, low), c2);
+  words[3] = vec4::fma_f16x2(vec4::and_xor(w >> 8, 0x00F000F0u, high), sixteenth, c3);
+}
+// out[0..7] = int4x8_paired_to_bf16(w) less pair r's zero: c_r from paired_minus_bf16
+template <bool S>
+static __device__ __forceinline__ void int4x8_paired_minus_to_bf16(bfloat16* out, uint32_t w, uint32_t c0,
+                                                                  uint32_t c1, uint32_t c2, uint32_t c3) {
+  const uint32_t magic = S ? 0x43084308u : 0x43004300u;
+  const uint32_t one = vec4::splat16(0x3F80u);
+  const uint32_t c[4] = {c0, c1, c2, c3};
+  uint32_t* words = reinterpret_cast<uint32_t*>(out);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) words[j] = vec4::fma_bf16x2(vec4::and_xor(w >> (4 * j), 0x000F000Fu, magic), one, c[j]);
+}
+
 // out[0..N) = cast<To>(the N codes of From packed in w), two per step straight from the
 // words: for the sub-byte types cast4 takes (integers, finite small floats) when a view
 // has just unpacked them (the one-byte copies go unused and vanish). Bit for bit cast4's
