@@ -162,7 +162,7 @@ void CudaEmitter::emit_cast(const Instruction& i) {
   const Tensor& x = i.inputs[0];
   const Tensor& y = i.output;
   const RegisterLayout& layout = plan_.layout_of(y);
-  if (!x->dtype.is_pointer && dtype_info(x->dtype.kind).family == TypeFamily::Int && !x->dtype.is_float())
+  if (!x->dtype.is_pointer && dtype_info(x->dtype.kind).family == TypeFamily::Int)
     integer_casts_[y->id] = x->dtype;  // its values are integers of that type (emit_zero_fold)
   // Sub-byte codes a view just unpacked convert from the packed words (the one-byte
   // copies the view made go unused and vanish).

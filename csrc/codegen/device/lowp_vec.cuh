@@ -284,17 +284,9 @@ static __device__ __forceinline__ void int4x8_paired_to_bf16(bfloat16* out, uint
 // subtracted constant (CudaEmitter::emit_zero_fold): one instruction a pair fewer. The
 // constants come from paired_minus_low/high (half) or paired_minus_bf16 per zero, made
 // once per zero rather than per pair. Bit for bit the conversion then the subtraction
-// when zero_folds(z) holds for every zero: z an integer of magnitude at most 1024 (half)
-// or 64 (bfloat16), so 1024 + z, 64 + z (72, 128, 136 + z) are exact and the one
-// rounding of code - z is the subtraction's own.
-static __device__ __forceinline__ bool zero_folds(half z) {
-  const float f = to_float(z);
-  return fabsf(f) <= 1024.0f && f == rintf(f);
-}
-static __device__ __forceinline__ bool zero_folds(bfloat16 z) {
-  const float f = to_float(z);
-  return fabsf(f) <= 64.0f && f == rintf(f);
-}
+// when every zero is an integer of magnitude at most 1024 (half) or 64 (bfloat16), which
+// the emitter knows from the zeros' integer type: 1024 + z, 64 + z (72, 128, 136 + z)
+// are then exact and the one rounding of code - z is the subtraction's own.
 // {1024 + z} ({1032 + z} signed): what a low pair's sub.f16x2 takes away
 template <bool S>
 static __device__ __forceinline__ uint32_t paired_minus_low(half z) {
