@@ -411,8 +411,20 @@ void shared_tma_landed(BlockState& st, const PendingCopy& c) {
   if (!st.launch->debug || !c.shadow) return;
   int64_t n = 1;
   for (int64_t s : c.dst_shape) n *= s;
-  for_each_cell(*c.shadow, c.dst, c.dst_dtype, n, c.dst_offsets.get(),
-                [](int64_t, int64_t, SharedCell& cell) { mark_initialised(cell); });
+  const bool in_cluster = cluster_checked(st);
+  SharedShadow& sh = *c.shadow;
+  for_each_cell(sh, c.dst, c.dst_dtype, n, c.dst_offsets.get(), [&](int64_t, int64_t i, SharedCell& cell) {
+    if (in_cluster) cluster_owner_access(st, sh, i, cell, Access::Write, c.stmt);
+    mark_initialised(cell);
+  });
+}
+
+void shared_atomic_access(BlockState& st, const TensorValue& view, const uint8_t* p, const StmtNode& stmt) {
+  if (!st.launch->debug || !view.shadow || !cluster_checked(st)) return;
+  SharedShadow& sh = *view.shadow;
+  const int64_t i = (p - sh.base) / sh.elem_bytes;
+  if (i < 0 || i >= static_cast<int64_t>(sh.cells.size())) return;
+  cluster_owner_access(st, sh, i, sh.cells[static_cast<size_t>(i)], Access::Write, &stmt);
 }
 
 void shared_peer_access(BlockState& st, const TensorValue& view, int64_t owner, Access access,
@@ -466,7 +478,9 @@ void shared_copy_landed(BlockState& st, const PendingCopy& c, const StmtNode* wa
   for (int64_t s : c.dst_shape) n *= s;
   const ThreadMap* tm = d->checks.races ? &copy_thread_map(st, c.dst_node) : nullptr;
   if (tm && static_cast<int64_t>(tm->leader.size()) != n) tm = nullptr;
+  const bool in_cluster = cluster_checked(st);
   for_each_cell(sh, c.dst, c.dst_dtype, n, c.dst_offsets.get(), [&](int64_t e, int64_t i, SharedCell& cell) {
+    if (in_cluster) cluster_owner_access(st, sh, i, cell, Access::Write, c.stmt);
     shared_write(st, sh, i, cell, tm ? tm->leader[e] : 0, c.issue_epoch, c.stmt, tm != nullptr, true, wait);
   });
 }

@@ -151,10 +151,11 @@ enum class Access : uint8_t { Read, Write };
 // A shared view read into (or written from) the register tile `reg` by its threads.
 void shared_tile_access(BlockState& st, const TensorValue& view, const TensorNode* reg,
                         Access access, const StmtNode& stmt);
-// A copy_async landing in its destination at a wait (`c` records its issue epoch).
 // A TMA copy landed (ops/tma.cc): its elements are initialised. The mbarrier wait that
-// precedes any read orders it, which the barrier-interval race check does not model, so
-// the landing is left out of race checking.
+// precedes any read orders it within the block, which the barrier-interval race check
+// does not model, so the landing is left out of that check; across the blocks of a
+// cluster it is the block's own write (a peer's access since the last cluster barrier
+// races with it).
 void shared_tma_landed(BlockState& st, const PendingCopy& c);
 // Block `st` reads or writes `view`, which lies in the shared memory of the block of rank
 // `owner` of its cluster (cluster.load_shared / store_shared of a peer): a write marks the
@@ -162,7 +163,13 @@ void shared_tma_landed(BlockState& st, const PendingCopy& c);
 // of the owner or another peer to the same element since the last cluster barrier.
 void shared_peer_access(BlockState& st, const TensorValue& view, int64_t owner, Access access,
                         const StmtNode& stmt);
+// A copy_async landing in its destination at a wait (`c` records its issue epoch): a
+// write by the threads that issued it, and across the cluster the block's own write.
 void shared_copy_landed(BlockState& st, const PendingCopy& c, const StmtNode* wait);
+// An atomic (or scatter store) on the element at `p` of the shared view `view`: across
+// the blocks of a cluster the block's own write (a peer's access of the element since the
+// last cluster barrier races with it). Threads' atomics among themselves do not race.
+void shared_atomic_access(BlockState& st, const TensorValue& view, const uint8_t* p, const StmtNode& stmt);
 // A new shared allocation (fresh shadow) and a view of one.
 void shared_allocated(BlockState& st, TensorValue& tv);
 

@@ -27,6 +27,7 @@
 
 #include "codegen/emitter.h"
 #include "interp/buffer.h"
+#include "interp/debug_checks.h"
 #include "interp/tile_ops.h"
 #include "ir/inst_text.h"
 #include "ir/operand_check.h"
@@ -265,6 +266,7 @@ void interpret(interp::BlockState& st, const StmtNode& stmt, const Instruction& 
         int64_t flat = 0;
         for (size_t d = 0; d < rank; ++d) flat = flat * extent[d] + target[d];
         p = dst.data + flat * b;
+        if (st.launch->debug) shared_atomic_access(st, dst, p, stmt);
       }
       apply(op, t, p, values.data + e * b, cmp ? cmp->data + e * b : nullptr, o);
       if (global && (sem == kAcquire || sem == kAcqRel)) debug_acquire_rmw(st, reinterpret_cast<uintptr_t>(p));
@@ -274,7 +276,6 @@ void interpret(interp::BlockState& st, const StmtNode& stmt, const Instruction& 
       coord[d] = 0;
     }
   }
-  (void)stmt;
 }
 
 // ------------------------------------------------------------------ CUDA

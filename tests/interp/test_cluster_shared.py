@@ -242,3 +242,68 @@ def test_reading_a_peer_needs_a_barrier_after_its_write():
     with pytest.raises(Exception, match=r"element s\[0, 0\] is written by block \(1, 0, 0\) \(rank 1\) itself at .* "
                                         r"and read by block \(0, 0, 0\) \(rank 0\) at"):
         PeerReadRace(ordered=False)(torch.zeros(4, 8))
+
+
+class LandingBesidePeerStore(tilus.Script):
+    """Rank 0 fills its tile `s` by `how` ("copy_async" from global, "tma" through an
+    mbarrier, or "atomic": shared atomics adding to a stored tile) while rank 1 stores into
+    the same tile of rank 0; with `ordered`, a cluster barrier separates the two."""
+
+    def __init__(self, how: str, ordered: bool):
+        super().__init__()
+        self.how, self.ordered = how, ordered
+
+    def __call__(self, x_ptr: ~float32, out_ptr: ~float32):
+        self.attrs.blocks = [2]
+        self.attrs.cluster_blocks = [2]
+        self.attrs.warps = 1
+        gx = self.global_view(x_ptr, dtype=float32, shape=[4, 8])
+        go = self.global_view(out_ptr, dtype=float32, shape=[4, 8])
+        s = self.shared_tensor(dtype=float32, shape=[4, 8])
+        rank: int32 = self.cluster.blockRank
+        if self.how == "tma":
+            bar = self.mbarrier.alloc(counts=[1])
+        self.cluster.sync()  # both blocks have allocated s
+        if rank == 0:
+            if self.how == "copy_async":
+                self.copy_async(src=gx, dst=s, offsets=[0, 0])
+                self.copy_async_wait_all()
+            elif self.how == "tma":
+                with self.single_thread():
+                    self.mbarrier.arrive_and_expect_tx(bar, 4 * 8 * 4)
+                    self.tma.global_to_shared(src=gx, dst=s, offsets=[0, 0], mbarrier=bar)
+                self.mbarrier.wait(bar, phase=0)
+            else:
+                self.store_shared(s, self.register_tensor(dtype=float32, shape=[4, 8], init=1.0))
+                self.cluster.sync()
+                self.atomic.shared_add(s, self.load_global(gx, offsets=[0, 0], shape=[4, 8]))
+        elif self.how == "atomic":
+            self.cluster.sync()
+        if self.ordered:
+            self.cluster.sync()
+        if rank == 1:
+            self.cluster.store_shared(s, self.register_tensor(dtype=float32, shape=[4, 8], init=7.0), target_rank=0)
+        self.cluster.sync()
+        if rank == 0:
+            self.store_global(go, self.load_shared(s), offsets=[0, 0])
+        self.cluster.sync()
+        self.free_shared(s)
+
+
+@pytest.mark.parametrize("how", ["copy_async", "tma", "atomic"])
+def test_own_landings_and_atomics_race_with_a_peer_store(how):
+    """A copy landing (cp.async or TMA) or a shared atomic in a block's tile is that block's
+    write: a peer's store to the same element between the same two cluster barriers races
+    with it; with a barrier between them the peer's store lands last."""
+    x = torch.rand(4, 8)
+    out = torch.zeros(4, 8)
+    LandingBesidePeerStore(how, ordered=True)(x, out)
+    assert torch.equal(out, torch.full((4, 8), 7.0))
+    with pytest.raises(Exception, match=r"data race on the shared memory of block \(0, 0, 0\) \(rank 0\): element "
+                                        r"s\[0, 0\] is written by ") as caught:
+        LandingBesidePeerStore(how, ordered=False)(x, torch.zeros(4, 8))
+    # the two writes, in the order the blocks ran
+    own = {"copy_async": "self.copy_async(", "tma": "self.tma.global_to_shared(", "atomic": "self.atomic.shared_add("}
+    message = str(caught.value)
+    assert f"written by block (0, 0, 0) (rank 0) itself at " in message and own[how] in message
+    assert "written by block (1, 0, 0) (rank 1) at " in message and "self.cluster.store_shared(" in message
