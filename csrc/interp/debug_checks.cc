@@ -419,6 +419,22 @@ void shared_tma_landed(BlockState& st, const PendingCopy& c) {
   });
 }
 
+void shared_operand_read(BlockState& st, const TensorValue& view, const StmtNode& stmt) {
+  const DebugState* d = st.launch->debug.get();
+  if (!d || !view.shadow) return;
+  SharedShadow& sh = *view.shadow;
+  const bool uninit = d->checks.uninit, in_cluster = cluster_checked(st);
+  if (!uninit && !in_cluster) return;
+  for_each_cell(sh, view.data, view.dtype, view.numel, view.elem_offsets.get(), [&](int64_t, int64_t i, SharedCell& c) {
+    if (uninit && !c.written)
+      throw_at("UninitializedReadError",
+               cat(op_name(stmt.inst->op), " reads element ", shared_element(sh, i), " of shared memory before "
+                   "anything wrote it (block ", block_str(st), "): a copy into it not yet waited for?"),
+               &stmt);
+    if (in_cluster) cluster_owner_access(st, sh, i, c, Access::Read, &stmt);
+  });
+}
+
 void shared_atomic_access(BlockState& st, const TensorValue& view, const uint8_t* p, const StmtNode& stmt) {
   if (!st.launch->debug || !view.shadow || !cluster_checked(st)) return;
   SharedShadow& sh = *view.shadow;

@@ -170,6 +170,10 @@ void shared_copy_landed(BlockState& st, const PendingCopy& c, const StmtNode* wa
 // the blocks of a cluster the block's own write (a peer's access of the element since the
 // last cluster barrier races with it). Threads' atomics among themselves do not race.
 void shared_atomic_access(BlockState& st, const TensorValue& view, const uint8_t* p, const StmtNode& stmt);
+// A shared view that an asynchronous unit reads for the block (a wgmma operand, the
+// source of a TMA store) when `stmt` issues it: refuses uninitialised elements (a copy
+// not yet waited for, say), and across the blocks of a cluster it is the block's own read.
+void shared_operand_read(BlockState& st, const TensorValue& view, const StmtNode& stmt);
 // A new shared allocation (fresh shadow) and a view of one.
 void shared_allocated(BlockState& st, TensorValue& tv);
 

@@ -226,6 +226,7 @@ void g2s_interpret(interp::BlockState& st, const StmtNode& stmt, const Instructi
 void s2g_interpret(interp::BlockState& st, const StmtNode& stmt, const Instruction& i) {
   const interp::TensorValue& src = interp::input(st, i.inputs[0], i);
   const interp::TensorValue& g = interp::input(st, i.inputs[1], i);
+  if (st.launch->debug) interp::shared_operand_read(st, src, stmt);
   interp::TmaStore s;
   s.dst = g;
   s.keep_alive = src.storage;

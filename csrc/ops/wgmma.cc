@@ -46,6 +46,7 @@
 
 #include "codegen/emitter.h"
 #include "interp/buffer.h"
+#include "interp/debug_checks.h"
 #include "interp/state.h"
 #include "interp/tile_math.h"
 #include "ir/functor.h"
@@ -553,6 +554,7 @@ void mma_interpret(BlockState& st, const StmtNode& stmt, const Instruction& inst
   if (a->scope == Scope::Register) w.open.registers.push_back({a.get(), &stmt});
   auto note_shared = [&](const Tensor& t, const TensorValue& v) {
     if (t->scope != Scope::Shared) return;
+    if (st.launch->debug) shared_operand_read(st, v, stmt);
     auto [lo, hi] = shared_bytes(v);
     w.open.shared.push_back({t.get(), &stmt, lo, hi});
   };

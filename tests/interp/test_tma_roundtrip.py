@@ -6,6 +6,9 @@ with a tile over two of its dimensions; a multi-stage TMA + mbarrier matmul."""
 import pytest
 import torch
 
+import tilus
+from tilus import float16
+
 from tests.interp.tma_scripts import TmaBatchedCopy, TmaPipelineMatmulStages, TmaRoundTrip
 
 
@@ -67,3 +70,25 @@ def test_a_box_starting_off_a_16_byte_multiple_is_refused():
     y = torch.full((m, ld), float("nan"), dtype=torch.float16)
     with pytest.raises(Exception, match=r"tma.global_to_shared: the offset 5 along the last dimension .* multiple of 8 float16"):
         TmaRoundTrip(16, 16, 0, col_shift=5)(m, n, ld, x, y)
+
+
+class StoreUnwritten(tilus.Script):
+    """A TMA store of a shared tile that nothing wrote."""
+
+    def __call__(self, y_ptr: ~float16):
+        self.attrs.blocks = [1]
+        self.attrs.warps = 4
+        gy = self.global_view(y_ptr, dtype=float16, shape=[16, 32])
+        s = self.shared_tensor(dtype=float16, shape=[16, 32])
+        self.fence.proxy_async()
+        with self.single_thread():
+            self.tma.shared_to_global(s, gy, offsets=[0, 0])
+            self.tma.commit_group()
+            self.tma.wait_group(0)
+        self.sync()
+
+
+def test_a_tma_store_of_unwritten_shared_memory_is_an_error():
+    with pytest.raises(Exception, match=r"tma.shared_to_global reads element s\[0, 0\] of shared memory before "
+                                        r"anything wrote it"):
+        StoreUnwritten()(torch.zeros(16, 32, dtype=torch.float16))

@@ -342,3 +342,48 @@ def test_float8_must_be_k_major():
     with pytest.raises(Exception, match=r"b \(shared\[float8_e4m3, 32x64\]\) is stored N-major") as info:
         Float8NMajor()(torch.zeros(4))
     assert "self.wgmma.mma(sa, sb, acc)" in str(info.value)
+
+
+
+class TmaWgmma(tilus.Script):
+    """C = A @ B^T for one 64 x 64 tile, k = 16: A and B by TMA, then one wgmma; without
+    `wait_landed` the wgmma is issued before the mbarrier wait for the copies."""
+
+    def __init__(self, wait_landed: bool):
+        super().__init__()
+        self.wait_landed = wait_landed
+
+    def __call__(self, a_ptr: ~float16, b_ptr: ~float16, c_ptr: ~float32):
+        self.attrs.blocks = [1]
+        self.attrs.warps = 4
+        ga = self.global_view(a_ptr, dtype=float16, shape=[64, 16])
+        gb = self.global_view(b_ptr, dtype=float16, shape=[64, 16])
+        sa = self.shared_tensor(dtype=float16, shape=[64, 16])
+        sb = self.shared_tensor(dtype=float16, shape=[64, 16])
+        bar = self.mbarrier.alloc(counts=[1])
+        acc = self.register_tensor(dtype=float32, shape=[64, 64], init=0.0)
+        with self.single_thread():
+            self.mbarrier.arrive_and_expect_tx(bar, 2 * 64 * 16 * 2)
+            self.tma.global_to_shared(src=ga, dst=sa, offsets=[0, 0], mbarrier=bar)
+            self.tma.global_to_shared(src=gb, dst=sb, offsets=[0, 0], mbarrier=bar)
+        if self.wait_landed:
+            self.mbarrier.wait(bar, phase=0)
+        self.wgmma.fence()
+        self.wgmma.mma(sa, sb.transpose(), acc)
+        self.wgmma.commit_group()
+        self.wgmma.wait_group(0)
+        if not self.wait_landed:
+            self.mbarrier.wait(bar, phase=0)
+        self.store_global(self.global_view(c_ptr, dtype=float32, shape=[64, 64]), acc, offsets=[0, 0])
+
+
+def test_a_wgmma_operand_read_before_its_copy_landed_is_an_error():
+    """With the wait, C = A @ B^T; issued before it, the wgmma reads shared memory the TMA
+    has not written (on a GPU: whatever it held) and the interpreter says so."""
+    a, b = torch.randn(64, 16).half(), torch.randn(64, 16).half()
+    c = torch.zeros(64, 64)
+    TmaWgmma(wait_landed=True)(a, b, c)
+    torch.testing.assert_close(c, a.float() @ b.float().t(), rtol=1e-3, atol=1e-3)
+    with pytest.raises(Exception, match=r"wgmma.mma reads element sa\[0, 0\] of shared memory before anything "
+                                        r"wrote it \(block \(0, 0, 0\)\): a copy into it not yet waited for\?"):
+        TmaWgmma(wait_landed=False)(a, b, torch.zeros(64, 64))
