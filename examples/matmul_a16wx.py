@@ -46,7 +46,7 @@ import torch
 import tilus
 from tilus import bfloat16, float16, float32, int32, uint8, void_p
 from tilus.layout import column_local, divide, local, mma_block_layouts, register_layout, replicate, spatial
-from tilus.utils import benchmark_func, cdiv
+from tilus.utils import benchmark_func, cdiv, dtype_to_torch
 
 UNIT_K, UNIT_N = 16, 64  # the packing unit: one k16 step of eight n8 mma atoms
 
@@ -489,16 +489,38 @@ class QuantizedLinear:
 
     def __init__(self, codes, w_dtype, scales, zeros=None, group_size=128, a_dtype=float16,
                  prefill_m=PREFILL_M):
+        if codes.dim() != 2:
+            raise ValueError(f"codes must be a [k, n] matrix, got shape {tuple(codes.shape)}")
         self.k, self.n = codes.shape
         self.w_dtype, self.group_size, self.a_dtype = w_dtype, group_size, a_dtype
+        t = dtype_to_torch(a_dtype)
+        groups = (cdiv(self.k, group_size), self.n)
+        if tuple(scales.shape) != groups or scales.dtype != t or scales.device != codes.device:
+            raise ValueError(f"scales must be {t} [{groups[0]}, {groups[1]}] (one row per group of {group_size} "
+                             f"along k) on {codes.device}, got {scales.dtype} {list(scales.shape)} on {scales.device}")
+        if zeros is not None:
+            if tuple(zeros.shape) != groups or zeros.device != codes.device:
+                raise ValueError(f"zeros must be [{groups[0]}, {groups[1]}] like scales, on {codes.device}, "
+                                 f"got {list(zeros.shape)} on {zeros.device}")
+            if zeros.is_floating_point() and zeros.dtype != t:
+                raise ValueError(f"zeros must be integers or {t} (the activation type), got {zeros.dtype}")
+            if not zeros.is_floating_point():  # integer zero points: exact in the activation type?
+                limit = 2048 if a_dtype == float16 else 256
+                if bool((zeros.abs() > limit).any()):
+                    raise ValueError(f"integer zeros must lie within +-{limit} (exact in {t}), "
+                                     f"got {int(zeros.abs().max())}")
         self.packed = prepack(codes, w_dtype)
         self.scales = scales.contiguous()
-        self.zeros = zeros.contiguous() if zeros is not None else self.scales  # unread then
         # zero points that are integers 0-255 (as quantisers make them) go to the fused
-        # kernel as uint8 codes, which its conversion folds in (MatmulA16Wx, zero_dtype)
+        # kernel as uint8 codes, which its conversion folds in (MatmulA16Wx, zero_dtype);
+        # the other kernels take them in the activation type
         self.zero_codes = None
-        if zeros is not None and bool(((zeros == zeros.round()) & (zeros >= 0) & (zeros <= 255)).all()):
-            self.zero_codes = zeros.to(torch.uint8).contiguous()
+        if zeros is not None:
+            integral = not zeros.is_floating_point() or bool((zeros == zeros.round()).all())
+            if integral and bool(((zeros >= 0) & (zeros <= 255)).all()):
+                self.zero_codes = zeros.to(torch.uint8).contiguous()
+            zeros = zeros.to(t)
+        self.zeros = zeros.contiguous() if zeros is not None else self.scales  # unread then
         self.kernel = MatmulA16Wx(a_dtype, w_dtype, group_size, zeros is not None,
                                   zero_dtype=uint8 if self.zero_codes is not None else None)
         self.dequantizer = DequantizeWeights(a_dtype, w_dtype, group_size, zeros is not None)
@@ -534,6 +556,7 @@ class QuantizedLinear:
         return w_t
 
     def __call__(self, x: torch.Tensor, out: torch.Tensor = None) -> torch.Tensor:
+        self._check_operands(x, out)
         m = x.shape[0]
         if out is None:
             out = torch.empty(m, self.n, dtype=x.dtype, device=x.device)
@@ -544,6 +567,18 @@ class QuantizedLinear:
             return _hopper_matmul().matmul(x, self.dequantized_t(x.device), 1.0, out)
         self.kernel(m, self.n, self.k, x, self.packed, self.scales, self.kernel_zeros, out)
         return out
+
+    def _check_operands(self, x: torch.Tensor, out) -> None:
+        """x [m, k] and out [m, n], contiguous, in the activation type, on the weights'
+        device: the kernels take raw pointers and would misread anything else."""
+        t, device = dtype_to_torch(self.a_dtype), self.packed.device
+        if x.dim() != 2 or x.shape[1] != self.k or x.dtype != t or x.device != device or not x.is_contiguous():
+            raise ValueError(f"x must be a contiguous {t} [m, {self.k}] tensor on {device}, got "
+                             f"{'' if x.is_contiguous() else 'a non-contiguous '}{x.dtype} {list(x.shape)} on {x.device}")
+        if out is not None and (tuple(out.shape) != (x.shape[0], self.n) or out.dtype != t or out.device != device
+                                or not out.is_contiguous()):
+            raise ValueError(f"out must be a contiguous {t} [{x.shape[0]}, {self.n}] tensor on {device}, got "
+                             f"{out.dtype} {list(out.shape)} on {out.device}")
 
     @property
     def kernel_zeros(self) -> torch.Tensor:

@@ -179,3 +179,46 @@ def test_quantized_linear_passes_integer_zero_points_as_codes(example):
     assert ex.QuantizedLinear(codes, tilus.uint4b, scales, zeros, group_size=32).zero_codes.dtype == torch.uint8
     for odd in (zeros + 0.5, zeros - 1, zeros + 256):  # fractional, negative, past 255
         assert ex.QuantizedLinear(codes, tilus.uint4b, scales, odd, group_size=32).zero_codes is None
+
+
+def test_quantized_linear_takes_integer_zero_points_of_any_integer_type(example):
+    """GPTQ-style integer zeros (int32 here) work as the same values in the activation type."""
+    ex = example("matmul_a16wx")
+    codes, scales, zeros = ex.random_weights(96, 48, tilus.uint4b, 32, float16, True, "cpu")
+    x = torch.randn(5, 96, dtype=torch.float16)
+    ref = ex.QuantizedLinear(codes, tilus.uint4b, scales, zeros, group_size=32)(x)
+    layer = ex.QuantizedLinear(codes, tilus.uint4b, scales, zeros.to(torch.int32), group_size=32)
+    assert layer.zeros.dtype == torch.float16 and layer.zero_codes.dtype == torch.uint8
+    assert torch.equal(layer(x), ref)
+
+
+@pytest.mark.parametrize("what,make,message", [
+    ("scales", lambda s, z: dict(scales=s.float()), r"scales must be torch.float16 \[3, 48\]"),
+    ("scales", lambda s, z: dict(scales=s[:2]), r"scales must be torch.float16 \[3, 48\] .* got torch.float16 \[2, 48\]"),
+    ("zeros", lambda s, z: dict(zeros=z[:, :40]), r"zeros must be \[3, 48\] like scales"),
+    ("zeros", lambda s, z: dict(zeros=z.float()), r"zeros must be integers or torch.float16"),
+    ("zeros", lambda s, z: dict(zeros=z.to(torch.int32) + 5000), r"integer zeros must lie within \+-2048"),
+])
+def test_quantized_linear_refuses_bad_scales_and_zeros(example, what, make, message):
+    ex = example("matmul_a16wx")
+    codes, scales, zeros = ex.random_weights(96, 48, tilus.uint4b, 32, float16, True, "cpu")
+    kwargs = dict(scales=scales, zeros=zeros)
+    kwargs.update(make(scales, zeros))
+    with pytest.raises(ValueError, match=message):
+        ex.QuantizedLinear(codes, tilus.uint4b, group_size=32, **kwargs)
+
+
+@pytest.mark.parametrize("bad,message", [
+    (lambda x: x.float(), r"x must be a contiguous torch.float16 \[m, 96\] tensor on cpu, got torch.float32 \[5, 96\]"),
+    (lambda x: x[:, :64], r"x must be a contiguous torch.float16 \[m, 96\]"),
+    (lambda x: x.t().contiguous().t(), r"got a non-contiguous torch.float16 \[5, 96\]"),
+])
+def test_quantized_linear_refuses_bad_activations(example, bad, message):
+    ex = example("matmul_a16wx")
+    codes, scales, zeros = ex.random_weights(96, 48, tilus.uint4b, 32, float16, True, "cpu")
+    layer = ex.QuantizedLinear(codes, tilus.uint4b, scales, zeros, group_size=32)
+    x = torch.randn(5, 96, dtype=torch.float16)
+    with pytest.raises(ValueError, match=message):
+        layer(bad(x))
+    with pytest.raises(ValueError, match=r"out must be a contiguous torch.float16 \[5, 48\] tensor on cpu"):
+        layer(x, torch.empty(5, 48))
