@@ -77,3 +77,25 @@ def test_integer_zero_points_fold_into_the_conversion(w_name, a_dtype, tile, fol
         assert (marker in src) == (folds and zero_dtype is not None), (w_name, zero_dtype)
         if marker in src:
             assert "tilus::int4x8_paired_minus_to_half" in src
+
+
+def test_decode_tiles_do_not_spill():
+    """Every decode tile of the tuning space (uint4 weights, zero points as codes, folded)
+    compiles for sm_90a without spills or stack: a fold once cost the 8-row tile its
+    interleaving of conversion and mma (255 registers and spills)."""
+    from tilus import _C
+
+    ex = load_example("matmul_a16wx")
+    m, n, k = 1, 4096, 4096
+    args = (m, n, k, torch.zeros(m, k, dtype=torch.float16), ex.prepack(torch.zeros(k, n, dtype=torch.int64),
+                                                                      tilus.uint4b),
+            torch.zeros(k // 128, n, dtype=torch.float16), torch.zeros(k // 128, n, dtype=torch.uint8),
+            torch.zeros(m, n, dtype=torch.float16))
+    for bm, bn, bk, split, warps in (t for t in ex.TILES if t[0] < 64):
+        kernel = ex.MatmulA16Wx(float16, tilus.uint4b, 128, True, num_warps=warps, block_m=bm, block_n=bn,
+                                block_k=bk, split_k=split, num_stages=4, zero_dtype=tilus.uint8)
+        generated = _C.generate_cuda(kernel.compile(*args).program, True, "sm_90a")
+        report = _C.runtime.compile_report(generated["source"], generated["name"], "sm_90a", [], None)
+        tile = (bm, bn, bk, split, warps)
+        assert report["spill_bytes"] == 0 and "0 bytes stack frame" in report["log"], (tile, report["log"])
+        assert "folded into the conversion's constants" in generated["source"], tile
