@@ -502,9 +502,10 @@ class QuantizedLinear:
             if tuple(zeros.shape) != groups or zeros.device != codes.device:
                 raise ValueError(f"zeros must be [{groups[0]}, {groups[1]}] like scales, on {codes.device}, "
                                  f"got {list(zeros.shape)} on {zeros.device}")
-            if zeros.is_floating_point() and zeros.dtype != t:
-                raise ValueError(f"zeros must be integers or {t} (the activation type), got {zeros.dtype}")
-            if not zeros.is_floating_point():  # integer zero points: exact in the activation type?
+            if zeros.is_floating_point():
+                if zeros.dtype != t:
+                    raise ValueError(f"zeros must be integers or {t} (the activation type), got {zeros.dtype}")
+            else:  # integer zero points: exact in the activation type?
                 limit = 2048 if a_dtype == float16 else 256
                 if bool((zeros.abs() > limit).any()):
                     raise ValueError(f"integer zeros must lie within +-{limit} (exact in {t}), "

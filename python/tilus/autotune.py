@@ -171,15 +171,14 @@ def tuned_instance_or_none(cls, args: tuple, kwargs: dict):
         return None
     fixed = {n: given.pop(n) for n in tuned if n in given}
     configs = space.configs(fixed)
-    missing = [n for n in tuned if n not in fixed]
-    has_default = [n in sig.parameters and sig.parameters[n].default is not inspect.Parameter.empty
-                   for n in missing]  # (a name taken through **kwargs has none)
-    if not configs and all(has_default):
-        # the given values lie outside the space and the rest have defaults: exactly the
-        # configuration asked for (a tuned parameter added later, with a default, leaves
-        # the constructions that name the others as they were)
-        return None
     if not configs:
+        missing = [n for n in tuned if n not in fixed]
+        if all(n in sig.parameters and sig.parameters[n].default is not inspect.Parameter.empty
+               for n in missing):  # (a name taken through **kwargs has no default)
+            # the given values lie outside the space and the rest have defaults: exactly the
+            # configuration asked for (a tuned parameter added later, with a default, leaves
+            # the constructions that name the others as they were)
+            return None
         raise ValueError(f"{cls.__name__}(): no configuration of the search space matches {fixed}; "
                          f"give every tuned parameter ({', '.join(missing)} missing) to build exactly "
                          f"that configuration, or values the search space holds")
