@@ -2,7 +2,7 @@
 TMA producer, two wgmma consumer warpgroups, TMA-store epilogue, 2-block clusters with
 B multicast, autotuned) beside cuBLAS and a Triton kernel, same run, same data.
 
-    python benchmarks/bench_hopper_matmul.py [--out DIR] [--quick] [--dtypes f16,bf16,f8]
+    python benchmarks/bench_hopper_matmul.py [--out DIR] [--quick] [--decode-only] [--dtypes f16,bf16,f8]
 
 C = A @ B^T with A [m, k] and B [n, k] (both K-major, as FP8 tensor cores need):
 float16 and bfloat16 against ``torch.matmul(a, b.T)``, float8_e4m3 (per-tensor scales,
@@ -119,6 +119,8 @@ def main(argv):
     for name in names.split(","):
         dtype = _DTYPES[name]
         shapes = large[:2] if quick else large + (decode if dtype != torch.float8_e4m3fn else [])
+        if "--decode-only" in argv:  # the m = 128 shapes alone
+            shapes = decode if dtype != torch.float8_e4m3fn else []
         rows = []
         for m, n, k in shapes:
             r = run_workload(ex, triton_fn, dtype, m, n, k)

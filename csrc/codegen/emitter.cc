@@ -35,6 +35,7 @@ int64_t SharedAllocator::allocate(int64_t bytes, int64_t align) {
 }
 
 void SharedAllocator::release(int64_t offset) {
+  if (holds_ > 0) return;
   used_.erase(std::remove_if(used_.begin(), used_.end(),
                              [&](const auto& u) { return u.first == offset; }),
               used_.end());
@@ -351,15 +352,18 @@ void CudaEmitter::emit_thread_group(const Stmt& s) {
   next_barrier_ = next_barrier_ % 15 + 1;
   const int outer_threads = threads_;
   threads_ = static_cast<int>(n);
+  smem_.hold();  // shared memory the group releases is not reused by a sibling group
   try {
     block(s->body);
   } catch (...) {
     threads_ = outer_threads;
     groups_.pop_back();
+    smem_.unhold();
     throw;
   }
   threads_ = outer_threads;
   groups_.pop_back();
+  smem_.unhold();
   close();
 }
 

@@ -35,12 +35,18 @@ void place_copy_ring(const CudaEmitter& e, std::string& body, int64_t& dynamic_s
 class SharedAllocator {
  public:
   int64_t allocate(int64_t bytes, int64_t align = 128);
+  // Frees `offset` for reuse, except inside a thread group (hold): sibling groups run
+  // concurrently, so memory one group's code releases may still be in use by a group
+  // emitted after it; what is released there stays reserved for the rest of the kernel.
   void release(int64_t offset);
+  void hold() { ++holds_; }
+  void unhold() { --holds_; }
   int64_t peak() const { return peak_; }
 
  private:
   std::vector<std::pair<int64_t, int64_t>> used_;  // (offset, bytes), sorted
   int64_t peak_ = 0;
+  int holds_ = 0;
 };
 
 class CudaEmitter {

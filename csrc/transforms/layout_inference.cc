@@ -368,7 +368,7 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
     const int gf = groups.find(d->from->id);
     if (fixed == group_layout.end() || group_layout.count(gf)) continue;
     std::optional<RegisterLayout> source = d->inverse(fixed->second);
-    if (!source || source->num_threads() != threads || d->derive(*source) != fixed->second) continue;
+    if (!source || source->num_threads() != threads_of(d->from) || d->derive(*source) != fixed->second) continue;
     group_layout.emplace(gf, *source);
   }
 

@@ -11,7 +11,9 @@ import torch
 import tilus
 from tests.codegen.nvrtc_compile import require_nvrtc
 from tests.interp.test_clusters import ClusterExchange, MulticastRows, MulticastSignal, MulticastWithoutCluster
-from tests.interp.test_thread_groups import GroupRanges, SetMaxNRegOk, SuffixSumsInAGroup, WsCopyMatmul, suffix_sums_args
+from tests.interp.test_thread_groups import (GroupDotOfTransposedTile, GroupRanges, SetMaxNRegOk,
+                                            SiblingGroupColumnSums, SuffixSumsInAGroup, WsCopyMatmul,
+                                            suffix_sums_args)
 from tilus import _C, float32, int32
 
 rt = _C.runtime
@@ -149,3 +151,23 @@ def test_semaphores_in_a_thread_group_use_its_leader_and_its_barrier():
         assert wait and re.match(r'asm volatile\("bar.sync %0, %1;" :: "r"\(\d+\), "r"\(128\)', wait.group(1)), src
         publish = re.search(r"\n\s*(.*)\n\s*if \(threadIdx.x == 128\) tilus::semaphore_publish\(", src)
         assert publish and re.match(r'asm volatile\("bar.sync %0, %1;" :: "r"\(\d+\), "r"\(128\)', publish.group(1)), src
+
+
+def test_sibling_groups_never_share_scratch_memory():
+    # The groups run concurrently: memory one releases must not serve the other (the
+    # shared-memory conversion scratch of two sibling groups once overlapped, and a
+    # decode kernel's groups overwrote each other's transposed tiles).
+    src = _compile(SiblingGroupColumnSums(), (torch.zeros(128, 32), torch.zeros(2, 32)))
+    offsets = re.findall(r"tl_red\w* = reinterpret_cast<float\*>\(tl_smem \+ (\d+)\)", src)
+    assert len(offsets) == 2 and offsets[0] != offsets[1], offsets
+
+
+def test_a_transposed_operand_in_a_group_is_read_with_ldmatrix():
+    # Layout inference hands the dot's operand layout back through the transpose for a
+    # tile held by a thread group too (it once compared the layout's threads with the
+    # block's, and the tile went through a shared-memory conversion instead).
+    args = (torch.zeros(32, 16, dtype=torch.float16), torch.zeros(128, 16, dtype=torch.float16),
+            torch.zeros(32, 128))
+    src = _compile(GroupDotOfTransposedTile(), args)
+    assert src.count("tilus::ldmatrix") == 2, src
+    assert "layout conversion through shared memory" not in src

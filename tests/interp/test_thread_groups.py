@@ -534,3 +534,56 @@ def test_a_semaphore_no_block_releases_is_a_deadlock_naming_the_line():
     with pytest.raises(RuntimeError, match=r"deadlock: block \(\d, 0, 0\) waits in lock_semaphore for value 7") as e:
         GroupWaitsForever()(torch.zeros(1, dtype=torch.int32))
     assert f"line {line}," in str(e.value), str(e.value)
+
+
+class SiblingGroupColumnSums(tilus.Script):
+    """out[g, :] = x[64 g : 64 g + 64, :].sum(0) for the two groups of 2 warps g = 0, 1,
+    which run side by side: each reduction crosses its group's warps through shared memory."""
+
+    def __call__(self, x_ptr: ~float32, out_ptr: ~float32):
+        self.attrs.blocks = [1]
+        self.attrs.warps = 4
+        gx = self.global_view(x_ptr, dtype=float32, shape=[128, 32])
+        go = self.global_view(out_ptr, dtype=float32, shape=[2, 32])
+        for g in (0, 1):
+            with self.warp_group(warp_begin=2 * g, num_warps=2):
+                t = self.load_global(gx, offsets=[64 * g, 0], shape=[64, 32])
+                self.store_global(go, self.sum(t, dim=0, keepdim=True), offsets=[g, 0])
+
+
+
+def test_sibling_groups_reduce_their_own_rows():
+    x = torch.randn(128, 32)
+    out = torch.full((2, 32), float("nan"))
+    SiblingGroupColumnSums()(x, out)
+    torch.testing.assert_close(out, x.view(2, 64, 32).sum(1))
+
+
+class GroupDotOfTransposedTile(tilus.Script):
+    """c = a @ b^T in each of two groups of 2 warps (rows 16 g.. of a): b [32, 16] is read
+    from shared memory and transposed in registers for the dot."""
+
+    def __call__(self, a_ptr: ~tilus.float16, b_ptr: ~tilus.float16, c_ptr: ~float32):
+        self.attrs.blocks = [1]
+        self.attrs.warps = 4
+        ga = self.global_view(a_ptr, dtype=tilus.float16, shape=[32, 16])
+        gb = self.global_view(b_ptr, dtype=tilus.float16, shape=[128, 16])
+        gc = self.global_view(c_ptr, dtype=float32, shape=[32, 128])
+        sb = self.shared_tensor(dtype=tilus.float16, shape=[128, 16])
+        self.copy_async(src=gb, dst=sb, offsets=[0, 0])
+        self.copy_async_wait_all()
+        self.sync()
+        for g in (0, 1):
+            with self.warp_group(warp_begin=2 * g, num_warps=2):
+                a = self.load_global(ga, offsets=[16 * g, 0], shape=[16, 16])
+                c = self.dot(a, self.transpose(self.load_shared(sb)))
+                self.store_global(gc, c, offsets=[16 * g, 0])
+
+
+
+def test_a_dot_of_a_transposed_shared_tile_in_each_group():
+    a = torch.randn(32, 16, dtype=torch.float16)
+    b = torch.randn(128, 16, dtype=torch.float16)
+    c = torch.full((32, 128), float("nan"))
+    GroupDotOfTransposedTile()(a, b, c)
+    torch.testing.assert_close(c, a.float() @ b.float().T, atol=1e-2, rtol=1e-2)
