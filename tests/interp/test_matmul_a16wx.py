@@ -222,3 +222,24 @@ def test_quantized_linear_refuses_bad_activations(example, bad, message):
         layer(bad(x))
     with pytest.raises(ValueError, match=r"out must be a contiguous torch.float16 \[5, 48\] tensor on cpu"):
         layer(x, torch.empty(5, 48))
+
+
+@pytest.mark.parametrize("tile", [(8, 128, 32, 2, 2), (16, 128, 32, 2, 2), (64, 128, 32, 1, 4)])
+@pytest.mark.parametrize("stages", [3, 4])
+def test_the_k_loop_rolled_or_unrolled_by_the_ring_gives_one_result(example, tile, stages):
+    """static_stages (the k loop unrolled by the ring's length; the 8-row tiles' default)
+    against the rolled loop: k = 296 leaves each split a number of steps that is not a
+    multiple of the ring's length, so the unrolled loop's last round is partial."""
+    ex = example("matmul_a16wx")
+    m, n, k = {8: 11, 16: 3, 64: 17}[tile[0]], 200, 296
+    codes, scales, zeros = ex.random_weights(k, n, tilus.uint4b, 32, float16, True, "cpu", seed=m)
+    x = torch.randn(m, k).to(torch.float16)
+    outs = []
+    for static in (False, True):
+        kernel = ex.MatmulA16Wx(float16, tilus.uint4b, 32, True, *tile, stages, static_stages=static)
+        out = torch.full((m, n), float("nan"), dtype=torch.float16)
+        kernel(m, n, k, x, ex.prepack(codes, tilus.uint4b), scales, zeros, out)
+        outs.append(out)
+    ref = x.float() @ ex.dequantize(codes, tilus.uint4b, scales, zeros, 32, float16).float()
+    torch.testing.assert_close(outs[1].float(), ref, rtol=1e-2, atol=1e-2)
+    assert torch.equal(outs[0], outs[1])
