@@ -50,15 +50,19 @@ from tilus.utils import benchmark_func, cdiv, dtype_to_torch
 
 UNIT_K, UNIT_N = 16, 64  # the packing unit: one k16 step of eight n8 mma atoms
 
-# (block_m, block_n, block_k, split_k, num_warps): decode tiles first (m <= 16; those of 8
-# rows compute C^T, 5-7% faster than the 16-row ones at m = 1 and 8 on an H200), then
-# prefill ones. Every warp's tile is a whole number of 64-column units (checked below).
+# (block_m, block_n, block_k, split_k, num_warps, static_stages): decode tiles first (m <=
+# 16; those of 8 rows compute C^T, 5-7% faster than the 16-row ones at m = 1 and 8 on an
+# H200), then prefill ones. Every warp's tile is a whole number of 64-column units
+# (checked below). static_stages None: the kernel's default (unrolled by the ring for the
+# 8-row tiles only); the 16 x 128 split-4 tile also unrolled: 3-6% faster at m = 16 on
+# the 12288- and 14336-column weights (H200, 2026-11-29), slower on the others.
 TILES = [
-    (8, 128, 64, 16, 2), (8, 128, 64, 32, 2), (8, 128, 128, 4, 2), (8, 128, 128, 8, 2),
-    (8, 128, 128, 16, 2), (8, 256, 128, 8, 4),
-    (16, 256, 64, 16, 4), (16, 128, 128, 4, 2), (16, 128, 128, 16, 2), (16, 256, 128, 4, 4),
-    (16, 256, 128, 8, 4), (16, 256, 128, 16, 4), (16, 128, 64, 32, 2),
-    (128, 128, 64, 1, 4), (128, 128, 32, 1, 4), (128, 256, 32, 1, 8),
+    (8, 128, 64, 16, 2, None), (8, 128, 64, 32, 2, None), (8, 128, 128, 4, 2, None), (8, 128, 128, 8, 2, None),
+    (8, 128, 128, 16, 2, None), (8, 256, 128, 8, 4, None),
+    (16, 256, 64, 16, 4, None), (16, 128, 128, 4, 2, None), (16, 128, 128, 4, 2, True),
+    (16, 128, 128, 16, 2, None), (16, 256, 128, 4, 4, None), (16, 256, 128, 8, 4, None),
+    (16, 256, 128, 16, 4, None), (16, 128, 64, 32, 2, None),
+    (128, 128, 64, 1, 4, None), (128, 128, 32, 1, 4, None), (128, 256, 32, 1, 8, None),
 ]
 
 
@@ -134,7 +138,7 @@ class TileDequantizer:
         return (b - zero) * scale if self.has_zero else b * scale
 
 
-@tilus.autotune("block_m, block_n, block_k, split_k, num_warps", TILES)
+@tilus.autotune("block_m, block_n, block_k, split_k, num_warps, static_stages", TILES)
 @tilus.autotune("num_stages", [3, 4])
 class MatmulA16Wx(TileDequantizer, tilus.Script):
     """c = a @ dequant(w): a [m, k] (a_dtype), w pre-packed by `prepack` (uint8

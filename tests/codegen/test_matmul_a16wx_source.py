@@ -29,7 +29,7 @@ def test_a16wx_compiles(w_name, a_dtype, has_zero, tile, arch):
     w_dtype = getattr(tilus, w_name)
     bm, bn, bk, split, warps = tile
     kernel = ex.MatmulA16Wx(a_dtype, w_dtype, 128, has_zero, num_warps=warps, block_m=bm, block_n=bn, block_k=bk,
-                            split_k=split, num_stages=3)
+                            split_k=split, num_stages=3, static_stages=None)
     m, n, k = 16, 4096, 4096
     t = torch.float16 if a_dtype == float16 else torch.bfloat16
     x = torch.zeros(m, k, dtype=t)
@@ -71,7 +71,8 @@ def test_integer_zero_points_fold_into_the_conversion(w_name, a_dtype, tile, fol
     for zero_dtype, zeros in ((tilus.uint8, torch.zeros(k // 128, n, dtype=torch.uint8)),
                               (None, torch.zeros(k // 128, n, dtype=t))):
         kernel = ex.MatmulA16Wx(a_dtype, w_dtype, 128, True, num_warps=warps, block_m=bm, block_n=bn, block_k=bk,
-                                split_k=split, num_stages=3, zero_dtype=zero_dtype)
+                                split_k=split, num_stages=3, zero_dtype=zero_dtype,
+                                static_stages=None)
         src = kernel_source(kernel, (*args, zeros, torch.zeros(m, n, dtype=t)), "sm_90a")
         # zero points in the activation type may be fractional: never folded
         assert (marker in src) == (folds and zero_dtype is not None), (w_name, zero_dtype)
@@ -91,11 +92,12 @@ def test_decode_tiles_do_not_spill():
                                                                       tilus.uint4b),
             torch.zeros(k // 128, n, dtype=torch.float16), torch.zeros(k // 128, n, dtype=torch.uint8),
             torch.zeros(m, n, dtype=torch.float16))
-    for bm, bn, bk, split, warps in (t for t in ex.TILES if t[0] < 64):
+    for bm, bn, bk, split, warps, static in (t for t in ex.TILES if t[0] < 64):
         kernel = ex.MatmulA16Wx(float16, tilus.uint4b, 128, True, num_warps=warps, block_m=bm, block_n=bn,
-                                block_k=bk, split_k=split, num_stages=4, zero_dtype=tilus.uint8)
+                                block_k=bk, split_k=split, num_stages=4, zero_dtype=tilus.uint8,
+                                static_stages=static)
         generated = _C.generate_cuda(kernel.compile(*args).program, True, "sm_90a")
         report = _C.runtime.compile_report(generated["source"], generated["name"], "sm_90a", [], None)
-        tile = (bm, bn, bk, split, warps)
+        tile = (bm, bn, bk, split, warps, static)
         assert report["spill_bytes"] == 0 and "0 bytes stack frame" in report["log"], (tile, report["log"])
         assert "folded into the conversion's constants" in generated["source"], tile
