@@ -49,6 +49,21 @@ def test_a16wx_matches_torch(example, w_name, group, has_zero, tile, shape):
                    lambda x, w, s, z, c: kernel(m, n, k, x, w, s, z, c), seed)
 
 
+@pytest.mark.parametrize("w_name,group,has_zero", [("uint4b", 128, True), ("int4b", 64, False), ("int3b", 64, False)])
+@pytest.mark.parametrize("tile,shape", [((16, 128, 128, 4, 2), (16, 14336, 4096)), ((16, 128, 128, 4, 2), (7, 1000, 4104)),
+                                        ((8, 128, 128, 8, 2), (5, 1000, 4104))])
+def test_k_loop_unrolled_by_the_ring_or_not(example, w_name, group, has_zero, tile, shape):
+    """static_stages on and off (a 16-row tile of the tuning space takes it; the 8-row
+    tiles by default): both match torch, at k that leaves a partial last round."""
+    ex = example("matmul_a16wx")
+    w_dtype = getattr(tilus, w_name)
+    m, n, k = shape
+    for static in (False, True):
+        kernel = ex.MatmulA16Wx(float16, w_dtype, group, has_zero, *tile, num_stages=3, static_stages=static)
+        _check(ex, w_dtype, group, has_zero, float16, m, n, k,
+               lambda x, w, s, z, c: kernel(m, n, k, x, w, s, z, c), seed=k + static)
+
+
 @pytest.mark.parametrize("m", [1, 16, 333])
 def test_quantized_linear_autotuned(example, m):
     ex = example("matmul_a16wx")
