@@ -18,6 +18,8 @@ set here, which then wins for the rest of the process::
                                                # TILUS_UNROLL_BUDGET (default 64),
                                                # TILUS_COPY_TMA (0: copy_async stays
                                                # cp.async on sm_90a)
+    tilus.option.static_rings(True)            # TILUS_STATIC_RINGS (default 0): pipelined
+                                               # loops unrolled by their ring of stages
     tilus.option.interpret(True)               # TILUS_INTERPRET (default 0): GPU tensors
                                                # too run in the CPU interpreter
     tilus.option.debug.race_check(True)        # TILUS_RACE_CHECK (default 1): the
@@ -307,6 +309,27 @@ def get_codegen() -> CodegenChoices:
     return CodegenChoices(wgmma=switch("wgmma", "TILUS_WGMMA"),
                           unroll_budget=defaults.unroll_budget if budget is None else budget,
                           copy_tma=switch("copy_tma", "TILUS_COPY_TMA"))
+
+
+# ---------------------------------------------------------------------------- static rings
+def static_rings(enabled: Optional[bool]) -> None:
+    """Unroll a pipelined loop by its ring of stages: a ``self.range(..., unroll=S)`` loop
+    whose stage counters advance as ``v = (v + 1) % S`` (declared to a constant just
+    before) is transpiled as S copies of its body per iteration, each with the counters
+    as compile-time constants, so that the stages' shared addresses fold into the
+    instructions (docs/script.md). Off by default until measured on a GPU."""
+    if enabled is not None and not isinstance(enabled, bool):
+        raise TypeError(f"static_rings: enabled must be a bool or None, got {enabled!r}")
+    _set["static_rings"] = enabled
+
+
+def get_static_rings() -> bool:
+    """Whether pipelined loops are unrolled by their ring (:func:`static_rings`, else
+    $TILUS_STATIC_RINGS, default 0)."""
+    enabled = _set.get("static_rings")
+    if enabled is None:
+        enabled = _env("TILUS_STATIC_RINGS") in ("1", "true", "yes")
+    return bool(enabled)
 
 
 # ---------------------------------------------------------------------------- progress

@@ -194,6 +194,13 @@ class Transpiler:
         self.exit_flag: Optional[Expr] = None
         self.kernel_exits = 0    # such returns emitted so far
         self.thread_groups = 0   # open `with self.thread_group(...)` blocks
+        # Runtime scalars declared to a compile-time int and not assigned since:
+        # id(var) -> (value, the runtime block it was declared in); what a ring counter
+        # holds when its loop starts (static_rings below).
+        self.declared_constants: Dict[int, tuple] = {}
+        # While a loop unrolled by its ring is walked: id(update statement) -> (name,
+        # the counter's constant after it), in the copy being walked.
+        self.ring_updates: Dict[int, tuple] = {}
 
     # ------------------------------------------------------------------ entry
     def transpile(self, params: List[tuple]):
@@ -316,6 +323,10 @@ class Transpiler:
         pass
 
     def stmt_Assign(self, node: ast.Assign):
+        update = self.ring_updates.get(id(node))
+        if update is not None:  # a ring counter's advance, in a copy of a ring-unrolled loop
+            self.env[update[0]] = update[1]
+            return
         value = self.eval(node.value)
         for target in node.targets:
             self.assign(target, value, node)
@@ -345,8 +356,12 @@ class Transpiler:
             current = self.env.get(name)
             if isinstance(current, Expr) and current.kind == "var" and current.dtype == annotation:
                 self.builder.assign(current, expr)
+                self.declared_constants.pop(id(current), None)
             else:
-                self.bind(name, self.builder.declare(name, annotation, expr))
+                var = self.builder.declare(name, annotation, expr)
+                self.bind(name, var)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    self.declared_constants[id(var)] = (value, self.block_token())
         elif annotation in (int, float, bool):
             if isinstance(value, (Expr, Tensor)):
                 raise self.error("TypeError", f"'{name}' is annotated {annotation.__name__}, a "
@@ -470,6 +485,9 @@ class Transpiler:
         for what, v in (("start", start), ("end", end), ("step", step)):
             if not is_scalar(v):
                 raise self.error("TypeError", f"the loop {what} must be an integer, got {v!r}")
+        rings = self.ring_counters(node, step, unroll)
+        if rings:
+            return self.ring_unrolled_for(node, start, end, step, unroll, rings)
         var = self.builder.begin_for(node.target.id, as_expr(start), as_expr(end), as_expr(step),
                                      unroll)
         scope = _Scope("for")
@@ -489,6 +507,120 @@ class Transpiler:
         # The loop variable ends with the loop (the IR has no value for it after): the name
         # returns to what it was bound to before, or becomes unbound, so that reading it
         # is an error naming the loop and assigning it makes a new variable.
+        if saved is not _MISSING:
+            self.env[node.target.id] = saved
+        else:
+            self.env[node.target.id] = _Unbound(node.target.id, node.lineno, "for", loop_var=True)
+
+    def block_token(self) -> Optional[int]:
+        """The innermost runtime block being walked (None: the kernel's top level)."""
+        return id(self.scopes[-1]) if self.scopes else None
+
+    def ring_counters(self, node: ast.For, step, unroll: int) -> Dict[str, tuple]:
+        """The ring counters of a runtime loop that static_rings unrolls: name -> (var,
+        value at the loop's start, its advance statement). A ring counter is a runtime
+        int declared to a constant in the block the loop is in and not assigned since,
+        advanced once per iteration by a top-level ``v = (v + 1) % unroll`` and assigned
+        nowhere else in the body. Nothing when the option is off, the step is not a
+        compile-time int, or the body has a break, continue or return of its own, or
+        assigns the loop variable."""
+        from tilus import option
+
+        if unroll < 2 or not option.get_static_rings() or not isinstance(step, int):
+            return {}
+        assigned: Dict[str, int] = {}
+        for sub in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+            if isinstance(sub, (ast.Break, ast.Continue, ast.Return)):
+                return {}
+            targets = sub.targets if isinstance(sub, ast.Assign) else \
+                [sub.target] if isinstance(sub, (ast.AugAssign, ast.AnnAssign)) else []
+            for t in targets:
+                for name in ast.walk(t):
+                    if isinstance(name, ast.Name):
+                        assigned[name.id] = assigned.get(name.id, 0) + 1
+        if isinstance(node.target, ast.Name) and node.target.id in assigned:
+            return {}
+        rings = {}
+        for stmt in node.body:
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name)):
+                continue
+            name = stmt.targets[0].id
+            v = stmt.value
+            if not (isinstance(v, ast.BinOp) and isinstance(v.op, ast.Mod) and isinstance(v.left, ast.BinOp)
+                    and isinstance(v.left.op, ast.Add)):
+                continue
+            terms = (v.left.left, v.left.right)
+            is_name = [isinstance(t, ast.Name) and t.id == name for t in terms]
+            is_one = [isinstance(t, ast.Constant) and t.value == 1 for t in terms]
+            if not ((is_name[0] and is_one[1]) or (is_one[0] and is_name[1])) or assigned.get(name) != 1:
+                continue
+            var = self.env.get(name)
+            known = self.declared_constants.get(id(var)) if isinstance(var, Expr) else None
+            if known is None or known[1] != self.block_token():
+                continue
+            try:
+                modulus = self.eval(v.right)
+            except Exception:  # not evaluable here: not a ring counter
+                continue
+            if modulus == unroll and 0 <= known[0] < modulus:
+                rings[name] = (var, known[0], stmt)
+        return rings
+
+    def ring_unrolled_for(self, node: ast.For, start, end, step: int, unroll: int, rings: Dict[str, tuple]):
+        """``for k in range(start, end, step)`` whose ring counters advance mod `unroll`
+        (ring_counters), as
+
+            for k0 in range(start, end, step * unroll):
+                copy 0 of the body with k = k0, each counter v = (v0 + 0) % unroll
+                if k0 + step < end:       copy 1, k = k0 + step, v = (v0 + 1) % unroll
+                ...
+
+        In each copy the counters are compile-time constants (sa[stage] is a constant
+        view), and each copy ends by storing the counters' next values in their variables,
+        which therefore hold after the loop what the rolled loop would leave there."""
+        self.set_loc(node)
+        end_value = as_expr(end)
+        if not end_value.is_const:  # the bound the copies test, evaluated once
+            end_value = self.builder.declare(f"{node.target.id}_end", end_value.dtype, end_value)
+        var = self.builder.begin_for(node.target.id, as_expr(start), end_value, as_expr(step * unroll), 0)
+        outer = _Scope("for")
+        self.scopes.append(outer)
+        saved = self.env.get(node.target.id, _MISSING)
+        self.loop_vars.append(var)
+        self.loops.append(None)
+        try:
+            for j in range(unroll):
+                at = var if j == 0 else var + j * step
+                if j > 0:
+                    self.set_loc(node)
+                    self.builder.begin_if(at < end_value)
+                copy = _Scope("for")
+                self.scopes.append(copy)
+                self.env[node.target.id] = at
+                for name, (_, first, update) in rings.items():
+                    self.env[name] = (first + j) % unroll
+                    self.ring_updates[id(update)] = (name, (first + j + 1) % unroll)
+                try:
+                    self.visit_body(node.body)
+                finally:
+                    self.scopes.pop()
+                    for name, (ring_var, first, update) in rings.items():
+                        self.ring_updates.pop(id(update), None)
+                        self.env[name] = ring_var
+                self.close_scope(copy, node)
+                for name, (ring_var, first, _) in rings.items():
+                    self.builder.assign(ring_var, as_expr((first + j + 1) % unroll))
+                if j > 0:
+                    self.builder.end_if()
+        finally:
+            self.scopes.pop()
+            self.loop_vars.pop()
+            self.loops.pop()
+        for ring_var, _, _ in rings.values():
+            self.declared_constants.pop(id(ring_var), None)
+        self.close_scope(outer, node)
+        self.builder.end_for()
         if saved is not _MISSING:
             self.env[node.target.id] = saved
         else:
@@ -686,6 +818,7 @@ class Transpiler:
             value = as_expr(value)
             if isinstance(current, Expr) and current.kind == "var":
                 self.builder.assign(current, value)
+                self.declared_constants.pop(id(current), None)
             else:
                 self.bind(name, self.builder.declare(name, value.dtype, value))
             return
