@@ -504,9 +504,12 @@ class Transpiler:
             self.loops.pop()
         self.close_scope(scope, node)
         self.builder.end_for()
-        # The loop variable ends with the loop (the IR has no value for it after): the name
-        # returns to what it was bound to before, or becomes unbound, so that reading it
-        # is an error naming the loop and assigning it makes a new variable.
+        self.end_loop_var(node, saved)
+
+    def end_loop_var(self, node: ast.For, saved):
+        """The loop variable ends with the loop (the IR has no value for it after): the name
+        returns to what it was bound to before, or becomes unbound, so that reading it is
+        an error naming the loop and assigning it makes a new variable."""
         if saved is not _MISSING:
             self.env[node.target.id] = saved
         else:
@@ -621,10 +624,7 @@ class Transpiler:
             self.declared_constants.pop(id(ring_var), None)
         self.close_scope(outer, node)
         self.builder.end_for()
-        if saved is not _MISSING:
-            self.env[node.target.id] = saved
-        else:
-            self.env[node.target.id] = _Unbound(node.target.id, node.lineno, "for", loop_var=True)
+        self.end_loop_var(node, saved)
 
     def stmt_While(self, node: ast.While):
         if node.orelse:
