@@ -69,6 +69,23 @@ def test_script_identity_depends_on_what_changes_the_winner(example):
     assert full.space_id().startswith("matmul_v5-")
 
 
+def test_script_identity_depends_on_the_code_generator_options(example):
+    import tilus
+
+    v5 = example("matmul_v5_splitk").MatmulV5
+    plain = v5().space_id()
+    try:
+        tilus.option.static_rings(True)
+        rings = v5().space_id()
+        tilus.option.codegen(wgmma=False)
+        rings_no_wgmma = v5().space_id()
+    finally:
+        tilus.option.static_rings(None)
+        tilus.option.reset_codegen()
+    assert len({plain, rings, rings_no_wgmma}) == 3
+    assert v5().space_id() == plain
+
+
 def test_script_identity_is_the_same_in_another_process(example):
     here = example("matmul_v5_splitk").MatmulV5().space_id()
     code = ("import sys; sys.path.insert(0, 'tests'); from conftest import load_example; "

@@ -6,8 +6,9 @@ size and time of the native module, so a rebuild counts as a change), the text o
 file that defines the script class (its ``__call__``, ``__init__`` and helper methods,
 and module-level helpers in the same file), the values captured by closures of
 ``__call__`` and ``__init__`` (``make_matmul(float16)`` style factories), the parameter
-types of ``__call__``, the non-tuned constructor arguments, and the configuration list
-itself. Helpers imported from other files are not hashed: after changing one, run
+types of ``__call__``, the non-tuned constructor arguments, the configuration list
+itself, and the code generator's and transpiler's options (``tilus.option.codegen``,
+``static_rings``). Helpers imported from other files are not hashed: after changing one, run
 ``python -m tilus cache clear --tuning``. The GPU (name and compute capability) and the
 tuning key name the entry inside that directory.
 """
@@ -19,9 +20,10 @@ import hashlib
 import inspect
 import json
 import os
+import dataclasses
 import re
 
-from tilus import _C
+from tilus import _C, option
 from tilus.candidate import kernel_name
 
 _SIMPLE = (int, float, str, bool, type(None))
@@ -94,6 +96,9 @@ def script_identity(cls, sig, given: dict, fixed: dict, configs: list) -> str:
         "given": stable_repr(dict(sorted(given.items()))),
         "fixed": stable_repr(dict(sorted(fixed.items()))),
         "configs": [stable_repr(c) for c in configs],
+        # what the code generator and the transpiler are told: another choice builds other
+        # kernels, so their timings and winner are another entry
+        "options": {**dataclasses.asdict(option.get_codegen()), "static_rings": option.get_static_rings()},
     }
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
     return f"{kernel_name(cls)}-{digest[:16]}"
