@@ -195,8 +195,9 @@ class Transpiler:
         self.kernel_exits = 0    # such returns emitted so far
         self.thread_groups = 0   # open `with self.thread_group(...)` blocks
         # Runtime scalars declared to a compile-time int and not assigned since:
-        # id(var) -> (value, the runtime block it was declared in); what a ring counter
-        # holds when its loop starts (static_rings below).
+        # id(var) -> (value, the runtime block it was declared in (block_token), var); what
+        # a ring counter holds when its loop starts (static_rings below). The entry keeps
+        # the var alive, so its id names no other expression meanwhile.
         self.declared_constants: Dict[int, tuple] = {}
         # While a loop unrolled by its ring is walked: id(update statement) -> (name,
         # the counter's constant after it), in the copy being walked.
@@ -361,7 +362,7 @@ class Transpiler:
                 var = self.builder.declare(name, annotation, expr)
                 self.bind(name, var)
                 if isinstance(value, int) and not isinstance(value, bool):
-                    self.declared_constants[id(var)] = (value, self.block_token())
+                    self.declared_constants[id(var)] = (value, self.block_token(), var)
         elif annotation in (int, float, bool):
             if isinstance(value, (Expr, Tensor)):
                 raise self.error("TypeError", f"'{name}' is annotated {annotation.__name__}, a "
@@ -515,9 +516,10 @@ class Transpiler:
         else:
             self.env[node.target.id] = _Unbound(node.target.id, node.lineno, "for", loop_var=True)
 
-    def block_token(self) -> Optional[int]:
-        """The innermost runtime block being walked (None: the kernel's top level)."""
-        return id(self.scopes[-1]) if self.scopes else None
+    def block_token(self) -> Optional[_Scope]:
+        """The innermost runtime block being walked (None: the kernel's top level). The
+        scope itself, not its id: a closed block's id may be reused by a later one."""
+        return self.scopes[-1] if self.scopes else None
 
     def ring_counters(self, node: ast.For, step, unroll: int) -> Dict[str, tuple]:
         """The ring counters of a runtime loop that static_rings unrolls: name -> (var,
@@ -560,7 +562,7 @@ class Transpiler:
                 continue
             var = self.env.get(name)
             known = self.declared_constants.get(id(var)) if isinstance(var, Expr) else None
-            if known is None or known[1] != self.block_token():
+            if known is None or known[1] is not self.block_token():
                 continue
             try:
                 modulus = self.eval(v.right)
@@ -608,7 +610,7 @@ class Transpiler:
                     self.visit_body(node.body)
                 finally:
                     self.scopes.pop()
-                    for name, (ring_var, first, update) in rings.items():
+                    for name, (ring_var, _, update) in rings.items():
                         self.ring_updates.pop(id(update), None)
                         self.env[name] = ring_var
                 self.close_scope(copy, node)

@@ -15,12 +15,12 @@ tuning key name the entry inside that directory.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import inspect
 import json
 import os
-import dataclasses
 import re
 
 from tilus import _C, option
