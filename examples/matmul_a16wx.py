@@ -10,8 +10,8 @@ The weights are pre-packed once (`prepack`) in the order the tensor cores read t
 [k, n] matrix is cut into units of 16 x 64 (one mma.sync k16 step of eight n8 atoms), and
 each unit is stored as 32 lanes x 32 codes, lane t's codes being exactly the B-fragment
 registers lane t of a warp holds for that unit, bit-packed (4 * bits bytes per lane: 16
-bytes for 4-bit weights, whose 8 codes per 32-bit word are paired for a cheaper
-conversion: `unit_layout`). A warp then moves a unit global -> shared with cp.async and
+bytes for 4-bit weights; 3- and 4-bit integer codes are paired within each eight for a
+cheaper conversion: `unit_layout`). A warp then moves a unit global -> shared with cp.async and
 shared -> registers with one conflict-free 16-byte read per lane, `view`s the bytes as
 the weight type in the mma layout, converts them in registers (less the zero point) and
 feeds `self.dot`, whose k-step sum the group's scale then multiplies once per output: no
@@ -66,15 +66,22 @@ TILES = [
 ]
 
 
+def pairs_codes(w_dtype) -> bool:
+    """Whether the packing pairs codes j and j + 4 of each eight (unit_layout): 3- and
+    4-bit integers, whose pairs then convert with one lop3 and one fma each."""
+    return w_dtype.is_integer and w_dtype.bits in (3, 4)
+
+
 def unit_layout(w_dtype):
     """A packing unit's codes over a warp: the B fragments of eight m16n8k16 atoms side by
     side along n, lane t's 32 codes in its registers' order. Modes: k = 8r + 2c + h (r the
     fragment register, c = t % 4, h the half), n = 8 * atom + t // 4 (atom = 2 hi + lo).
-    4-bit integer codes go in a paired order: within each 32-bit word (8 codes) nibbles j
-    and j + 4 are the fragment elements 2j and 2j + 1, one half2 of the fragment, which the
-    cast to the dot's layout converts with one lop3 and one sub/fma per pair (no byte
-    shuffles: tilus::int4x8_paired_to_half); other types keep the fragment order."""
-    paired = w_dtype.bits == 4 and w_dtype.is_integer
+    3- and 4-bit integer codes go in a paired order: within each 8 codes (a 32-bit word
+    of 4-bit codes) codes j and j + 4 are the fragment elements 2j and 2j + 1, one half2
+    of the fragment, which the cast to the dot's layout converts with one lop3 and one
+    sub/fma per pair (no byte shuffles: tilus::int4x8_paired_to_half,
+    tilus::int3x8_paired_to_half); other types keep the fragment order."""
+    paired = pairs_codes(w_dtype)
     local_order = [3, 2, 4, 0] if paired else [3, 4, 0, 2]  # (hi, h, lo, r) or (hi, lo, r, h)
     return register_layout([UNIT_K, UNIT_N], [2, 4, 2, 4, 2, 8], [5, 1], local_order)
 
@@ -88,7 +95,7 @@ def unit_layout_t(w_dtype):
     """unit_layout(w_dtype) transposed: the same codes of each lane as a [64, 16] tile of
     W^T. The B fragments of two n8 atoms side by side are exactly one m16n8k16 A fragment
     of W^T (rows n, columns k), so the packing serves both forms unchanged."""
-    paired = w_dtype.bits == 4 and w_dtype.is_integer
+    paired = pairs_codes(w_dtype)
     local_order = [0, 5, 1, 3] if paired else [0, 1, 3, 5]  # (hi, h, lo, r) or (hi, lo, r, h)
     return register_layout([UNIT_N, UNIT_K], [4, 2, 8, 2, 4, 2], [2, 4], local_order)
 
@@ -133,7 +140,7 @@ class TileDequantizer:
 
     def dequantize(self, packed, scale, zero):
         b = self.cast(self.view(packed, dtype=self.w_dtype, layout=self.w_layout), dtype=self.a_dtype)
-        # the values in the fragments' order (paired 4-bit codes are reordered by the cast)
+        # the values in the fragments' order (paired codes are reordered by the cast)
         self.annotate_layout(b, in_fragment_order(self.w_layout, self.w_dtype))
         return (b - zero) * scale if self.has_zero else b * scale
 
@@ -226,7 +233,7 @@ class MatmulA16Wx(TileDequantizer, tilus.Script):
         if self.transposed:
             # the same step as below, transposed: acc^T += s^T * ((w - z)^T @ a^T)
             w_t = self.cast(self.view(packed, dtype=self.w_dtype, layout=self.w_layout), dtype=self.a_dtype)
-            # the values in the fragments' order (paired 4-bit codes are reordered by the cast)
+            # the values in the fragments' order (paired codes are reordered by the cast)
             self.annotate_layout(w_t, self.w_fragment_layout)
             if self.has_zero:
                 w_t = w_t - self.zero_points(sz[stage].transpose())
@@ -428,7 +435,7 @@ def pack_weights(codes: torch.Tensor, w_dtype) -> torch.Tensor:
 def _unit_order(w_dtype) -> torch.Tensor:
     """[32, 32]: the row-major index (k * 64 + n) in a 16 x 64 packing unit of code l of
     lane t (unit_layout: the B-fragment registers of eight m16n8k16 atoms side by side
-    along n, 4-bit integers paired)."""
+    along n, 3- and 4-bit integers paired)."""
     unit = unit_layout(w_dtype)
     order = torch.empty(32, 32, dtype=torch.int64)
     for t in range(32):

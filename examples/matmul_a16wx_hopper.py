@@ -16,8 +16,8 @@ instead of before them:
   and the group's scale (and zero-point) row into a ring of ``stages`` slots.
 * warpgroups 1 and 2 are the consumers, 64 rows of W^T each: each thread reads its
   4 * bits bytes of the packed tile with one shared-memory read, ``view``s them as the
-  weight type in wgmma's A-fragment layout (4-bit integers paired, as the A16Wx packing
-  pairs them, so the cast converts a nibble pair per instruction), converts, subtracts
+  weight type in wgmma's A-fragment layout (3- and 4-bit integers paired, as the A16Wx packing
+  pairs them, so the cast converts a code pair per lop3), converts, subtracts
   the zero point and multiplies by the scale in registers, and issues the wgmma with A
   from registers. While one warpgroup converts, the other's wgmma runs.
 * the accumulator is two [128, 128] halves (one per half of the A tile); each is staged
@@ -55,14 +55,16 @@ def fragment_layout(paired: bool):
     the two consumer warpgroups (rows = warpgroup 2 x warp 4 x half 2 x lane // 4 8,
     columns = k16 step 4 x half 2 x lane % 4 x element 2), each thread's 32 codes in its
     registers' order (k step, half of k, half of the rows, element), or with ``paired``
-    (4-bit integers) the element outermost in each k step: nibbles j and j + 4 of a
-    32-bit word are then one f16x2 of the fragment (docs/low_precision.md)."""
+    (3- and 4-bit integers) the element outermost in each k step: codes j and j + 4 of
+    each eight (nibbles j and j + 4 of a 32-bit word of 4-bit codes) are then one f16x2
+    of the fragment (docs/low_precision.md)."""
     local = [4, 7, 5, 2] if paired else [4, 5, 2, 7]
     return register_layout([TILE_N, TILE_K], [2, 4, 2, 8, 4, 2, 4, 2], [0, 1, 3, 6], local)
 
 
 def is_paired(w_dtype) -> bool:
-    return w_dtype.bits == 4 and w_dtype.is_integer
+    """3- and 4-bit integer codes go paired (codes j and j + 4 of each eight one f16x2)."""
+    return w_dtype.is_integer and w_dtype.bits in (3, 4)
 
 
 def packed_rows(w_dtype) -> int:

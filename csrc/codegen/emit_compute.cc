@@ -140,12 +140,13 @@ bool vector_cast4_supported(DataType to, DataType from) {
 }  // namespace
 
 namespace {
-// For a cast of 4-bit integer codes a view unpacked from 32-bit words into a layout that
-// reorders each thread's registers: the word of each group of 8 results when every group
-// q takes its pairs (2j, 2j + 1) from nibbles j and j + 4 of one word W_q (the order
-// tilus::int4x8_paired_to_half converts in: one lop3 a pair, no byte shuffles), else
+// For a cast of sub-byte integer codes a view unpacked from 32-bit words into a layout
+// that reorders each thread's registers: the group of 8 codes of each group of 8 results
+// when every group q takes its pairs (2j, 2j + 1) from codes j and j + 4 of one group W_q
+// (for 4-bit codes W_q is a word: the order tilus::int4x8_paired_to_half converts in, one
+// lop3 a pair, no byte shuffles; 3-bit codes: tilus::int3x8_paired_to_half), else
 // nullopt. `src` is in_thread_sources(input layout, output layout).
-std::optional<std::vector<int64_t>> paired_nibble_words(const std::vector<int64_t>& src) {
+std::optional<std::vector<int64_t>> paired_code_groups(const std::vector<int64_t>& src) {
   if (src.size() % 8) return std::nullopt;
   std::vector<int64_t> words;
   for (size_t q = 0; q < src.size(); q += 8) {
@@ -173,11 +174,27 @@ void CudaEmitter::emit_cast(const Instruction& i) {
     // 4-bit codes packed so that each result pair is one word's nibbles j and j + 4 (the
     // view's layout orders them so; the consumer fixed the output's): four lop3 a word
     if (auto order = in_thread_sources(plan_.layout_of(x), layout)) {
-      if (auto w = paired_nibble_words(*order)) {
+      if (auto w = paired_code_groups(*order)) {
         PairedCast pc{x, declare_reg(y, layout), words->name, *w, from.is_signed, y->dtype == dtypes::float16,
                       scopes_.back()};
         emit_paired_cast(pc);
         paired_casts_[y->id] = pc;
+        return;
+      }
+    }
+  }
+  if (words && x->dtype.bits() == 3 && from.family == TypeFamily::Int &&
+      (y->dtype == dtypes::float16 || y->dtype == dtypes::bfloat16) && plan_.layout_of(x) != layout) {
+    // 3-bit codes in the same pairs (j, j + 4) of each eight: pairs 12 bits apart, one
+    // window, one lop3 and one fma a pair (tilus::int3x8_paired_to_half)
+    if (auto order = in_thread_sources(plan_.layout_of(x), layout)) {
+      if (auto groups = paired_code_groups(*order)) {
+        const std::string dst = declare_reg(y, layout);
+        const std::string fn = std::string("tilus::int3x8_paired_to_") +
+                               (y->dtype == dtypes::float16 ? "half<" : "bf16<") + (from.is_signed ? "true" : "false");
+        for (size_t q = 0; q < groups->size(); ++q)
+          line(fn + ", " + std::to_string((*groups)[q]) + ">(" + dst + " + " + std::to_string(8 * q) + ", " +
+               words->name + ");" + (q == 0 ? "  // eight at a time, paired 3-bit codes" : ""));
         return;
       }
     }

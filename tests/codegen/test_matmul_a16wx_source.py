@@ -80,24 +80,32 @@ def test_integer_zero_points_fold_into_the_conversion(w_name, a_dtype, tile, fol
             assert "tilus::int4x8_paired_minus_to_half" in src
 
 
-def test_decode_tiles_do_not_spill():
-    """Every decode tile of the tuning space (uint4 weights, zero points as codes, folded)
-    compiles for sm_90a without spills or stack: a fold once cost the 8-row tile its
-    interleaving of conversion and mma (255 registers and spills)."""
+@pytest.mark.parametrize("w_name, a_dtype", [("uint4b", float16), ("int3b", float16), ("int3b", bfloat16)])
+def test_decode_tiles_do_not_spill(w_name, a_dtype):
+    """Every decode tile of the tuning space compiles for sm_90a without spills or stack
+    (uint4 weights with zero points as codes, folded; 3-bit weights, whose paired codes
+    convert three instructions a pair): a fold once cost the 8-row tile its interleaving
+    of conversion and mma (255 registers and spills)."""
     from tilus import _C
 
     ex = load_example("matmul_a16wx")
+    w_dtype = getattr(tilus, w_name)
+    folded = w_name == "uint4b"
+    t = torch.float16 if a_dtype == float16 else torch.bfloat16
     m, n, k = 1, 4096, 4096
-    args = (m, n, k, torch.zeros(m, k, dtype=torch.float16), ex.prepack(torch.zeros(k, n, dtype=torch.int64),
-                                                                      tilus.uint4b),
-            torch.zeros(k // 128, n, dtype=torch.float16), torch.zeros(k // 128, n, dtype=torch.uint8),
-            torch.zeros(m, n, dtype=torch.float16))
+    zeros = torch.zeros(k // 128, n, dtype=torch.uint8 if folded else t)
+    args = (m, n, k, torch.zeros(m, k, dtype=t), ex.prepack(torch.zeros(k, n, dtype=torch.int64), w_dtype),
+            torch.zeros(k // 128, n, dtype=t), zeros, torch.zeros(m, n, dtype=t))
     for bm, bn, bk, split, warps, static in (t for t in ex.TILES if t[0] < 64):
-        kernel = ex.MatmulA16Wx(float16, tilus.uint4b, 128, True, num_warps=warps, block_m=bm, block_n=bn,
-                                block_k=bk, split_k=split, num_stages=4, zero_dtype=tilus.uint8,
+        kernel = ex.MatmulA16Wx(a_dtype, w_dtype, 128, True, num_warps=warps, block_m=bm, block_n=bn,
+                                block_k=bk, split_k=split, num_stages=4, zero_dtype=tilus.uint8 if folded else None,
                                 static_stages=static)
         generated = _C.generate_cuda(kernel.compile(*args).program, True, "sm_90a")
         report = _C.runtime.compile_report(generated["source"], generated["name"], "sm_90a", [], None)
         tile = (bm, bn, bk, split, warps, static)
         assert report["spill_bytes"] == 0 and "0 bytes stack frame" in report["log"], (tile, report["log"])
-        assert "folded into the conversion's constants" in generated["source"], tile
+        if folded:
+            assert "folded into the conversion's constants" in generated["source"], tile
+        else:
+            paired = "tilus::int3x8_paired_to_" + ("half" if a_dtype == float16 else "bf16")
+            assert paired in generated["source"] and "packed_cast" not in generated["source"], tile

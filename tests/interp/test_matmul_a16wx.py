@@ -118,10 +118,11 @@ def _fragment_codes(padded, i, j, t):
 
 @pytest.mark.parametrize("name", ["uint4b", "int4b", "uint8", "int3b"])
 def test_prepack_puts_each_lanes_fragment_codes_in_order(example, name):
-    """prepack against the fragment table. 4-bit integer codes are paired: the 8 codes of
-    each 32-bit word (two atoms' fragments, elements f0..f7) lie as f0 f2 f4 f6 f1 f3 f5 f7
-    from the low nibble up, so that nibbles j and j + 4 are one half2 of the fragment;
-    other types keep the fragment order, bit-packed from the low bit (pack_weights)."""
+    """prepack against the fragment table. 3- and 4-bit integer codes are paired: each 8
+    codes (two atoms' fragments, elements f0..f7; a 32-bit word of 4-bit codes) lie as
+    f0 f2 f4 f6 f1 f3 f5 f7 from the low bits up, so that codes j and j + 4 are one half2
+    of the fragment; other types keep the fragment order, bit-packed from the low bit
+    (pack_weights)."""
     ex = example("matmul_a16wx")
     dt = getattr(tilus, name)
     k, n = 40, 150  # neither a multiple of the 16 x 64 unit: the padding holds code 0
@@ -134,7 +135,7 @@ def test_prepack_puts_each_lanes_fragment_codes_in_order(example, name):
         for j in range(3):
             for t in range(32):
                 expect = _fragment_codes(padded, i, j, t)
-                if dt.bits == 4:
+                if dt.bits in (3, 4):  # (all the integer types here)
                     expect = [expect[8 * w + p] for w in range(4) for p in (0, 2, 4, 6, 1, 3, 5, 7)]
                 stream = int.from_bytes(bytes(packed[i, j, t].tolist()), "little")
                 got = [(stream >> (dt.bits * c)) & ((1 << dt.bits) - 1) for c in range(32)]

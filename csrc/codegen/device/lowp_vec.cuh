@@ -280,6 +280,75 @@ static __device__ __forceinline__ void int4x8_paired_to_bf16(bfloat16* out, uint
   for (int j = 0; j < 4; ++j) words[j] = vec4::fma_bf16x2(vec4::and_xor(w >> (4 * j), 0x000F000Fu, magic), one, minus);
 }
 
+// Eight 3-bit integer codes, paired as the 4-bit ones: out[2j] is code 8G + j, out[2j + 1]
+// code 8G + j + 4, code i at bits [3i, 3i + 3) of the packed words w[0], w[1], ... (a view
+// whose layout orders them so; the emitter checks it). The codes of a pair are 12 bits
+// apart, so one 32-bit window of the stream (a shift, or a funnel shift across two words;
+// pairs that share a window share it) holds the low code at bit u and the high one at bit
+// 16 + u - 4 of its halves; one lop3 keeps both under the exponent of 1024.0 (signed:
+// flips their sign bits, code + 4) and one fma.f16x2 by {2^-u, 2^(4-u)} takes the
+// exponent away: exact, three instructions a pair or fewer against five through the
+// unpaired order (tilus::packed_cast). u is 4..7 for half, chosen so that windows start at
+// multiples of 4 and neighbouring pairs share them; bfloat16's 7-bit mantissa holds
+// 128 + 16 code but no more, so there u is 4 and each pair has a window of its own.
+namespace paired3 {
+// n as the bits of a float with M mantissa bits and exponent bias `bias` (|n| < 2^(M+1))
+__host__ __device__ constexpr uint32_t int_bits(int n, int M, int bias) {
+  const uint32_t sign = n < 0 ? 0x8000u : 0u;
+  const int a = n < 0 ? -n : n;
+  int e = 0;
+  while ((2 << e) <= a) ++e;
+  return a == 0 ? sign : sign | (uint32_t(e + bias) << M) | ((uint32_t(a) - (1u << e)) << (M - e));
+}
+// 2^-e as float bits (e >= 0)
+__host__ __device__ constexpr uint32_t pow2_neg_bits(int e, int M, int bias) { return uint32_t(bias - e) << M; }
+__host__ __device__ constexpr int floor4(int x) { return x >= 0 ? x / 4 * 4 : -((-x + 3) / 4 * 4); }
+// bits [s, s + 32) of the stream (s < 0: the first word shifted up), enough for bit `last`
+template <int s, int last>
+static __device__ __forceinline__ uint32_t window(const uint32_t* w) {
+  if constexpr (s < 0) {
+    return w[0] << (-s);
+  } else {
+    constexpr int word = s >> 5, off = s & 31;
+    if constexpr (off == 0) return w[word];
+    else if constexpr ((last >> 5) == word) return w[word] >> off;
+    else return __funnelshift_r(w[word], w[word + 1], off);
+  }
+}
+// result pair j of group G: u the low code's bit in the window (the high one's is 16 + u - 4)
+template <bool S, int G, int j, bool Half>
+static __device__ __forceinline__ uint32_t pair(const uint32_t* w) {
+  constexpr int p = 24 * G + 3 * j;  // the low code's first bit; the high code's is p + 12
+  constexpr int s = p - 4;
+  constexpr int u = p - s, v = u - 4;
+  constexpr uint32_t mask = (7u << u) | (7u << (16 + v));
+  constexpr uint32_t flip = S ? (4u << u) | (4u << (16 + v)) : 0u;
+  constexpr int M = Half ? 10 : 7, bias = Half ? 15 : 127;
+  constexpr uint32_t magic = (Half ? 0x64006400u : 0x43004300u) ^ flip;  // {1024, 1024} / {128, 128}
+  constexpr int base = Half ? 1024 : 128, off = S ? 4 : 0;
+  constexpr uint32_t scale = pow2_neg_bits(u, M, bias) | (pow2_neg_bits(v, M, bias) << 16);
+  constexpr uint32_t minus = int_bits(-((base >> u) + off), M, bias) | (int_bits(-((base >> v) + off), M, bias) << 16);
+  const uint32_t x = vec4::and_xor(window<s, p + 14>(w), mask, magic);
+  return Half ? vec4::fma_f16x2(x, scale, minus) : vec4::fma_bf16x2(x, scale, minus);
+}
+}  // namespace paired3
+template <bool S, int G>
+static __device__ __forceinline__ void int3x8_paired_to_half(half* out, const uint32_t* w) {
+  uint32_t* words = reinterpret_cast<uint32_t*>(out);
+  words[0] = paired3::pair<S, G, 0, true>(w);
+  words[1] = paired3::pair<S, G, 1, true>(w);
+  words[2] = paired3::pair<S, G, 2, true>(w);
+  words[3] = paired3::pair<S, G, 3, true>(w);
+}
+template <bool S, int G>
+static __device__ __forceinline__ void int3x8_paired_to_bf16(bfloat16* out, const uint32_t* w) {
+  uint32_t* words = reinterpret_cast<uint32_t*>(out);
+  words[0] = paired3::pair<S, G, 0, false>(w);
+  words[1] = paired3::pair<S, G, 1, false>(w);
+  words[2] = paired3::pair<S, G, 2, false>(w);
+  words[3] = paired3::pair<S, G, 3, false>(w);
+}
+
 // The paired conversions less a zero point per result pair, the zero folded into the
 // subtracted constant (CudaEmitter::emit_zero_fold): one instruction a pair fewer. The
 // constants come from paired_minus_low/high (half) or paired_minus_bf16 per zero, made
