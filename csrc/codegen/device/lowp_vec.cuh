@@ -283,14 +283,14 @@ static __device__ __forceinline__ void int4x8_paired_to_bf16(bfloat16* out, uint
 // Eight 3-bit integer codes, paired as the 4-bit ones: out[2j] is code 8G + j, out[2j + 1]
 // code 8G + j + 4, code i at bits [3i, 3i + 3) of the packed words w[0], w[1], ... (a view
 // whose layout orders them so; the emitter checks it). The codes of a pair are 12 bits
-// apart, so one 32-bit window of the stream (a shift, or a funnel shift across two words;
-// pairs that share a window share it) holds the low code at bit u and the high one at bit
-// 16 + u - 4 of its halves; one lop3 keeps both under the exponent of 1024.0 (signed:
-// flips their sign bits, code + 4) and one fma.f16x2 by {2^-u, 2^(4-u)} takes the
-// exponent away: exact, three instructions a pair or fewer against five through the
-// unpaired order (tilus::packed_cast). u is 4..7 for half, chosen so that windows start at
-// multiples of 4 and neighbouring pairs share them; bfloat16's 7-bit mantissa holds
-// 128 + 16 code but no more, so there u is 4 and each pair has a window of its own.
+// apart, so one 32-bit window of the stream (a shift, or a funnel shift across two words)
+// holds the low code at bit 4 and the high one at bit 16 of its halves; one lop3 keeps
+// both under the exponent of 1024.0 (bfloat16: 128.0; signed: flips their sign bits,
+// code + 4) and one fma by {1/16, 1} takes the exponent away: exact (1024 + 16 code and
+// 128 + 16 code fit the mantissas), three instructions a pair against five through the
+// unpaired order (tilus::packed_cast). (Windows shared by neighbouring pairs, the low
+// code at bits 4..7, saved a fifth of the shifts but the per-pair fma constants were
+// rematerialised each time: more instructions in all, sm_90a.)
 namespace paired3 {
 // n as the bits of a float with M mantissa bits and exponent bias `bias` (|n| < 2^(M+1))
 __host__ __device__ constexpr uint32_t int_bits(int n, int M, int bias) {
@@ -302,7 +302,6 @@ __host__ __device__ constexpr uint32_t int_bits(int n, int M, int bias) {
 }
 // 2^-e as float bits (e >= 0)
 __host__ __device__ constexpr uint32_t pow2_neg_bits(int e, int M, int bias) { return uint32_t(bias - e) << M; }
-__host__ __device__ constexpr int floor4(int x) { return x >= 0 ? x / 4 * 4 : -((-x + 3) / 4 * 4); }
 // bits [s, s + 32) of the stream (s < 0: the first word shifted up), enough for bit `last`
 template <int s, int last>
 static __device__ __forceinline__ uint32_t window(const uint32_t* w) {
@@ -315,7 +314,7 @@ static __device__ __forceinline__ uint32_t window(const uint32_t* w) {
     else return __funnelshift_r(w[word], w[word + 1], off);
   }
 }
-// result pair j of group G: u the low code's bit in the window (the high one's is 16 + u - 4)
+// result pair j of group G: the low code at bit u = 4 of the window, the high one at 16
 template <bool S, int G, int j, bool Half>
 static __device__ __forceinline__ uint32_t pair(const uint32_t* w) {
   constexpr int p = 24 * G + 3 * j;  // the low code's first bit; the high code's is p + 12
