@@ -121,6 +121,27 @@ def test_paired_4bit_codes_cast_with_one_lop3_a_pair(name, to, arch):
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("name", ["uint3b", "int3b"])
+@pytest.mark.parametrize("to", [float16, bfloat16])
+def test_paired_3bit_codes_cast_with_one_lop3_a_pair(name, to, arch):
+    """3-bit codes paired as the 4-bit ones (codes j and j + 4 of each eight adjacent in
+    the result): tilus::int3x8_paired_to_*, one call per eight codes with the group's
+    index a template argument (every shift a constant); unpaired orders keep packed_cast."""
+    from tests.lang.lowp_kernels import PackedViewCast
+
+    args = (torch.zeros(128, 12, dtype=torch.uint8), torch.zeros(128, 32))
+    t = getattr(tilus, name)
+    signed = "true" if name == "int3b" else "false"
+    fn = "half" if to == float16 else "bf16"
+    src = _compile(PackedViewCast(t, to, "paired"), args, arch)
+    for group in range(4):
+        assert f"tilus::int3x8_paired_to_{fn}<{signed}, {group}>(" in src
+    assert "packed_cast" not in src and "through shared memory" not in src and "__syncthreads" not in src
+    src = _compile(PackedViewCast(t, to, "swapped"), args, arch)
+    assert "int3x8_paired" not in src and "through shared memory" not in src
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 @pytest.mark.parametrize("name", ["uint1b", "int2b", "int3b", "uint5b", "int6b", "uint7b", "float3_e1m1",
                                   "float5_e2m2", "float6_e3m2", "float7_e4m2"])
 @pytest.mark.parametrize("to", [float16, bfloat16])

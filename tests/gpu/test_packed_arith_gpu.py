@@ -63,6 +63,35 @@ def test_reordering_4bit_cast_matches_interpreter(name, to, order):
     assert torch.equal(cpu, expect)
 
 
+@pytest.mark.parametrize("order", ["paired", "swapped"])
+@pytest.mark.parametrize("name", ["uint3b", "int3b"])
+@pytest.mark.parametrize("to", [float16, bfloat16])
+def test_reordering_3bit_cast_matches_interpreter(name, to, order):
+    """Viewed 3-bit codes cast into a reordering layout: "paired" takes
+    tilus::int3x8_paired_to_half/_bf16 (a window, a lop3 and an fma per codes j and j + 4
+    of each eight, codes straddling words included), "swapped" moves them within the
+    thread first; every code at every position, against the interpreter bit for bit
+    and against the codes at their columns."""
+    from tests.lang.lowp_kernels import code_columns
+
+    g = torch.Generator().manual_seed(13)
+    codes = torch.randint(0, 8, (128, 32), generator=g).numpy()
+    codes[:8].reshape(-1)[:] = np.arange(256) % 8 ^ (np.arange(256) // 32 % 8)  # every code at every position
+    packed = torch.from_numpy(np.stack([pack(row, 3) for row in codes]))
+    kernel = PackedViewCast(getattr(tilus, name), to, order)
+    cpu = torch.full((128, 32), float("nan"))
+    kernel(packed, cpu)
+    gpu = torch.full((128, 32), float("nan"), device="cuda")
+    kernel(packed.cuda(), gpu)
+    torch.testing.assert_close(gpu.cpu(), cpu, rtol=0, atol=0)
+    values = torch.from_numpy(codes).float()
+    if name == "int3b":
+        values = torch.where(values >= 4, values - 8, values)
+    expect = torch.empty(128, 32)
+    expect[:, code_columns(order)] = values
+    assert torch.equal(cpu, expect)
+
+
 @pytest.mark.parametrize("name", ["uint1b", "int1b", "uint2b", "int2b", "uint3b", "int3b", "uint5b", "int5b",
                                   "uint6b", "int6b", "uint7b", "int7b", "float3_e1m1", "float4_e2m1",
                                   "float5_e2m2", "float5_e3m1", "float6_e3m2", "float6_e2m3", "float7_e4m2",
