@@ -10,7 +10,9 @@
 // build runs, which assumes nothing.
 //
 // The parameters are those a global view (or workspace) names directly as its last
-// extent or as a stride. A parameter used only elsewhere (a row count, a loop bound)
+// extent or as a stride, for views some instruction reads or writes (tile loads, stores,
+// copies, atomics). A parameter used only elsewhere (a row count, a loop bound, the
+// extent of a view read element by element, like a [batch] tensor of sequence lengths)
 // is not one: its value never costs the kernel its aligned build.
 #pragma once
 #include <cstdint>

@@ -23,6 +23,21 @@ class RowScale(tilus.Script):
         self.store_global(gy, self.cast(self.cast(t, float32) * 2.0, float16), offsets=[self.blockIdx.x, 0])
 
 
+class RowScaleByLength(tilus.Script):
+    """Row b scaled by lengths[b]: a [batch] view read element by element beside rows that
+    move as vectors."""
+
+    def __call__(self, batch: int32, n: int32, lengths: ~int32, x: ~float16, y: ~float16):
+        self.attrs.blocks = [batch]
+        self.attrs.warps = 4
+        glen = self.global_view(lengths, dtype=int32, shape=[batch])
+        length = glen[self.blockIdx.x].item()
+        gx = self.global_view(x, dtype=float16, shape=[batch, n])
+        gy = self.global_view(y, dtype=float16, shape=[batch, n])
+        t = self.load_global(gx, offsets=[self.blockIdx.x, 0], shape=[1, 1024])
+        self.store_global(gy, self.cast(self.cast(t, float32) * length, float16), offsets=[self.blockIdx.x, 0])
+
+
 def _program():
     return RowScale().compile(8, 1024, torch.zeros(8, 1024).half(), torch.zeros(8, 1024).half()).program
 
@@ -45,3 +60,28 @@ def test_the_aligned_build_moves_rows_as_16_byte_vectors():
 def test_which_build_a_call_takes(n, pointer, expected):
     program = _program()
     assert takes_aligned_build(program, [8, n, pointer, 8192]) is expected
+
+
+def test_a_view_read_element_by_element_has_no_vector_extent():
+    """lengths[batch] is only read by glen[b].item(): its extent, batch, is no vector
+    extent, so a batch of 3 keeps the aligned (16-byte vector) build."""
+    program = RowScaleByLength().compile(3, 1024, torch.zeros(3, dtype=torch.int32), torch.zeros(3, 1024).half(),
+                                         torch.zeros(3, 1024).half()).program
+    assert list(program.vector_extent_params) == [1]  # n only
+    assert takes_aligned_build(program, [3, 1024, 4096, 8192, 16384]) is True
+    assert takes_aligned_build(program, [3, 1000, 4096, 8192, 16384]) is False
+
+
+def test_decode_attention_takes_the_aligned_build_at_any_batch(example):
+    """The split-KV decode kernel reads its [batch] sequence lengths element by element:
+    a batch of 1 or 5 runs the vectorised build (it once took the unaligned one below a
+    multiple of 16 sequences, 4-6x slower on an H200)."""
+    da = example("decode_attention")
+    kernel = da.DecodeAttentionSplit(float16, 32, 8, 128, 5, block_kv=32, stages=4)
+    for batch in (1, 5):
+        q = torch.zeros(batch, 32, 128).half()
+        k = torch.zeros(batch, 64, 8, 128).half()
+        po, pm = torch.zeros(batch, 8, 5, 16, 128), torch.zeros(batch, 8, 5, 16)
+        program = kernel.compile(batch, 64, q, k, k, torch.full((batch,), 64, dtype=torch.int32), po, pm, pm).program
+        assert list(program.vector_extent_params) == []
+        assert takes_aligned_build(program, [batch, 64] + [4096 * (i + 1) for i in range(7)]) is True

@@ -4,7 +4,7 @@ correct; one that is takes the vectorised build (tests/codegen/test_vector_exten
 import pytest
 import torch
 
-from tests.codegen.test_vector_extents import RowScale
+from tests.codegen.test_vector_extents import RowScale, RowScaleByLength
 
 pytestmark = pytest.mark.gpu
 
@@ -19,3 +19,17 @@ def test_row_scale_at_any_runtime_extent(n):
         y.fill_(float("nan"))
         kernel(m, n, x, y)
         torch.testing.assert_close(y, (x.float() * 2).half())
+
+
+@pytest.mark.parametrize("batch, n", [(3, 1024), (5, 1000), (16, 1024)])
+def test_rows_scaled_by_lengths_at_any_batch(batch, n):
+    """A [batch] lengths view read element by element: any batch keeps the aligned build
+    (n = 1000 takes the unaligned one), the rows stay right."""
+    lengths = torch.randint(1, 9, (batch,), device="cuda", dtype=torch.int32)
+    x = torch.randn(batch, n, device="cuda").half()
+    y = torch.full_like(x, float("nan"))
+    kernel = RowScaleByLength()
+    for _ in range(2):  # the second call goes through the native launcher
+        y.fill_(float("nan"))
+        kernel(batch, n, lengths, x, y)
+        torch.testing.assert_close(y, (x.float() * lengths[:, None].float()).half())
