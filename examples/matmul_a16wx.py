@@ -80,7 +80,7 @@ def unit_layout(w_dtype):
     of 4-bit codes) codes j and j + 4 are the fragment elements 2j and 2j + 1, one half2
     of the fragment, which the cast to the dot's layout converts with one lop3 and one
     sub/fma per pair (no byte shuffles: tilus::int4x8_paired_to_half,
-    tilus::int3x8_paired_to_half); other types keep the fragment order."""
+    tilus::int3x8_paired_to); other types keep the fragment order."""
     paired = pairs_codes(w_dtype)
     local_order = [3, 2, 4, 0] if paired else [3, 4, 0, 2]  # (hi, h, lo, r) or (hi, lo, r, h)
     return register_layout([UNIT_K, UNIT_N], [2, 4, 2, 4, 2, 8], [5, 1], local_order)

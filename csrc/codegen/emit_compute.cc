@@ -144,7 +144,7 @@ namespace {
 // that reorders each thread's registers: the group of 8 codes of each group of 8 results
 // when every group q takes its pairs (2j, 2j + 1) from codes j and j + 4 of one group W_q
 // (for 4-bit codes W_q is a word: the order tilus::int4x8_paired_to_half converts in, one
-// lop3 a pair, no byte shuffles; 3-bit codes: tilus::int3x8_paired_to_half), else
+// lop3 a pair, no byte shuffles; 3-bit codes: tilus::int3x8_paired_to), else
 // nullopt. `src` is in_thread_sources(input layout, output layout).
 std::optional<std::vector<int64_t>> paired_code_groups(const std::vector<int64_t>& src) {
   if (src.size() % 8) return std::nullopt;
@@ -186,12 +186,11 @@ void CudaEmitter::emit_cast(const Instruction& i) {
   if (words && x->dtype.bits() == 3 && from.family == TypeFamily::Int &&
       (y->dtype == dtypes::float16 || y->dtype == dtypes::bfloat16) && plan_.layout_of(x) != layout) {
     // 3-bit codes in the same pairs (j, j + 4) of each eight: pairs 12 bits apart, one
-    // window, one lop3 and one fma a pair (tilus::int3x8_paired_to_half)
+    // window, one lop3 and one fma a pair (tilus::int3x8_paired_to)
     if (auto order = in_thread_sources(plan_.layout_of(x), layout)) {
       if (auto groups = paired_code_groups(*order)) {
         const std::string dst = declare_reg(y, layout);
-        const std::string fn = std::string("tilus::int3x8_paired_to_") +
-                               (y->dtype == dtypes::float16 ? "half<" : "bf16<") + (from.is_signed ? "true" : "false");
+        const std::string fn = "tilus::int3x8_paired_to<" + ctype(y->dtype) + ", " + (from.is_signed ? "true" : "false");
         for (size_t q = 0; q < groups->size(); ++q)
           line(fn + ", " + std::to_string((*groups)[q]) + ">(" + dst + " + " + std::to_string(8 * q) + ", " +
                words->name + ");" + (q == 0 ? "  // eight at a time, paired 3-bit codes" : ""));

@@ -125,17 +125,17 @@ def test_paired_4bit_codes_cast_with_one_lop3_a_pair(name, to, arch):
 @pytest.mark.parametrize("to", [float16, bfloat16])
 def test_paired_3bit_codes_cast_with_one_lop3_a_pair(name, to, arch):
     """3-bit codes paired as the 4-bit ones (codes j and j + 4 of each eight adjacent in
-    the result): tilus::int3x8_paired_to_*, one call per eight codes with the group's
+    the result): tilus::int3x8_paired_to, one call per eight codes with the group's
     index a template argument (every shift a constant); unpaired orders keep packed_cast."""
     from tests.lang.lowp_kernels import PackedViewCast
 
     args = (torch.zeros(128, 12, dtype=torch.uint8), torch.zeros(128, 32))
     t = getattr(tilus, name)
     signed = "true" if name == "int3b" else "false"
-    fn = "half" if to == float16 else "bf16"
+    fn = "half" if to == float16 else "bfloat16"
     src = _compile(PackedViewCast(t, to, "paired"), args, arch)
     for group in range(4):
-        assert f"tilus::int3x8_paired_to_{fn}<{signed}, {group}>(" in src
+        assert f"tilus::int3x8_paired_to<tilus::{fn}, {signed}, {group}>(" in src
     assert "packed_cast" not in src and "through shared memory" not in src and "__syncthreads" not in src
     src = _compile(PackedViewCast(t, to, "swapped"), args, arch)
     assert "int3x8_paired" not in src and "through shared memory" not in src

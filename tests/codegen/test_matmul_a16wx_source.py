@@ -107,5 +107,5 @@ def test_decode_tiles_do_not_spill(w_name, a_dtype):
         if folded:
             assert "folded into the conversion's constants" in generated["source"], tile
         else:
-            paired = "tilus::int3x8_paired_to_" + ("half" if a_dtype == float16 else "bf16")
+            paired = "tilus::int3x8_paired_to<tilus::" + ("half" if a_dtype == float16 else "bfloat16")
             assert paired in generated["source"] and "packed_cast" not in generated["source"], tile

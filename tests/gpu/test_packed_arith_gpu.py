@@ -16,6 +16,17 @@ pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
 
+def _interpreted_and_on_gpu(kernel, packed):
+    """kernel's [128, 32] float32 result in the interpreter, and on the GPU asserted equal
+    to it bit for bit (NaN poisoned before both)."""
+    cpu = torch.full((128, 32), float("nan"))
+    kernel(packed, cpu)
+    gpu = torch.full((128, 32), float("nan"), device="cuda")
+    kernel(packed.cuda(), gpu)
+    torch.testing.assert_close(gpu.cpu(), cpu, rtol=0, atol=0, equal_nan=True)
+    return cpu
+
+
 @pytest.mark.parametrize("name", ["uint4b", "int4b"])
 @pytest.mark.parametrize("to", [float16, bfloat16])
 def test_packed_4bit_view_cast_matches_interpreter(name, to):
@@ -24,11 +35,7 @@ def test_packed_4bit_view_cast_matches_interpreter(name, to):
     packed[0] = torch.arange(16, dtype=torch.uint8) * 17  # every code, in both nibbles
     packed[1] = torch.arange(16, dtype=torch.uint8) + 16 * (15 - torch.arange(16, dtype=torch.uint8))
     kernel = PackedViewCast(getattr(tilus, name), to)
-    cpu = torch.full((128, 32), float("nan"))
-    kernel(packed, cpu)
-    gpu = torch.full((128, 32), float("nan"), device="cuda")
-    kernel(packed.cuda(), gpu)
-    torch.testing.assert_close(gpu.cpu(), cpu, rtol=0, atol=0)
+    cpu = _interpreted_and_on_gpu(kernel, packed)
     lo = (packed.to(torch.int32) & 15).float()
     if name == "int4b":
         lo = torch.where(lo >= 8, lo - 16, lo)
@@ -50,11 +57,7 @@ def test_reordering_4bit_cast_matches_interpreter(name, to, order):
     packed[0] = torch.arange(16, dtype=torch.uint8) * 17  # every code, in both nibbles
     packed[1] = torch.arange(16, dtype=torch.uint8) + 16 * (15 - torch.arange(16, dtype=torch.uint8))
     kernel = PackedViewCast(getattr(tilus, name), to, order)
-    cpu = torch.full((128, 32), float("nan"))
-    kernel(packed, cpu)
-    gpu = torch.full((128, 32), float("nan"), device="cuda")
-    kernel(packed.cuda(), gpu)
-    torch.testing.assert_close(gpu.cpu(), cpu, rtol=0, atol=0)
+    cpu = _interpreted_and_on_gpu(kernel, packed)
     nibbles = torch.stack([(packed.to(torch.int32) >> s) & 15 for s in (0, 4)], dim=2).reshape(128, 32)
     if name == "int4b":
         nibbles = torch.where(nibbles >= 8, nibbles - 16, nibbles)
@@ -68,7 +71,7 @@ def test_reordering_4bit_cast_matches_interpreter(name, to, order):
 @pytest.mark.parametrize("to", [float16, bfloat16])
 def test_reordering_3bit_cast_matches_interpreter(name, to, order):
     """Viewed 3-bit codes cast into a reordering layout: "paired" takes
-    tilus::int3x8_paired_to_half/_bf16 (a window, a lop3 and an fma per codes j and j + 4
+    tilus::int3x8_paired_to (a window, a lop3 and an fma per codes j and j + 4
     of each eight, codes straddling words included), "swapped" moves them within the
     thread first; every code at every position, against the interpreter bit for bit
     and against the codes at their columns."""
@@ -79,11 +82,7 @@ def test_reordering_3bit_cast_matches_interpreter(name, to, order):
     codes[:8].reshape(-1)[:] = np.arange(256) % 8 ^ (np.arange(256) // 32 % 8)  # every code at every position
     packed = torch.from_numpy(np.stack([pack(row, 3) for row in codes]))
     kernel = PackedViewCast(getattr(tilus, name), to, order)
-    cpu = torch.full((128, 32), float("nan"))
-    kernel(packed, cpu)
-    gpu = torch.full((128, 32), float("nan"), device="cuda")
-    kernel(packed.cuda(), gpu)
-    torch.testing.assert_close(gpu.cpu(), cpu, rtol=0, atol=0)
+    cpu = _interpreted_and_on_gpu(kernel, packed)
     values = torch.from_numpy(codes).float()
     if name == "int3b":
         values = torch.where(values >= 4, values - 8, values)
@@ -105,11 +104,7 @@ def test_packed_view_cast_of_every_code_matches_interpreter(name, to):
     codes[:4].reshape(-1)[:] = np.arange(128) % (1 << bits)  # every code, at every position mod 2^bits
     packed = torch.from_numpy(np.stack([pack(row, bits) for row in codes]))
     kernel = PackedViewCast(t, to)
-    cpu = torch.full((128, 32), float("nan"))
-    kernel(packed, cpu)
-    gpu = torch.full((128, 32), float("nan"), device="cuda")
-    kernel(packed.cuda(), gpu)
-    torch.testing.assert_close(gpu.cpu(), cpu, rtol=0, atol=0, equal_nan=True)
+    cpu = _interpreted_and_on_gpu(kernel, packed)
     values = torch.tensor([float(v) for v in _code_values(t)])  # the interpreter's codec, code by code
     assert torch.equal(cpu, values[torch.from_numpy(codes)].to(torch.float16 if to == float16 else torch.bfloat16).float())
 

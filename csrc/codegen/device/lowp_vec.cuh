@@ -331,21 +331,15 @@ static __device__ __forceinline__ uint32_t pair(const uint32_t* w) {
   return Half ? vec4::fma_f16x2(x, scale, minus) : vec4::fma_bf16x2(x, scale, minus);
 }
 }  // namespace paired3
-template <bool S, int G>
-static __device__ __forceinline__ void int3x8_paired_to_half(half* out, const uint32_t* w) {
+// (To: half or bfloat16)
+template <typename To, bool S, int G>
+static __device__ __forceinline__ void int3x8_paired_to(To* out, const uint32_t* w) {
+  constexpr bool Half = detail::is_same<To, half>();
   uint32_t* words = reinterpret_cast<uint32_t*>(out);
-  words[0] = paired3::pair<S, G, 0, true>(w);
-  words[1] = paired3::pair<S, G, 1, true>(w);
-  words[2] = paired3::pair<S, G, 2, true>(w);
-  words[3] = paired3::pair<S, G, 3, true>(w);
-}
-template <bool S, int G>
-static __device__ __forceinline__ void int3x8_paired_to_bf16(bfloat16* out, const uint32_t* w) {
-  uint32_t* words = reinterpret_cast<uint32_t*>(out);
-  words[0] = paired3::pair<S, G, 0, false>(w);
-  words[1] = paired3::pair<S, G, 1, false>(w);
-  words[2] = paired3::pair<S, G, 2, false>(w);
-  words[3] = paired3::pair<S, G, 3, false>(w);
+  words[0] = paired3::pair<S, G, 0, Half>(w);
+  words[1] = paired3::pair<S, G, 1, Half>(w);
+  words[2] = paired3::pair<S, G, 2, Half>(w);
+  words[3] = paired3::pair<S, G, 3, Half>(w);
 }
 
 // The paired conversions less a zero point per result pair, the zero folded into the
