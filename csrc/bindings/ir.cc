@@ -236,6 +236,11 @@ void init_ir(py::module_& m) {
       .def_property_readonly("warps", [](const Program& p) { return p.warps; })
       .def_property_readonly("cluster", [](const Program& p) { return std::vector<int64_t>(p.cluster.begin(), p.cluster.end()); })
       .def_property_readonly("num_params", [](const Program& p) { return p.params.size(); })
+      .def_property_readonly("param_names", [](const Program& p) {
+        std::vector<std::string> out;
+        for (auto& v : p.params) out.push_back(v->name);
+        return out;
+      })
       .def_property_readonly("param_dtypes", [](const Program& p) {
         std::vector<DataType> out;
         for (auto& v : p.params) out.push_back(v->dtype);

@@ -9,7 +9,7 @@ import torch
 
 import tilus
 from tilus import _C, float16, float32, int32
-from tilus.runtime.launcher import takes_aligned_build
+from tilus.runtime.launcher import takes_aligned_build, unaligned_reasons
 from tilus.utils import cdiv
 
 
@@ -85,3 +85,15 @@ def test_decode_attention_takes_the_aligned_build_at_any_batch(example):
         program = kernel.compile(batch, 64, q, k, k, torch.full((batch,), 64, dtype=torch.int32), po, pm, pm).program
         assert list(program.vector_extent_params) == []
         assert takes_aligned_build(program, [batch, 64] + [4096 * (i + 1) for i in range(7)]) is True
+
+
+def test_why_a_call_takes_the_unaligned_build():
+    """What the launcher logs (INFO, logger tilus.launch) when it first builds the
+    unaligned variant: each misaligned pointer and each vector extent off a multiple of
+    16, by the script's parameter names."""
+    program = _program()
+    assert program.param_names == ["m", "n", "x", "y"]
+    assert unaligned_reasons(program, [8, 1024, 4096, 8192]) == []
+    assert unaligned_reasons(program, [8, 1000, 4104, 8192]) == [
+        "pointer argument 'x' at 0x1008 is not 16-byte aligned",
+        "'n' = 1000 is the last extent or a stride of a global view and not a multiple of 16"]

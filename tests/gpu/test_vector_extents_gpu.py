@@ -1,6 +1,8 @@
 """A runtime row length that is not a multiple of 16 takes the unaligned build and stays
 correct; one that is takes the vectorised build (tests/codegen/test_vector_extents.py)."""
 
+import logging
+
 import pytest
 import torch
 
@@ -33,3 +35,20 @@ def test_rows_scaled_by_lengths_at_any_batch(batch, n):
         y.fill_(float("nan"))
         kernel(batch, n, lengths, x, y)
         torch.testing.assert_close(y, (x.float() * lengths[:, None].float()).half())
+
+
+class RowScaleOfItsOwn(RowScale):
+    """RowScale with launches of its own (instances are shared per class and arguments: the
+    tests above have built RowScale's unaligned variant already)."""
+
+
+def test_the_first_unaligned_launch_says_why(caplog):
+    x = torch.randn(4, 1000, device="cuda").half()
+    y = torch.empty_like(x)
+    kernel = RowScaleOfItsOwn()
+    with caplog.at_level(logging.INFO, logger="tilus.launch"):
+        kernel(4, 1000, x, y)
+        kernel(4, 1000, x, y)
+    said = [r.getMessage() for r in caplog.records if r.name == "tilus.launch"]
+    assert len(said) == 1, said  # once per variant, not per call
+    assert "unaligned build" in said[0] and "'n' = 1000" in said[0]

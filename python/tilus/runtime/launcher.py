@@ -32,9 +32,11 @@ from tilus import _C, option
 from tilus.arguments import int_range
 from tilus.lang.errors import NativeError
 from tilus.lang.types import row_of
+from tilus.logging import get_logger
 from tilus.runtime import bounds
 
 _rt = _C.runtime
+_LOG = get_logger("tilus.launch")
 
 def _stream(device_index: int) -> int:
     try:
@@ -144,7 +146,12 @@ class GpuKernel:
         kernel compares every access with; a violation raises ScriptBoundsError naming
         `script` (the method) after the launch."""
         checked = option.debug.get_bounds_check()
-        v = self.variant(takes_aligned_build(self.program, args), device_index, checked)
+        aligned = takes_aligned_build(self.program, args)
+        if not aligned and (False, device_index) not in self.variants:
+            # once per variant: the unaligned build moves global rows element by element
+            _LOG.info("%s: the unaligned build (scalar global accesses) for this call: %s", self.program.name,
+                      "; ".join(unaligned_reasons(self.program, args)))
+        v = self.variant(aligned, device_index, checked)
         grid, workspace_bytes = _C.evaluate_launch_shape(self.program, args)
         stream = _stream(device_index)
         with _rt.DeviceScope(device_index):
@@ -182,6 +189,18 @@ def takes_aligned_build(program, runtime_args) -> bool:
         if dtype.is_pointer and runtime_args[i] % 16:
             return False
     return all(runtime_args[i] % 16 == 0 for i in program.vector_extent_params)
+
+
+def unaligned_reasons(program, runtime_args) -> list:
+    """Why a call with these runtime arguments takes the unaligned build (empty: it does
+    not): each pointer not 16-byte aligned and each vector extent parameter that is not a
+    multiple of 16, named as the script names its parameter."""
+    names = program.param_names
+    reasons = [f"pointer argument {names[i]!r} at {runtime_args[i]:#x} is not 16-byte aligned"
+               for i, dtype in enumerate(program.param_dtypes) if dtype.is_pointer and runtime_args[i] % 16]
+    reasons += [f"{names[i]!r} = {runtime_args[i]} is the last extent or a stride of a global view "
+                "and not a multiple of 16" for i in program.vector_extent_params if runtime_args[i] % 16]
+    return reasons
 
 
 def build_variant(program, pointers_aligned: bool, arch: str, bounds_check: bool = False) -> dict:
