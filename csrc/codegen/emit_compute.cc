@@ -169,26 +169,21 @@ void CudaEmitter::emit_cast(const Instruction& i) {
   // copies the view made go unused and vanish).
   const PackedWords* words = packed_words_of(x);
   const DTypeInfo& from = dtype_info(x->dtype.kind);
-  if (words && x->dtype.bits() == 4 && from.family == TypeFamily::Int &&
+  const int bits = x->dtype.bits();
+  if (words && (bits == 3 || bits == 4) && from.family == TypeFamily::Int &&
       (y->dtype == dtypes::float16 || y->dtype == dtypes::bfloat16) && plan_.layout_of(x) != layout) {
-    // 4-bit codes packed so that each result pair is one word's nibbles j and j + 4 (the
-    // view's layout orders them so; the consumer fixed the output's): four lop3 a word
-    if (auto order = in_thread_sources(plan_.layout_of(x), layout)) {
-      if (auto w = paired_code_groups(*order)) {
-        PairedCast pc{x, declare_reg(y, layout), words->name, *w, from.is_signed, y->dtype == dtypes::float16,
-                      scopes_.back()};
-        emit_paired_cast(pc);
-        paired_casts_[y->id] = pc;
-        return;
-      }
-    }
-  }
-  if (words && x->dtype.bits() == 3 && from.family == TypeFamily::Int &&
-      (y->dtype == dtypes::float16 || y->dtype == dtypes::bfloat16) && plan_.layout_of(x) != layout) {
-    // 3-bit codes in the same pairs (j, j + 4) of each eight: pairs 12 bits apart, one
-    // window, one lop3 and one fma a pair (tilus::int3x8_paired_to)
+    // Codes packed so that each result pair is codes j and j + 4 of an eight (the view's
+    // layout orders them so; the consumer fixed the output's): 4-bit ones four lop3 a
+    // word; 3-bit ones, their pairs 12 bits apart, one window, one lop3 and one fma a pair
     if (auto order = in_thread_sources(plan_.layout_of(x), layout)) {
       if (auto groups = paired_code_groups(*order)) {
+        if (bits == 4) {
+          PairedCast pc{x, declare_reg(y, layout), words->name, *groups, from.is_signed,
+                        y->dtype == dtypes::float16, scopes_.back()};
+          emit_paired_cast(pc);
+          paired_casts_[y->id] = pc;
+          return;
+        }
         const std::string dst = declare_reg(y, layout);
         const std::string fn = "tilus::int3x8_paired_to<" + ctype(y->dtype) + ", " + (from.is_signed ? "true" : "false");
         for (size_t q = 0; q < groups->size(); ++q)
@@ -200,8 +195,8 @@ void CudaEmitter::emit_cast(const Instruction& i) {
   }
   std::string src = reg_operand(x, layout);
   std::string dst = declare_reg(y, layout);
-  if (words && plan_.layout_of(x) == layout && x->dtype.bits() < 8 && vector_cast4_supported(y->dtype, x->dtype)) {
-    if (x->dtype.bits() == 4 && from.family == TypeFamily::Int && y->dtype == dtypes::float16 &&
+  if (words && plan_.layout_of(x) == layout && bits < 8 && vector_cast4_supported(y->dtype, x->dtype)) {
+    if (bits == 4 && from.family == TypeFamily::Int && y->dtype == dtypes::float16 &&
         layout.local_size() % 8 == 0) {
       // 4-bit integers to half: eight per word
       flat_loop(*this, layout.local_size() / 8,

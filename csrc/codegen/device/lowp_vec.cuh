@@ -314,20 +314,19 @@ static __device__ __forceinline__ uint32_t window(const uint32_t* w) {
     else return __funnelshift_r(w[word], w[word + 1], off);
   }
 }
-// result pair j of group G: the low code at bit u = 4 of the window, the high one at 16
+// result pair j of group G: a window starting 4 bits below the low code puts it at bits
+// 4..6 of the low half and the high code (12 bits up) at bits 0..2 of the high half
 template <bool S, int G, int j, bool Half>
 static __device__ __forceinline__ uint32_t pair(const uint32_t* w) {
   constexpr int p = 24 * G + 3 * j;  // the low code's first bit; the high code's is p + 12
-  constexpr int s = p - 4;
-  constexpr int u = p - s, v = u - 4;
-  constexpr uint32_t mask = (7u << u) | (7u << (16 + v));
-  constexpr uint32_t flip = S ? (4u << u) | (4u << (16 + v)) : 0u;
+  constexpr uint32_t mask = 0x00070070u;
+  constexpr uint32_t flip = S ? 0x00040040u : 0u;
   constexpr int M = Half ? 10 : 7, bias = Half ? 15 : 127;
   constexpr uint32_t magic = (Half ? 0x64006400u : 0x43004300u) ^ flip;  // {1024, 1024} / {128, 128}
   constexpr int base = Half ? 1024 : 128, off = S ? 4 : 0;
-  constexpr uint32_t scale = pow2_neg_bits(u, M, bias) | (pow2_neg_bits(v, M, bias) << 16);
-  constexpr uint32_t minus = int_bits(-((base >> u) + off), M, bias) | (int_bits(-((base >> v) + off), M, bias) << 16);
-  const uint32_t x = vec4::and_xor(window<s, p + 14>(w), mask, magic);
+  constexpr uint32_t scale = pow2_neg_bits(4, M, bias) | (pow2_neg_bits(0, M, bias) << 16);  // {1/16, 1}
+  constexpr uint32_t minus = int_bits(-((base >> 4) + off), M, bias) | (int_bits(-(base + off), M, bias) << 16);
+  const uint32_t x = vec4::and_xor(window<p - 4, p + 14>(w), mask, magic);
   return Half ? vec4::fma_f16x2(x, scale, minus) : vec4::fma_bf16x2(x, scale, minus);
 }
 }  // namespace paired3

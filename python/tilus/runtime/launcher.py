@@ -47,6 +47,11 @@ def _stream(device_index: int) -> int:
         return 0
 
 
+def _variant_key(aligned: bool, device: int, checked: bool) -> tuple:
+    """GpuKernel.variants' key of a build (bounds-checked builds are variants of their own)."""
+    return (aligned, device, "bounds") if checked else (aligned, device)
+
+
 class GpuVariant:
     def __init__(self, generated: dict, kernel):
         self.generated = generated
@@ -126,7 +131,7 @@ class GpuKernel:
             device = _rt.current_device()
         if checked is None:
             checked = option.debug.get_bounds_check()
-        key = (aligned, device, "bounds") if checked else (aligned, device)
+        key = _variant_key(aligned, device, checked)
         v = self.variants.get(key)
         if v is None:
             with _rt.DeviceScope(device):
@@ -147,7 +152,7 @@ class GpuKernel:
         `script` (the method) after the launch."""
         checked = option.debug.get_bounds_check()
         aligned = takes_aligned_build(self.program, args)
-        if not aligned and (False, device_index) not in self.variants:
+        if not aligned and _variant_key(False, device_index, checked) not in self.variants:
             # once per variant: the unaligned build moves global rows element by element
             _LOG.info("%s: the unaligned build (scalar global accesses) for this call: %s", self.program.name,
                       "; ".join(unaligned_reasons(self.program, args)))
