@@ -182,9 +182,11 @@ def test_timing_and_scratch_primitives(cache_dir):
     y = torch.zeros(1 << 20, device="cuda")
     stream = torch.cuda.current_stream().cuda_stream
     flush = _C.autotune.ScratchBuffer(0, 64 << 20)
-    times = _C.autotune.time_runs(lambda: y.add_(1), stream, 2, 7, flush.address, flush.bytes).times
-    assert len(times) == 7 and all(t > 0 for t in times)
-    assert torch.all(y == 9)
+    timing = _C.autotune.time_runs(lambda: y.add_(1), stream, 2, 7, flush.address, flush.bytes)
+    assert len(timing.times) == 7 and all(t > 0 for t in timing.times)
+    # 2 warm-ups, 7 kept runs, and one more for each run the host outlasted (a busy host
+    # with other test processes drops some: seen once in 2800 tests with 14 processes)
+    assert torch.all(y == 9 + timing.dropped)
     assert _C.autotune.median([3.0, 1.0, 2.0, 10.0]) == 2.5
     # pruned: judged on its first two timed runs, timed no further
     assert len(_C.autotune.time_runs(lambda: y.add_(1), stream, 0, 5, prune_ms=1e-6).times) == 2
