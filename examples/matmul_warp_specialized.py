@@ -8,17 +8,19 @@ One block per SM walks the output tiles ``blockIdx.x, blockIdx.x + gridDim.x, ..
 bands of ``group_m`` tile rows (neighbouring blocks share A and B tiles in L2). With
 ``cluster_m = 2`` the blocks run in clusters of two that take two tiles stacked along m:
 both need the same B tile, so the two producers fetch B's k-tiles in turns, each copy
-multicast into both blocks' shared memory (half the B traffic out of L2). Its threads
-are split by role and talk only through mbarriers:
+multicast into both blocks' shared memory (half the B traffic out of L2). With
+``cluster_n = 2`` the two tiles sit side by side along n and share A the same way (at
+m = 128 every block re-reads the whole of A; measured no faster, so not tuned). Its
+threads are split by role and talk only through mbarriers:
 
 * warpgroup 0 is the producer: it gives registers back (``setmaxnreg``) and one thread
   issues the TMA loads of the k-tiles of every tile into a ring of ``stages`` shared
   slots. ``full[s]`` completes when slot s has landed, ``empty[s]`` when the consumers
   are done reading it.
-* warpgroups 1 and 2 are the consumers: they take the registers the producer gave back,
-  each multiplies its half of the tile's rows with ``wgmma`` (one group in flight while
-  the next slot is awaited), and releases a slot as soon as the group that read it
-  retires.
+* warpgroups 1 and 2 are the consumers (warpgroup 1 alone when ``block_m`` is 64): they
+  take the registers the producer gave back, each multiplies its half of the tile's rows
+  with ``wgmma`` (one group in flight while the next slot is awaited), and releases a
+  slot as soon as the group that read it retires.
 * the epilogue goes through shared memory and leaves with a TMA store. The consumers wait
   for the previous tile's store only when they are about to overwrite its staging
   buffer, and the producer is already filling the next tile's slots meanwhile. With
@@ -88,21 +90,30 @@ class TmaStoreEpilogue:
     # tiles leave 20-36 SMs idle): 0.94-0.96 -> 0.96-0.98x cuBLAS there (H200, m = 128)
     (128, 112, 6, "tma", 1)])
 @tilus.autotune("group_m", [8, 16])
+# Not tuned (measured no faster, H200 2026-11-29, benchmarks/README.md): clusters sharing A
+# along n (cluster_n=2), and 64-row tiles with one consumer warpgroup (block_m=64, the
+# shape of cuBLAS's kernels at m = 128), with or without clusters sharing B.
 @tilus.autotune("cluster_m", [1, 2])
 class MatmulWarpSpecialized(TmaStoreEpilogue, tilus.Script):
     def __init__(self, block_m, block_n, stages, group_m, cluster_m, epilogue="tma", split_k=1, dtype=float16,
-                 num_blocks=None, split_reduce=None):
+                 num_blocks=None, split_reduce=None, cluster_n=1):
         super().__init__()
-        if block_m % 128:
-            raise ValueError("block_m must be a multiple of 128: two consumer warpgroups of 64 rows")
+        if block_m != 64 and block_m % 128:
+            raise ValueError("block_m must be 64 (one consumer warpgroup) or a multiple of 128 (two consumer "
+                             "warpgroups of 64 rows or more)")
         if group_m % cluster_m:
             raise ValueError("group_m must be a multiple of cluster_m: a cluster's tiles share a band")
+        if min(cluster_m, cluster_n) < 1 or min(cluster_m, cluster_n) > 1 or cluster_m * cluster_n > 8:
+            raise ValueError(f"a cluster shares either B (cluster_m of up to 8) or A (cluster_n of up to 8), "
+                             f"got cluster_m={cluster_m}, cluster_n={cluster_n}")
         self.block_m, self.block_n, self.stages, self.group_m = block_m, block_n, stages, group_m
+        self.consumer_groups = 1 if block_m == 64 else 2
         if epilogue not in ("tma", "tma_halves", "registers"):
             raise ValueError(f"epilogue must be 'tma', 'tma_halves' or 'registers', got {epilogue!r}")
         if split_k > 1 and epilogue != "registers":
             raise ValueError("split_k > 1 reduces the partial tiles in global memory: epilogue='registers'")
-        self.cluster_m, self.epilogue, self.split_k = cluster_m, epilogue, split_k
+        self.cluster_m, self.cluster_n, self.epilogue, self.split_k = cluster_m, cluster_n, epilogue, split_k
+        self.cluster_size = cluster_m * cluster_n
         # how the slices' partial tiles meet (split_k > 1): "partials", each slice in a plane
         # of its own and the last one summing them, beats "atomics" into one zeroed plane by
         # 3-7% at 2 slices and ties at 4; at 8 the last slice's eight reads cost more than
@@ -121,8 +132,9 @@ class MatmulWarpSpecialized(TmaStoreEpilogue, tilus.Script):
         self.num_blocks = num_blocks or multiprocessor_count()
 
     def cluster_tile(self, index: int32, rows: int32, cols: int32):
-        """The (row, column) of cluster tile ``index`` of a rows x cols grid numbered in
-        bands of group_m / cluster_m rows, column by column inside a band."""
+        """The (row, column) of cluster tile ``index`` of a rows x cols grid (in cluster
+        tiles of cluster_m x cluster_n tiles) numbered in bands of group_m / cluster_m
+        rows, column by column inside a band."""
         group = self.group_m // self.cluster_m
         band_size = group * cols
         band = index // band_size
@@ -131,33 +143,37 @@ class MatmulWarpSpecialized(TmaStoreEpilogue, tilus.Script):
         in_band = index - band * band_size
         return first + in_band % band_rows, in_band // band_rows
 
-    def unit_origin(self, unit: int32, cluster_rows: int32, tiles_n: int32, chunk: int32, k_size: int32,
+    def unit_origin(self, unit: int32, cluster_rows: int32, cluster_cols: int32, chunk: int32, k_size: int32,
                     rank: int32):
         """Work unit `unit` of this block (rank `rank` of its cluster): its tile's row and
         column in tiles, the tile's first row and column, and its slice [k_begin, k_end)."""
-        row, col = self.cluster_tile(unit // self.split_k, cluster_rows, tiles_n)
-        tile_m = row * self.cluster_m + rank
+        row, col = self.cluster_tile(unit // self.split_k, cluster_rows, cluster_cols)
+        tile_m = row * self.cluster_m + rank % self.cluster_m
+        tile_n = col * self.cluster_n + rank // self.cluster_m
         k_begin = unit % self.split_k * chunk
-        return tile_m, col, tile_m * self.block_m, col * self.block_n, k_begin, min(k_begin + chunk, k_size)
+        return (tile_m, tile_n, tile_m * self.block_m, tile_n * self.block_n, k_begin,
+                min(k_begin + chunk, k_size))
 
     def __call__(self, m_size: int32, n_size: int32, k_size: int32, a_ptr: tilus.void_p,
                  b_ptr: tilus.void_p, c_ptr: tilus.void_p, scale: float32):
-        bm, bn, bk, stages, cm = self.block_m, self.block_n, self.block_k, self.stages, self.cluster_m
+        bm, bn, bk, stages = self.block_m, self.block_n, self.block_k, self.stages
+        cm, cn, cs = self.cluster_m, self.cluster_n, self.cluster_size
         # A cluster of cluster_m blocks takes cluster_m tiles stacked along m: they read
-        # the same B tile, which the blocks fetch in turns with one multicast copy each.
+        # the same B tile, which the blocks fetch in turns with one multicast copy each
+        # (cluster_n: tiles side by side along n, sharing A the same way).
         cluster_rows = cdiv(m_size, bm * cm)
-        tiles_n = cdiv(n_size, bn)
-        num_cluster_tiles = cluster_rows * tiles_n
+        cluster_cols = cdiv(n_size, bn * cn)
+        num_cluster_tiles = cluster_rows * cluster_cols
         # work units: a cluster tile and one of split_k slices of k (chunk elements each, whole k-steps)
         splits = self.split_k
         num_units = num_cluster_tiles * splits
         chunk = cdiv(cdiv(k_size, splits), bk) * bk
-        clusters = min(num_units, self.num_blocks // cm)
-        self.attrs.blocks = [clusters * cm]
-        self.attrs.warps = 12
-        if cm > 1:
-            self.attrs.cluster_blocks = [cm]
-        rank = self.blockIdx.x % cm
+        clusters = min(num_units, self.num_blocks // cs)
+        self.attrs.blocks = [clusters * cs]
+        self.attrs.warps = 4 + 4 * self.consumer_groups
+        if cs > 1:
+            self.attrs.cluster_blocks = [cs]
+        rank = self.blockIdx.x % cs
 
         ga = self.global_view(a_ptr, dtype=self.dtype, shape=[m_size, k_size])
         gb = self.global_view(b_ptr, dtype=self.dtype, shape=[n_size, k_size])
@@ -167,11 +183,12 @@ class MatmulWarpSpecialized(TmaStoreEpilogue, tilus.Script):
         sb = self.shared_tensor(dtype=self.dtype, shape=[stages, self.halves, hn, bk])
         if self.epilogue != "registers":
             sc = self.shared_tensor(dtype=self.out_dtype, shape=[bm, hn])
-        # full[s]: this block's producer arrival plus the slot's bytes (its A, the cluster's B);
-        # empty[s]: each consumer warpgroup of every block of the cluster (a B copy writes them all)
+        # full[s]: this block's producer arrival plus the slot's bytes (its own copies and
+        # the peers' multicast ones); empty[s]: each consumer warpgroup of every block of
+        # the cluster (a multicast copy writes them all)
         full = self.mbarrier.alloc(counts=[1] * stages)
-        empty = self.mbarrier.alloc(counts=[2 * cm] * stages)
-        if cm > 1:
+        empty = self.mbarrier.alloc(counts=[self.consumer_groups * cs] * stages)
+        if cs > 1:
             self.cluster.sync()  # the peers' barriers are initialised before any arrival
         slot_bytes = (bm + bn) * bk * self.dtype.nbytes
         if splits > 1:
@@ -181,36 +198,43 @@ class MatmulWarpSpecialized(TmaStoreEpilogue, tilus.Script):
                 workspace = self.global_tensor(dtype=float32, shape=[m_size, n_size], requires_clean=True)
             else:
                 workspace = self.global_tensor(dtype=float32, shape=[splits, m_size, n_size])
-            arrived = self.global_tensor(dtype=int32, shape=[cluster_rows * cm, tiles_n], requires_clean=True)
+            arrived = self.global_tensor(dtype=int32, shape=[cluster_rows * cm, cluster_cols * cn],
+                                         requires_clean=True)
 
         with self.warp_group(warp_begin=0, num_warps=4):  # producer
             self.setmaxnreg(40, "dec")
             with self.single_thread():
                 stage: int32 = 0
                 phase: uint32 = self.mbarrier.producer_initial_phase
-                for unit in range(self.blockIdx.x // cm, num_units, clusters):
-                    _, _, m0, n0, k_begin, k_end = self.unit_origin(unit, cluster_rows, tiles_n, chunk, k_size, rank)
+                for unit in range(self.blockIdx.x // cs, num_units, clusters):
+                    _, _, m0, n0, k_begin, k_end = self.unit_origin(unit, cluster_rows, cluster_cols, chunk,
+                                                                    k_size, rank)
                     for k0 in range(k_begin, k_end, bk):
                         self.mbarrier.wait(empty[stage], phase=phase)
                         self.mbarrier.arrive_and_expect_tx(full[stage], slot_bytes)
-                        self.tma.global_to_shared(src=ga, dst=sa[stage], offsets=[m0, k0], mbarrier=full[stage])
+                        my_turn = k0 // bk % cs == rank  # the cluster's blocks take turns at the shared operand
+                        if cn == 1:
+                            self.tma.global_to_shared(src=ga, dst=sa[stage], offsets=[m0, k0], mbarrier=full[stage])
+                        elif my_turn:
+                            self.tma.global_to_shared(src=ga, dst=sa[stage], offsets=[m0, k0], mbarrier=full[stage],
+                                                      multicast_mask=(1 << cs) - 1)
                         for h in range(self.halves):
                             if cm == 1:
                                 self.tma.global_to_shared(src=gb, dst=sb[stage, h], offsets=[n0 + h * hn, k0],
                                                           mbarrier=full[stage])
-                            elif k0 // bk % cm == rank:  # the cluster's blocks take turns
+                            elif my_turn:
                                 self.tma.global_to_shared(src=gb, dst=sb[stage, h], offsets=[n0 + h * hn, k0],
-                                                          mbarrier=full[stage], multicast_mask=(1 << cm) - 1)
+                                                          mbarrier=full[stage], multicast_mask=(1 << cs) - 1)
                         stage = (stage + 1) % stages
                         if stage == 0:
                             phase ^= 1
 
-        with self.warp_group(warp_begin=4, num_warps=8):  # two consumer warpgroups
+        with self.warp_group(warp_begin=4, num_warps=4 * self.consumer_groups):  # the consumer warpgroups
             self.setmaxnreg(232, "inc")
             stage: int32 = 0
             phase: uint32 = self.mbarrier.consumer_initial_phase
-            for unit in range(self.blockIdx.x // cm, num_units, clusters):
-                tile_m, tile_n, m0, n0, k_begin, k_end = self.unit_origin(unit, cluster_rows, tiles_n, chunk,
+            for unit in range(self.blockIdx.x // cs, num_units, clusters):
+                tile_m, tile_n, m0, n0, k_begin, k_end = self.unit_origin(unit, cluster_rows, cluster_cols, chunk,
                                                                           k_size, rank)
                 steps = cdiv(k_end - k_begin, bk)
                 acc = self.register_tensor(dtype=float32, shape=[bm, hn], init=0.0)
@@ -244,7 +268,7 @@ class MatmulWarpSpecialized(TmaStoreEpilogue, tilus.Script):
             if self.epilogue != "registers":
                 with self.single_thread():
                     self.tma.wait_group(0)
-        if cm > 1:
+        if cs > 1:
             self.cluster.sync()  # no block leaves while a peer may still write to it
 
     def reduce_split(self, workspace, arrived, gc, part, m0, n0, tile_m, tile_n, k_slice):
@@ -284,16 +308,17 @@ class MatmulWarpSpecialized(TmaStoreEpilogue, tilus.Script):
         the warpgroup's reads of the slot."""
         with self.thread_group(0, num_threads=128):
             self.arrive_once(barrier)
-        with self.thread_group(128, num_threads=128):
-            self.arrive_once(barrier)
+        if self.consumer_groups == 2:
+            with self.thread_group(128, num_threads=128):
+                self.arrive_once(barrier)
 
     def arrive_once(self, barrier):
         """One thread of the current group arrives on `barrier` in every block of the cluster."""
         with self.single_thread():
-            if self.cluster_m == 1:
+            if self.cluster_size == 1:
                 self.mbarrier.arrive(barrier)
             else:
-                for r in range(self.cluster_m):
+                for r in range(self.cluster_size):
                     # cta scope: a cluster-scope release would wait for this thread's memory
                     # operations to reach the whole cluster, stalling the next wgmma issue
                     self.mbarrier.arrive_and_expect_tx_remote(barrier, 0, target_rank=r, scope="cta")

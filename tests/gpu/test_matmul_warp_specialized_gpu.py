@@ -1,7 +1,9 @@
 """examples/matmul_warp_specialized.py on the GPU (sm_90a): every configuration the
-autotuner may pick (2-block clusters with TMA multicast included), float16 / bfloat16 / float8_e4m3 inputs, odd shapes (tiles past every
-edge), fewer blocks than tiles (each block walks several tiles through one ring of
-stages), fresh random data and a poisoned output against torch.
+autotuner may pick (2-block clusters sharing B by TMA multicast included) and the untuned
+ones (clusters sharing A, 64-row tiles with one consumer warpgroup), float16 / bfloat16 /
+float8_e4m3 inputs, odd shapes (tiles past every edge), fewer blocks than tiles (each
+block walks several tiles through one ring of stages), fresh random data and a poisoned
+output against torch.
 
 One command: PYTHONPATH=python python -m pytest -q -m gpu tests/gpu/test_matmul_warp_specialized_gpu.py
 """
@@ -44,14 +46,17 @@ def _run(ex, kernel, m, n, k, dtype):
 @pytest.mark.parametrize("config", [(128, 256, 3, "tma", 1), (128, 256, 4, "tma_halves", 1),
                                     (128, 256, 4, "registers", 1), (128, 128, 5, "tma", 1), (256, 128, 3, "tma", 1),
                                     (128, 128, 6, "registers", 2), (128, 128, 6, "registers", 8),  # partials, atomics
-                                    (128, 64, 8, "tma", 1), (128, 64, 8, "registers", 2), (128, 112, 6, "tma", 1)])
-@pytest.mark.parametrize("cluster_m", [1, 2])
+                                    (128, 64, 8, "tma", 1), (128, 64, 8, "registers", 2), (128, 112, 6, "tma", 1),
+                                    (64, 64, 13, "tma", 1), (64, 192, 6, "registers", 1),  # one consumer warpgroup
+                                    (64, 128, 6, "registers", 2)])
+@pytest.mark.parametrize("cluster_m, cluster_n", [(1, 1), (2, 1), (1, 2)])
 @pytest.mark.parametrize("m, n, k, blocks", [(1000, 520, 272, 132), (129, 264, 48, 2), (300, 1032, 1040, 6)])
-def test_every_config_matches_torch(example, dtype, config, cluster_m, m, n, k, blocks):
+def test_every_config_matches_torch(example, dtype, config, cluster_m, cluster_n, m, n, k, blocks):
     ex = example("matmul_warp_specialized")
     bm, bn, stages, epilogue, split_k = config
     kernel = ex.MatmulWarpSpecialized(block_m=bm, block_n=bn, stages=stages, group_m=8, cluster_m=cluster_m,
-                                      epilogue=epilogue, split_k=split_k, dtype=_DTYPES[dtype], num_blocks=blocks)
+                                      cluster_n=cluster_n, epilogue=epilogue, split_k=split_k, dtype=_DTYPES[dtype],
+                                      num_blocks=blocks)
     _run(ex, kernel, m, n, k, dtype)
     _run(ex, kernel, m, n, k, dtype)  # again: split-K leaves its counts (and the atomics' plane) zeroed
 

@@ -1,9 +1,9 @@
 """examples/matmul_warp_specialized.py in the interpreter: the persistent warp-specialised
 matmul (one TMA producer thread, two wgmma consumer warpgroups, mbarrier ring) at odd
-shapes with fewer blocks than tiles, with and without 2-block clusters sharing B tiles
-by TMA multicast, with the TMA-store (whole or in column halves) and the register-store
-epilogue; float16 and
-float8_e4m3 inputs against torch."""
+shapes with fewer blocks than tiles, with and without 2-block clusters sharing B (or A)
+tiles by TMA multicast, 64-row tiles with one consumer warpgroup, with the TMA-store
+(whole or in column halves) and the register-store epilogue; float16 and float8_e4m3
+inputs against torch."""
 
 import math
 
@@ -13,18 +13,21 @@ import torch
 from tilus import float8_e4m3
 
 
-@pytest.mark.parametrize("cluster_m, epilogue, m, n, k, blocks", [
-    (1, "tma", 200, 264, 136, 3),          # tiles past every edge, 3 blocks walk 6 tiles
-    (2, "tma", 300, 136, 72, 4),           # rank 1 of the last cluster works on rows past m
-    (2, "registers", 129, 64, 200, 2),
-    (1, "registers", 64, 40, 24, 4),       # fewer tiles than blocks: the grid shrinks
-    (1, "tma_halves", 200, 200, 136, 3),   # two accumulator halves, staged one at a time
-    (2, "tma_halves", 300, 264, 72, 2),
+@pytest.mark.parametrize("cluster_m, cluster_n, epilogue, m, n, k, blocks", [
+    (1, 1, "tma", 200, 264, 136, 3),          # tiles past every edge, 3 blocks walk 6 tiles
+    (2, 1, "tma", 300, 136, 72, 4),           # rank 1 of the last cluster works on rows past m
+    (2, 1, "registers", 129, 64, 200, 2),
+    (1, 1, "registers", 64, 40, 24, 4),       # fewer tiles than blocks: the grid shrinks
+    (1, 1, "tma_halves", 200, 200, 136, 3),   # two accumulator halves, staged one at a time
+    (2, 1, "tma_halves", 300, 264, 72, 2),
+    (1, 2, "tma", 300, 392, 200, 4),          # A shared along n; rank 1 of the last cluster past n
+    (1, 2, "registers", 129, 264, 72, 2),
+    (1, 2, "tma_halves", 130, 520, 136, 4),
 ])
-def test_matches_torch(example, cluster_m, epilogue, m, n, k, blocks):
+def test_matches_torch(example, cluster_m, cluster_n, epilogue, m, n, k, blocks):
     ex = example("matmul_warp_specialized")
     kernel = ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=8, cluster_m=cluster_m,
-                                      epilogue=epilogue, split_k=1, num_blocks=blocks)
+                                      cluster_n=cluster_n, epilogue=epilogue, split_k=1, num_blocks=blocks)
     a = torch.randn(m, k).half()
     b = torch.randn(n, k).half()
     c = torch.full((m, n), float("nan")).half()
@@ -58,17 +61,36 @@ def test_112_column_tiles(example):
     torch.testing.assert_close(c.float(), (a.float() @ b.float().T) * 0.5, rtol=2e-2, atol=5e-2)
 
 
-@pytest.mark.parametrize("split_reduce", ["partials", "atomics"])
-@pytest.mark.parametrize("cluster_m, split_k, m, n, k, blocks", [
-    (1, 2, 200, 264, 136, 4),
-    (2, 4, 129, 64, 500, 4),   # two slices of one tile may land on one block
-    (1, 8, 64, 136, 40, 8),    # slices past k: no steps, they still count in
+@pytest.mark.parametrize("block_n, stages, epilogue, cluster_m, cluster_n, split_k, m, n, k, blocks", [
+    (64, 13, "tma", 2, 1, 1, 130, 200, 136, 4),         # a cluster's two 64-row tiles share B
+    (192, 6, "tma", 2, 1, 1, 129, 400, 200, 3),
+    (64, 8, "registers", 1, 1, 2, 70, 200, 136, 3),     # split-K partials of 64-row tiles
+    (128, 8, "tma_halves", 1, 2, 1, 200, 520, 72, 4),   # two 64-row tiles side by side share A
+    (224, 5, "registers", 2, 1, 1, 63, 500, 72, 2),
 ])
-def test_split_k_matches_torch_twice(example, cluster_m, split_k, m, n, k, blocks, split_reduce):
+def test_64_row_tiles_one_consumer_warpgroup(example, block_n, stages, epilogue, cluster_m, cluster_n, split_k,
+                                             m, n, k, blocks):
+    ex = example("matmul_warp_specialized")
+    kernel = ex.MatmulWarpSpecialized(block_m=64, block_n=block_n, stages=stages, group_m=8, cluster_m=cluster_m,
+                                      cluster_n=cluster_n, epilogue=epilogue, split_k=split_k, num_blocks=blocks)
+    a, b = torch.randn(m, k).half(), torch.randn(n, k).half()
+    c = torch.full((m, n), float("nan")).half()
+    kernel(m, n, k, a, b, c, 0.5)
+    torch.testing.assert_close(c.float(), (a.float() @ b.float().T) * 0.5, rtol=2e-2, atol=5e-2)
+
+
+@pytest.mark.parametrize("split_reduce", ["partials", "atomics"])
+@pytest.mark.parametrize("cluster_m, cluster_n, split_k, m, n, k, blocks", [
+    (1, 1, 2, 200, 264, 136, 4),
+    (2, 1, 4, 129, 64, 500, 4),   # two slices of one tile may land on one block
+    (1, 1, 8, 64, 136, 40, 8),    # slices past k: no steps, they still count in
+    (1, 2, 2, 130, 392, 264, 4),  # A shared along n, the last cluster's rank 1 past n
+])
+def test_split_k_matches_torch_twice(example, cluster_m, cluster_n, split_k, m, n, k, blocks, split_reduce):
     ex = example("matmul_warp_specialized")
     kernel = ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=8, cluster_m=cluster_m,
-                                      epilogue="registers", split_k=split_k, num_blocks=blocks,
-                                      split_reduce=split_reduce)
+                                      cluster_n=cluster_n, epilogue="registers", split_k=split_k,
+                                      num_blocks=blocks, split_reduce=split_reduce)
     for _ in range(2):  # the workspace and the counts are left zeroed for the next call
         a = torch.randn(m, k).half()
         b = torch.randn(n, k).half()
@@ -109,9 +131,11 @@ def test_configurations_that_cannot_work_are_refused(example):
         ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=8, cluster_m=1, epilogue="smem",
                                  split_k=1)
     ex = example("matmul_warp_specialized")
-    with pytest.raises(ValueError, match="block_m must be a multiple of 128"):
-        ex.MatmulWarpSpecialized(block_m=64, block_n=128, stages=3, group_m=8, cluster_m=1,
+    with pytest.raises(ValueError, match="block_m must be 64 .* or a multiple of 128"):
+        ex.MatmulWarpSpecialized(block_m=192, block_n=128, stages=3, group_m=8, cluster_m=1,
                                   epilogue="tma", split_k=1)
+    with pytest.raises(ValueError, match="a cluster shares either B .* or A"):
+        ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=8, cluster_m=2, cluster_n=2)
     with pytest.raises(ValueError, match="group_m must be a multiple of cluster_m"):
         ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=3, cluster_m=2,
                                   epilogue="tma", split_k=1)
