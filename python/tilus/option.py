@@ -328,7 +328,7 @@ def get_static_rings() -> bool:
     $TILUS_STATIC_RINGS, default 0)."""
     enabled = _set.get("static_rings")
     if enabled is None:
-        enabled = _env("TILUS_STATIC_RINGS") in ("1", "true", "yes")
+        enabled = _env_flag("TILUS_STATIC_RINGS", False)  # read as every other switch
     return bool(enabled)
 
 

@@ -129,3 +129,17 @@ def test_cache_command_line(tmp_path):
     assert "removed 1 tuning file(s)" in run("clear", "--tuning")
     assert "nothing to clear" in run("clear", "--dir", str(tmp_path / "elsewhere"))
     assert "tuning results:   0" in run("info")
+
+
+@pytest.mark.parametrize("text, enabled", [("1", True), ("on", True), ("yes", True), ("0", False),
+                                           ("false", False), ("", False)])
+def test_static_rings_switch_reads_its_variable_as_every_other_switch(monkeypatch, text, enabled):
+    """$TILUS_STATIC_RINGS: anything but 0 / false / no turns it on, unset or empty leaves it
+    off; option.static_rings() overrides it either way."""
+    monkeypatch.setenv("TILUS_STATIC_RINGS", text)
+    assert option.get_static_rings() is enabled
+    option.static_rings(not enabled)
+    try:
+        assert option.get_static_rings() is (not enabled)
+    finally:
+        option.static_rings(None)
