@@ -55,10 +55,12 @@ def nvrtc():
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     """The process-wide cache, pointed at a fresh directory through TILUS_CACHE_DIR."""
+    cache = runtime.compile_cache()
+    # read before TILUS_CACHE_DIR changes: a cache that has not resolved its folder yet
+    # resolves it on this call, and would hand the next test this test's folder
+    previous_dir = cache.cache_dir()
     cache_dir = tmp_path / "cache"
     monkeypatch.setenv("TILUS_CACHE_DIR", str(cache_dir))
-    cache = runtime.compile_cache()
-    previous_dir = cache.cache_dir()
     cache.set_cache_dir(None)  # re-reads TILUS_CACHE_DIR
     cache.clear_memory()
     cache.reset_stats()
