@@ -42,7 +42,7 @@ from tilus.layout import local, register_layout, spatial
 from tilus.utils import benchmark_func, cdiv
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from matmul_a16wx import dequantize, pack_weights, random_weights  # noqa: E402
+from matmul_a16wx import dequantize, pack_weights, pairs_codes, random_weights  # noqa: E402
 from matmul_warp_specialized import TmaStoreEpilogue, multiprocessor_count  # noqa: E402
 
 __all__ = ["MatmulA16WxHopper", "prepack_hopper", "TILE_N", "TILE_K"]
@@ -63,8 +63,9 @@ def fragment_layout(paired: bool):
 
 
 def is_paired(w_dtype) -> bool:
-    """3- and 4-bit integer codes go paired (codes j and j + 4 of each eight one f16x2)."""
-    return w_dtype.is_integer and w_dtype.bits in (3, 4)
+    """Whether the codes go paired (codes j and j + 4 of each eight one f16x2): as the
+    A16Wx packing pairs them, which this kernel's weights come from."""
+    return pairs_codes(w_dtype)
 
 
 def packed_rows(w_dtype) -> int:

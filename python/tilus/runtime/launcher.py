@@ -185,27 +185,33 @@ def _encode_tma_maps(maps, args) -> list:
         raise (TypeError if e.kind == "TypeError" else ValueError)(e.message) from None
 
 
+def _unaligned_params(program, runtime_args):
+    """The parameters that keep a call off the aligned build, in order: (index, True) for
+    a pointer not 16-byte aligned, (index, False) for a vector extent parameter
+    (csrc/transforms/vector_extents.h) that is not a multiple of 16."""
+    for i, dtype in enumerate(program.param_dtypes):
+        if dtype.is_pointer and runtime_args[i] % 16:
+            yield i, True
+    for i in program.vector_extent_params:
+        if runtime_args[i] % 16:
+            yield i, False
+
+
 def takes_aligned_build(program, runtime_args) -> bool:
     """Whether a call with these runtime arguments (parameter order, addresses for
     pointers) may use the aligned build: every pointer 16-byte aligned and every vector
-    extent parameter a multiple of 16 (csrc/transforms/vector_extents.h). The native
-    launcher (csrc/bindings/launch.cc) decides the same way."""
-    for i, dtype in enumerate(program.param_dtypes):
-        if dtype.is_pointer and runtime_args[i] % 16:
-            return False
-    return all(runtime_args[i] % 16 == 0 for i in program.vector_extent_params)
+    extent parameter a multiple of 16. The native launcher (csrc/bindings/launch.cc)
+    decides the same way."""
+    return next(_unaligned_params(program, runtime_args), None) is None
 
 
 def unaligned_reasons(program, runtime_args) -> list:
     """Why a call with these runtime arguments takes the unaligned build (empty: it does
-    not): each pointer not 16-byte aligned and each vector extent parameter that is not a
-    multiple of 16, named as the script names its parameter."""
+    not), each parameter named as the script names it."""
     names = program.param_names
-    reasons = [f"pointer argument {names[i]!r} at {runtime_args[i]:#x} is not 16-byte aligned"
-               for i, dtype in enumerate(program.param_dtypes) if dtype.is_pointer and runtime_args[i] % 16]
-    reasons += [f"{names[i]!r} = {runtime_args[i]} is the last extent or a stride of a global view "
-                "and not a multiple of 16" for i in program.vector_extent_params if runtime_args[i] % 16]
-    return reasons
+    return [f"pointer argument {names[i]!r} at {runtime_args[i]:#x} is not 16-byte aligned" if pointer else
+            f"{names[i]!r} = {runtime_args[i]} is the last extent or a stride of a global view and not a "
+            "multiple of 16" for i, pointer in _unaligned_params(program, runtime_args)]
 
 
 def build_variant(program, pointers_aligned: bool, arch: str, bounds_check: bool = False) -> dict:
