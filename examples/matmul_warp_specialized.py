@@ -21,6 +21,10 @@ threads are split by role and talk only through mbarriers:
   take the registers the producer gave back, each multiplies its half of the tile's rows
   with ``wgmma`` (one group in flight while the next slot is awaited), and releases a
   slot as soon as the group that read it retires.
+* a ring slot holds ``k_boxes`` k-tiles of 128 bytes a row (the widest swizzled TMA box),
+  each copied by its own TMA box; more than one puts more wgmma between two barrier waits
+  of a consumer warpgroup, which is what a lone 64-row consumer warpgroup runs short of
+  (see the tuning list).
 * the epilogue goes through shared memory and leaves with a TMA store. The consumers wait
   for the previous tile's store only when they are about to overwrite its staging
   buffer, and the producer is already filling the next tile's slots meanwhile. With
@@ -78,25 +82,29 @@ class TmaStoreEpilogue:
             self.tma.commit_group()
 
 
-@tilus.autotune("block_m, block_n, stages, epilogue, split_k", [
-    (128, 256, 3, "tma", 1), (128, 256, 4, "tma_halves", 1), (128, 256, 4, "registers", 1),
-    (128, 128, 5, "tma", 1), (256, 128, 3, "tma", 1),
+@tilus.autotune("block_m, block_n, stages, epilogue, split_k, k_boxes", [
+    (128, 256, 3, "tma", 1, 1), (128, 256, 4, "tma_halves", 1, 1), (128, 256, 4, "registers", 1, 1),
+    (128, 128, 5, "tma", 1, 1), (256, 128, 3, "tma", 1, 1),
     # few output tiles (m = 128): the k range split over 2 to 8 blocks (see split_k), or
     # 64-column tiles (twice the tiles; measured 0.66-0.89x -> 0.78-0.93x cuBLAS on the
     # four m = 128 shapes of bench_hopper_matmul, H100)
-    (128, 128, 6, "registers", 2), (128, 128, 6, "registers", 4), (128, 128, 6, "registers", 8),
-    (128, 64, 8, "tma", 1), (128, 64, 8, "registers", 2),
+    (128, 128, 6, "registers", 2, 1), (128, 128, 6, "registers", 4, 1), (128, 128, 6, "registers", 8, 1),
+    (128, 64, 8, "tma", 1, 1), (128, 64, 8, "registers", 2, 1),
     # 112-column tiles: 128 tiles at n = 14336 and 110 at 12288 for 132 SMs (128-column
     # tiles leave 20-36 SMs idle): 0.94-0.96 -> 0.96-0.98x cuBLAS there (H200, m = 128)
-    (128, 112, 6, "tma", 1)])
+    (128, 112, 6, "tma", 1, 1),
+    # 64 x 64 tiles with one consumer warpgroup and two 128-byte k-tiles a slot: no split-K
+    # at m = 128 (the shape of cuBLAS's kernel there); one k-tile a slot ran 5-20% slower
+    # than the tuned tiles, two: 0.98x / 1.03x cuBLAS at 128x4096x4096 / 128x4096x14336
+    # against 0.87x / 0.98x for the split 128 x 64 tile (H200, fixed configurations)
+    (64, 64, 7, "registers", 1, 2)])
 @tilus.autotune("group_m", [8, 16])
 # Not tuned (measured no faster, H200 2026-11-29, benchmarks/README.md): clusters sharing A
-# along n (cluster_n=2), and 64-row tiles with one consumer warpgroup (block_m=64, the
-# shape of cuBLAS's kernels at m = 128), with or without clusters sharing B.
+# along n (cluster_n=2).
 @tilus.autotune("cluster_m", [1, 2])
 class MatmulWarpSpecialized(TmaStoreEpilogue, tilus.Script):
     def __init__(self, block_m, block_n, stages, group_m, cluster_m, epilogue="tma", split_k=1, dtype=float16,
-                 num_blocks=None, split_reduce=None, cluster_n=1):
+                 num_blocks=None, split_reduce=None, cluster_n=1, k_boxes=1):
         super().__init__()
         if block_m != 64 and block_m % 128:
             raise ValueError("block_m must be 64 (one consumer warpgroup) or a multiple of 128 (two consumer "
@@ -128,7 +136,11 @@ class MatmulWarpSpecialized(TmaStoreEpilogue, tilus.Script):
         self.halves = 2 if epilogue == "tma_halves" else 1
         self.dtype = dtype
         self.out_dtype = bfloat16 if dtype == bfloat16 else float16
-        self.block_k = 128 // dtype.nbytes  # 128-byte rows: the widest shared swizzle
+        self.box_k = 128 // dtype.nbytes  # 128-byte rows: the widest shared swizzle
+        if k_boxes < 1:
+            raise ValueError(f"k_boxes must be at least 1, got {k_boxes}")
+        self.k_boxes = k_boxes
+        self.block_k = self.box_k * k_boxes  # the k-step: one ring slot
         self.num_blocks = num_blocks or multiprocessor_count()
 
     def cluster_tile(self, index: int32, rows: int32, cols: int32):
@@ -157,6 +169,7 @@ class MatmulWarpSpecialized(TmaStoreEpilogue, tilus.Script):
     def __call__(self, m_size: int32, n_size: int32, k_size: int32, a_ptr: tilus.void_p,
                  b_ptr: tilus.void_p, c_ptr: tilus.void_p, scale: float32):
         bm, bn, bk, stages = self.block_m, self.block_n, self.block_k, self.stages
+        box_k, kb = self.box_k, self.k_boxes
         cm, cn, cs = self.cluster_m, self.cluster_n, self.cluster_size
         # A cluster of cluster_m blocks takes cluster_m tiles stacked along m: they read
         # the same B tile, which the blocks fetch in turns with one multicast copy each
@@ -178,9 +191,9 @@ class MatmulWarpSpecialized(TmaStoreEpilogue, tilus.Script):
         ga = self.global_view(a_ptr, dtype=self.dtype, shape=[m_size, k_size])
         gb = self.global_view(b_ptr, dtype=self.dtype, shape=[n_size, k_size])
         gc = self.global_view(c_ptr, dtype=self.out_dtype, shape=[m_size, n_size])
-        sa = self.shared_tensor(dtype=self.dtype, shape=[stages, bm, bk])
+        sa = self.shared_tensor(dtype=self.dtype, shape=[stages, kb, bm, box_k])
         hn = bn // self.halves
-        sb = self.shared_tensor(dtype=self.dtype, shape=[stages, self.halves, hn, bk])
+        sb = self.shared_tensor(dtype=self.dtype, shape=[stages, kb, self.halves, hn, box_k])
         if self.epilogue != "registers":
             sc = self.shared_tensor(dtype=self.out_dtype, shape=[bm, hn])
         # full[s]: this block's producer arrival plus the slot's bytes (its own copies and
@@ -213,17 +226,21 @@ class MatmulWarpSpecialized(TmaStoreEpilogue, tilus.Script):
                         self.mbarrier.wait(empty[stage], phase=phase)
                         self.mbarrier.arrive_and_expect_tx(full[stage], slot_bytes)
                         my_turn = k0 // bk % cs == rank  # the cluster's blocks take turns at the shared operand
-                        if cn == 1:
-                            self.tma.global_to_shared(src=ga, dst=sa[stage], offsets=[m0, k0], mbarrier=full[stage])
-                        elif my_turn:
-                            self.tma.global_to_shared(src=ga, dst=sa[stage], offsets=[m0, k0], mbarrier=full[stage],
-                                                      multicast_mask=(1 << cs) - 1)
-                        for h in range(self.halves):
-                            if cm == 1:
-                                self.tma.global_to_shared(src=gb, dst=sb[stage, h], offsets=[n0 + h * hn, k0],
+                        for i in range(kb):  # B first: it comes from DRAM, A mostly from L2
+                            for h in range(self.halves):
+                                b_at = [n0 + h * hn, k0 + i * box_k]
+                                if cm == 1:
+                                    self.tma.global_to_shared(src=gb, dst=sb[stage, i, h], offsets=b_at,
+                                                              mbarrier=full[stage])
+                                elif my_turn:
+                                    self.tma.global_to_shared(src=gb, dst=sb[stage, i, h], offsets=b_at,
+                                                              mbarrier=full[stage], multicast_mask=(1 << cs) - 1)
+                        for i in range(kb):
+                            if cn == 1:
+                                self.tma.global_to_shared(src=ga, dst=sa[stage, i], offsets=[m0, k0 + i * box_k],
                                                           mbarrier=full[stage])
                             elif my_turn:
-                                self.tma.global_to_shared(src=gb, dst=sb[stage, h], offsets=[n0 + h * hn, k0],
+                                self.tma.global_to_shared(src=ga, dst=sa[stage, i], offsets=[m0, k0 + i * box_k],
                                                           mbarrier=full[stage], multicast_mask=(1 << cs) - 1)
                         stage = (stage + 1) % stages
                         if stage == 0:
@@ -243,9 +260,10 @@ class MatmulWarpSpecialized(TmaStoreEpilogue, tilus.Script):
                 for ki in range(steps):
                     self.mbarrier.wait(full[stage], phase=phase)
                     self.wgmma.fence()
-                    self.wgmma.mma(sa[stage], sb[stage, 0].transpose(), acc)
-                    if self.halves == 2:
-                        self.wgmma.mma(sa[stage], sb[stage, 1].transpose(), acc_hi)
+                    for i in range(kb):
+                        self.wgmma.mma(sa[stage, i], sb[stage, i, 0].transpose(), acc)
+                        if self.halves == 2:
+                            self.wgmma.mma(sa[stage, i], sb[stage, i, 1].transpose(), acc_hi)
                     self.wgmma.commit_group()
                     self.wgmma.wait_group(1)  # the previous k-tile's group retired: free its slot
                     if ki > 0:

@@ -42,17 +42,17 @@ def _programs(example):
     yield ("matmul_decode_splitk", example("matmul_decode_splitk").MatmulDecode(
         num_warps=4, block_n=128, block_k=64, split_k=8, num_stages=4), (1, 4096, 4096, *_mats(1, 8, 8)))
     ws = example("matmul_warp_specialized")
-    for bm, bn, stages, epilogue, split_k in ((128, 256, 3, "tma", 1), (128, 256, 4, "tma_halves", 1),
-                                              (128, 256, 4, "registers", 1), (256, 128, 3, "tma", 1),
-                                              (128, 128, 6, "registers", 4), (128, 64, 8, "tma", 1),
-                                              (128, 112, 6, "tma", 1), (64, 64, 13, "tma", 1),
-                                              (64, 192, 6, "registers", 1)):
+    for bm, bn, stages, epilogue, split_k, boxes in (
+            (128, 256, 3, "tma", 1, 1), (128, 256, 4, "tma_halves", 1, 1), (128, 256, 4, "registers", 1, 1),
+            (256, 128, 3, "tma", 1, 1), (128, 128, 6, "registers", 4, 1), (128, 64, 8, "tma", 1, 1),
+            (128, 112, 6, "tma", 1, 1), (64, 64, 13, "tma", 1, 1), (64, 192, 6, "registers", 1, 1),
+            (64, 64, 7, "registers", 1, 2)):
         for cluster_m, cluster_n, dtype in ((1, 1, float16), (2, 1, float16), (2, 1, float8_e4m3), (1, 2, float16)):
-            yield (f"matmul_warp_specialized[{bm}x{bn},s{stages},{epilogue},k{split_k},c{cluster_m}x{cluster_n},"
-                   f"{dtype.name}]",
+            yield (f"matmul_warp_specialized[{bm}x{bn},s{stages},{epilogue},k{split_k},b{boxes},"
+                   f"c{cluster_m}x{cluster_n},{dtype.name}]",
                    ws.MatmulWarpSpecialized(block_m=bm, block_n=bn, stages=stages, group_m=8, cluster_m=cluster_m,
                                             cluster_n=cluster_n, epilogue=epilogue, split_k=split_k, dtype=dtype,
-                                            num_blocks=132),
+                                            num_blocks=132, k_boxes=boxes),
                    (4096, 4096, 4096, *_mats(8, 8, 8), 1.0))
     fah = example("flash_attention_hopper")
     for d, causal, stages, epilogue, bkv in ((128, False, 2, "registers", 128), (128, True, 3, "registers", 128),

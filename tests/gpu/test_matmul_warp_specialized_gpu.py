@@ -48,15 +48,18 @@ def _run(ex, kernel, m, n, k, dtype):
                                     (128, 128, 6, "registers", 2), (128, 128, 6, "registers", 8),  # partials, atomics
                                     (128, 64, 8, "tma", 1), (128, 64, 8, "registers", 2), (128, 112, 6, "tma", 1),
                                     (64, 64, 13, "tma", 1), (64, 192, 6, "registers", 1),  # one consumer warpgroup
-                                    (64, 128, 6, "registers", 2)])
+                                    (64, 128, 6, "registers", 2),
+                                    # ring slots of two or three 128-byte k-boxes
+                                    (64, 64, 7, "registers", 1, 2), (64, 64, 4, "tma", 1, 3),
+                                    (128, 128, 3, "tma_halves", 1, 2), (128, 64, 4, "registers", 2, 2)])
 @pytest.mark.parametrize("cluster_m, cluster_n", [(1, 1), (2, 1), (1, 2)])
 @pytest.mark.parametrize("m, n, k, blocks", [(1000, 520, 272, 132), (129, 264, 48, 2), (300, 1032, 1040, 6)])
 def test_every_config_matches_torch(example, dtype, config, cluster_m, cluster_n, m, n, k, blocks):
     ex = example("matmul_warp_specialized")
-    bm, bn, stages, epilogue, split_k = config
+    bm, bn, stages, epilogue, split_k, k_boxes = config if len(config) == 6 else (*config, 1)
     kernel = ex.MatmulWarpSpecialized(block_m=bm, block_n=bn, stages=stages, group_m=8, cluster_m=cluster_m,
                                       cluster_n=cluster_n, epilogue=epilogue, split_k=split_k, dtype=_DTYPES[dtype],
-                                      num_blocks=blocks)
+                                      num_blocks=blocks, k_boxes=k_boxes)
     _run(ex, kernel, m, n, k, dtype)
     _run(ex, kernel, m, n, k, dtype)  # again: split-K leaves its counts (and the atomics' plane) zeroed
 

@@ -1,7 +1,8 @@
 """examples/matmul_warp_specialized.py in the interpreter: the persistent warp-specialised
 matmul (one TMA producer thread, two wgmma consumer warpgroups, mbarrier ring) at odd
 shapes with fewer blocks than tiles, with and without 2-block clusters sharing B (or A)
-tiles by TMA multicast, 64-row tiles with one consumer warpgroup, with the TMA-store
+tiles by TMA multicast, 64-row tiles with one consumer warpgroup, ring slots of several
+k-boxes, with the TMA-store
 (whole or in column halves) and the register-store epilogue; float16 and float8_e4m3
 inputs against torch."""
 
@@ -10,7 +11,7 @@ import math
 import pytest
 import torch
 
-from tilus import float8_e4m3
+from tilus import float8_e4m3, float16
 
 
 @pytest.mark.parametrize("cluster_m, cluster_n, epilogue, m, n, k, blocks", [
@@ -79,6 +80,26 @@ def test_64_row_tiles_one_consumer_warpgroup(example, block_n, stages, epilogue,
     torch.testing.assert_close(c.float(), (a.float() @ b.float().T) * 0.5, rtol=2e-2, atol=5e-2)
 
 
+@pytest.mark.parametrize("block_m, block_n, k_boxes, epilogue, cluster_m, split_k, dtype, m, n, k", [
+    (64, 64, 2, "registers", 1, 1, float16, 130, 200, 328),   # the tuned 64 x 64 tile; k not a whole slot
+    (64, 64, 3, "tma", 2, 1, float16, 129, 136, 200),         # clusters sharing B, box by box
+    (128, 128, 2, "tma_halves", 1, 1, float16, 150, 260, 136),
+    (128, 64, 2, "registers", 1, 2, float16, 100, 130, 264),  # split-K slices of whole slots
+    (64, 64, 2, "registers", 1, 1, float8_e4m3, 70, 72, 400),
+])
+def test_slots_of_several_k_boxes(example, block_m, block_n, k_boxes, epilogue, cluster_m, split_k, dtype, m, n, k):
+    ex = example("matmul_warp_specialized")
+    kernel = ex.MatmulWarpSpecialized(block_m=block_m, block_n=block_n, stages=3, group_m=8, cluster_m=cluster_m,
+                                      epilogue=epilogue, split_k=split_k, dtype=dtype, num_blocks=3,
+                                      k_boxes=k_boxes)
+    assert kernel.block_k == k_boxes * 128 // dtype.nbytes
+    torch_dtype = torch.float8_e4m3fn if dtype == float8_e4m3 else torch.float16
+    a, b = torch.randn(m, k).to(torch_dtype), (torch.randn(n, k) / math.sqrt(k)).to(torch_dtype)
+    c = torch.full((m, n), float("nan")).half()
+    kernel(m, n, k, a, b, c, 0.5)
+    torch.testing.assert_close(c.float(), (a.float() @ b.float().T) * 0.5, rtol=2e-2, atol=2e-2)
+
+
 @pytest.mark.parametrize("split_reduce", ["partials", "atomics"])
 @pytest.mark.parametrize("cluster_m, cluster_n, split_k, m, n, k, blocks", [
     (1, 1, 2, 200, 264, 136, 4),
@@ -127,6 +148,8 @@ def test_configurations_that_cannot_work_are_refused(example):
     with pytest.raises(ValueError, match="split_k > 1 reduces"):
         ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=8, cluster_m=1, epilogue="tma",
                                  split_k=2)
+    with pytest.raises(ValueError, match="k_boxes must be at least 1"):
+        ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=8, cluster_m=1, k_boxes=0)
     with pytest.raises(ValueError, match="epilogue must be"):
         ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=8, cluster_m=1, epilogue="smem",
                                  split_k=1)
