@@ -585,8 +585,8 @@ class QuantizedLinear:
         """Whether a prefill call of m rows runs MatmulA16WxHopper (else dequantise +
         matmul): for groups of 32, 64, 128, ..., except for 5- to 7-bit floats (the longest
         conversion) from TWO_PASS_WIDE_FLOATS_FROM_M rows. Measured on an H200 (2026-11-28,
-        .diag/a16path.py, a16db.py and g32.py, five weight types, two or three weight
-        shapes): 1.1-1.6x the two-pass path at m = 512-2048 (groups of 32: 0.85-0.96x
+        one-off scripts .diag/a16path.py, a16db.py and g32.py, not kept; five weight types,
+        two or three weight shapes): 1.1-1.6x the two-pass path at m = 512-2048 (groups of 32: 0.85-0.96x
         cuBLAS fused against 0.73-0.76x two-pass at m = 1024), ahead or tied at 4096 and 8192,
         but float6_e3m2 0.84-0.86x cuBLAS at m = 4096 against 0.91-0.93x two-pass (groups
         of 32: 0.95x against 0.98x at 4096 x 4096)."""
