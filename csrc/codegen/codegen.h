@@ -30,6 +30,13 @@ struct CodegenOptions {
   // tilus.option.debug.disable_ptxas_opt: false compiles the same source with ptxas -O0
   // (GeneratedKernel::nvrtc_options; part of the compile request, so of the cache key).
   bool ptxas_optimize = true;
+  // tilus.option.debug.omit: a build that leaves one part of the kernel out, to time the
+  // rest (its results are wrong by design). omit_mma: no tensor-core or CUDA-core products
+  // (dot, wgmma.mma): a dot's output is its accumulator. omit_loads: no copies into shared
+  // memory (copy_async, TMA loads), and transaction-count arrivals arrive without
+  // expecting bytes, so that every wait still completes.
+  bool omit_mma = false;
+  bool omit_loads = false;
 };
 // Codegen reads no environment: its callers choose these (runtime/build.h).
 

@@ -15,7 +15,10 @@ void CudaEmitter::emit_dot(const Instruction& i) {
     const bool async = in_place || accumulates_into_output(i, bl.c);
     TILUS_ASSERT(async == (dot_lowering(i) == DotLowering::WgmmaAsync),
                  "dot: the async pass and the emitter disagree on whether it runs on");
-    emit_wgmma(i, plan, acc, async);
+    if (options_.omit_mma)
+      line("// (tilus.option.debug.omit: the product left out)");
+    else
+      emit_wgmma(i, plan, acc, async);
     finish_dot(i, acc, bl.c, in_place);
     return;
   }
@@ -23,7 +26,9 @@ void CudaEmitter::emit_dot(const Instruction& i) {
   ops.a = reg_operand(i.inputs[0], bl.a);
   ops.b = reg_operand(i.inputs[1], bl.b);
   ops.acc = dot_accumulator(i, reg_operand(i.inputs[2], bl.c), bl.c, ops.in_place);
-  if (plan.mma)
+  if (options_.omit_mma)
+    line("// (tilus.option.debug.omit: the product left out)");
+  else if (plan.mma)
     emit_mma(i, plan, ops);
   else
     emit_simt_dot(i, plan, ops);

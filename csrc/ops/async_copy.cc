@@ -137,6 +137,7 @@ OutputType wait_group_check(Instruction& i) {
 }
 
 void emit_copy_async(CudaEmitter& e, const Instruction& i) {
+  if (e.options_.omit_loads) return e.line("// copy_async left out (tilus.option.debug.omit)");
   if (!e.copy_tma_) return e.emit_copy_async(i);
   const TmaTiling tiling = copy_tiling(e, i, e.plan_.transformed_views);
   TILUS_ASSERT(tiling.error.empty());  // prepare_copy_lowering checked every copy

@@ -252,7 +252,8 @@ void arrive_cluster_interpret(interp::BlockState& st, const StmtNode&, const Ins
 
 void arrive_cluster_emit(CudaEmitter& e, const Instruction& i) {
   need_sm90(e, i);
-  const std::string bytes = "(unsigned)(" + e.expr(i.args[1]) + ")";
+  // with the loads left out (tilus.option.debug.omit) no bytes will come
+  const std::string bytes = e.options_.omit_loads ? "0u" : "(unsigned)(" + e.expr(i.args[1]) + ")";
   // scope='cluster' (the default): release at cluster scope; scope='cta' the plain
   // (release.cta) arrival, which does not wait for this thread's earlier memory
   // operations to reach the peers: the cheap form for freeing a slot whose reads were

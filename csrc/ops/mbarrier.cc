@@ -218,7 +218,12 @@ void alloc_emit(CudaEmitter& e, const Instruction& i) {
 void arrive_emit(CudaEmitter& e, const Instruction& i) {
   const std::string bar = "(unsigned)(" + e.expr(i.args[0]) + ")";
   const std::string v = "(unsigned)(" + e.expr(i.args[1]) + ")";
-  if (i.op == Op::MbarrierArriveExpectTx) {
+  if (i.op == Op::MbarrierArriveExpectTx && e.options_.omit_loads) {
+    need_sm90(e, i, "mbarrier.arrive_and_expect_tx");
+    // the loads are left out (tilus.option.debug.omit): no bytes will come
+    e.line("asm volatile(\"mbarrier.arrive" + arrive_order(i) + ".shared.b64 _, [%0];\" :: \"r\"(" + bar +
+           ") : \"memory\");");
+  } else if (i.op == Op::MbarrierArriveExpectTx) {
     need_sm90(e, i, "mbarrier.arrive_and_expect_tx");
     e.line("asm volatile(\"mbarrier.arrive.expect_tx" + arrive_order(i) + ".shared.b64 _, [%0], %1;\" :: \"r\"(" + bar +
            "), \"r\"(" + v + ") : \"memory\");");

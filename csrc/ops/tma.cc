@@ -448,6 +448,7 @@ void copy_emit(CudaEmitter& e, const Instruction& i) {
   const std::string bar = load ? "(unsigned)(" + e.expr(i.args[0]) + ")" : "";
   // a multicast load: the 16-bit mask of the cluster's blocks it lands in
   const std::string mask = multicast(i) ? "(unsigned short)(" + e.expr(i.args.back()) + ")" : "";
+  if (load && e.options_.omit_loads) return e.line(std::string("// ") + what + " left out (tilus.option.debug.omit)");
   emit_tma_boxes(e, what, load, g, s, offsets, i.dims, tiling, bar, mask, "");
 }
 

@@ -375,6 +375,10 @@ void mma_emit(CudaEmitter& e, const Instruction& inst) {
   if (!ob.k_major && t->n_wg > t->n_inst)
     TILUS_CHECK(t->n_inst % ob.atom() == 0, "ValueError", "wgmma.mma: with b N-major, the n", t->n_inst,
                 " instructions must start at multiples of ", ob.atom(), " columns");
+  if (e.options_.omit_mma) {
+    e.line("// wgmma.mma left out (tilus.option.debug.omit)");
+    return;
+  }
   const std::string acc = e.reg_name(d);
   const std::string h = helper(e, t->n_inst, t->k_inst, a->dtype, b->dtype, !a_regs && !oa.k_major, !ob.k_major, a_regs);
   const int64_t total = dl.local_size(), n_reps = t->n_wg / t->n_inst;

@@ -16,7 +16,9 @@ double milliseconds_since(std::chrono::steady_clock::time_point start) {
 
 CodegenOptions codegen_options_for(const std::string& arch, bool pointers_aligned,
                                    bool allow_wgmma, int64_t unroll_budget, bool bounds_check,
-                                   bool copy_tma, bool ptxas_optimize) {
+                                   bool copy_tma, bool ptxas_optimize, const std::string& omit) {
+  TILUS_CHECK(omit.empty() || omit == "mma" || omit == "loads", "ValueError",
+              "omit must be '', 'mma' or 'loads' (tilus.option.debug.omit), got '", omit, "'");
   CodegenOptions options;
   options.pointers_aligned = pointers_aligned;
   options.wgmma = allow_wgmma && arch == "sm_90a";
@@ -25,6 +27,8 @@ CodegenOptions codegen_options_for(const std::string& arch, bool pointers_aligne
   options.bounds_check = bounds_check;
   options.copy_tma = copy_tma;
   options.ptxas_optimize = ptxas_optimize;
+  options.omit_mma = omit == "mma";
+  options.omit_loads = omit == "loads";
   return options;
 }
 

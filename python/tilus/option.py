@@ -28,6 +28,9 @@ set here, which then wins for the rest of the process::
                                                # of uninitialised shared/register elements
     tilus.option.debug.bounds_check(True)      # TILUS_DEBUG_BOUNDS_CHECK (default 0): GPU
                                                # kernels check every global access
+    tilus.option.debug.omit("mma")             # TILUS_DEBUG_OMIT (mma | loads; default
+                                               # none): GPU kernels built without their
+                                               # products or their loads, for timing parts
 
 
     tilus.option.verify(True)                  # TILUS_VERIFY (default: the build's choice,
@@ -272,6 +275,7 @@ class CodegenChoices:
     wgmma: bool = True       # lower qualifying dots to wgmma where the arch has it (sm_90a)
     unroll_budget: int = 64  # operations an unrolled loop body may reach; 0: follow every hint
     copy_tma: bool = True    # on sm_90a, copy_async as TMA copies where every copy of the kernel can
+    omit: str = ""           # tilus.option.debug.omit: "", "mma" or "loads"
 
 
 def codegen(wgmma: Optional[bool] = None, unroll_budget: Optional[int] = None,
@@ -306,9 +310,18 @@ def get_codegen() -> CodegenChoices:
     budget = _set.get("codegen.unroll_budget")
     if budget is None:
         budget = _env_number("TILUS_UNROLL_BUDGET", int, 0)
+    omit = _set.get("debug.omit")
+    if omit is None:
+        omit = _env("TILUS_DEBUG_OMIT") or ""
+        if omit not in OMIT_PARTS:
+            raise ValueError(f"TILUS_DEBUG_OMIT must be one of {', '.join(p for p in OMIT_PARTS if p)} or "
+                             f"empty, got {omit!r}")
     return CodegenChoices(wgmma=switch("wgmma", "TILUS_WGMMA"),
                           unroll_budget=defaults.unroll_budget if budget is None else budget,
-                          copy_tma=switch("copy_tma", "TILUS_COPY_TMA"))
+                          copy_tma=switch("copy_tma", "TILUS_COPY_TMA"), omit=omit)
+
+
+OMIT_PARTS = ("", "mma", "loads")  # what tilus.option.debug.omit may leave out
 
 
 # ---------------------------------------------------------------------------- static rings
@@ -499,6 +512,28 @@ class _DebugOptions:
         """Whether GPU kernels are compiled with ptxas -O0 (:meth:`disable_ptxas_opt`)."""
         value = _set.get("disable_ptxas_opt")
         return _env_flag("TILUS_DISABLE_PTXAS_OPT", False) if value is None else value
+
+    def omit(self, part: Optional[str]) -> None:
+        """Build GPU kernels without one part, to time the rest: ``"mma"`` leaves out
+        every product (``dot``, ``wgmma.mma``: a dot's output is its accumulator), so a
+        run times the loads, the waits and everything else; ``"loads"`` leaves out every
+        copy into shared memory (``copy_async``, ``tma.global_to_shared``), and the
+        arrivals that expected their bytes arrive without expecting any, so every wait
+        still completes: a run times the math on whatever shared memory holds. Such
+        kernels compute wrong results by design -- for timing only (how much of a
+        kernel's time each side takes alone, and so which one bounds it). Their own
+        builds and cache entries; the CPU interpreter is unaffected. None:
+        $TILUS_DEBUG_OMIT (default: nothing left out)."""
+        if part is None:
+            _set.pop("debug.omit", None)
+            return
+        if part not in OMIT_PARTS or not part:
+            raise ValueError(f"debug.omit: part must be 'mma', 'loads' or None, got {part!r}")
+        _set["debug.omit"] = part
+
+    def get_omit(self) -> str:
+        """What GPU builds leave out now (:meth:`omit`): "", "mma" or "loads"."""
+        return get_codegen().omit
 
     def dump_ir(self, enable: bool = True) -> None:
         """Tilus 0.2's switch for keeping the IR (and here the CUDA source) of what is

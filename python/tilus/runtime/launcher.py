@@ -222,7 +222,8 @@ def build_variant(program, pointers_aligned: bool, arch: str, bounds_check: bool
     key, differs from the unchecked one's)."""
     choices = option.get_codegen()
     built = _C.build_kernel(program, arch, pointers_aligned, choices.wgmma, choices.unroll_budget,
-                            bounds_check, choices.copy_tma, not option.debug.get_disable_ptxas_opt())
+                            bounds_check, choices.copy_tma, not option.debug.get_disable_ptxas_opt(),
+                            choices.omit)
     for message in _rt.compile_cache().take_warnings():
         warnings.warn(f"tilus cache: {message}", RuntimeWarning, stacklevel=4)
     return built
@@ -241,4 +242,4 @@ def generate_source(compiled, pointers_aligned: bool = True, arch: Optional[str]
     choices = option.get_codegen()
     return _C.generate_cuda(compiled.program, pointers_aligned, arch, choices.wgmma,
                             choices.unroll_budget, option.debug.get_bounds_check(),
-                            choices.copy_tma)["source"]
+                            choices.copy_tma, omit=choices.omit)["source"]
