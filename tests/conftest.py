@@ -64,3 +64,14 @@ def _fresh_script_instances():
     import tilus.script
 
     tilus.script.clear_instances()
+
+
+@pytest.fixture
+def reset_omit(monkeypatch):
+    """tilus.option.debug.omit unset (and $TILUS_DEBUG_OMIT away) for the test, and after."""
+    import tilus
+
+    monkeypatch.delenv("TILUS_DEBUG_OMIT", raising=False)
+    tilus.option.debug.omit(None)
+    yield
+    tilus.option.debug.omit(None)

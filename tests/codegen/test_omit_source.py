@@ -18,14 +18,6 @@ from tilus.runtime import launcher
 require_nvrtc()
 
 
-@pytest.fixture
-def reset_omit(monkeypatch):
-    monkeypatch.delenv("TILUS_DEBUG_OMIT", raising=False)
-    tilus.option.debug.omit(None)
-    yield
-    tilus.option.debug.omit(None)
-
-
 def _mats(m, n, k):
     return torch.zeros(m, k, dtype=torch.float16), torch.zeros(k, n, dtype=torch.float16), torch.zeros(
         m, n, dtype=torch.float16)

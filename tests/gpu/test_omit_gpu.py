@@ -18,14 +18,6 @@ HOPPER = _C.runtime.cuda_available() and _C.runtime.arch_string() == "sm_90a"
 needs_hopper = pytest.mark.skipif(not HOPPER, reason="TMA and wgmma need an sm_90a GPU")
 
 
-@pytest.fixture
-def reset_omit(monkeypatch):
-    monkeypatch.delenv("TILUS_DEBUG_OMIT", raising=False)
-    tilus.option.debug.omit(None)
-    yield
-    tilus.option.debug.omit(None)
-
-
 def _v5(example):
     return example("matmul_v5_splitk").MatmulV5(num_warps=4, block_m=128, block_n=128, block_k=32, num_stages=3,
                                                 split_k_factor=1)
