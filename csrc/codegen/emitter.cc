@@ -2,6 +2,7 @@
 #include "codegen/unroll_budget.h"
 #include "transforms/async_waits.h"
 #include "transforms/copy_waits.h"
+#include "transforms/transaction_bytes.h"
 #include "transforms/vector_extents.h"
 #include "ir/functor.h"
 #include "ops/op_handler.h"
@@ -791,6 +792,7 @@ void CudaEmitter::fence_for_wgmma() {
 }
 
 GeneratedKernel generate_cuda(const Program& program, const CodegenOptions& options) {
+  check_transaction_bytes(program);  // a wait that could never complete hangs the GPU
   // The emitter prints the commits and waits of asynchronous dots as the pass placed them.
   std::shared_ptr<const Program> waited = place_copy_waits(program);
   if (verify_enabled()) verify(*waited, "the copy-wait pass");

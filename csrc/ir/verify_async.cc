@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/expr_compare.h"
 #include "ir/functor.h"
 #include "ir/verifier.h"
 
@@ -92,26 +93,6 @@ struct State {
   std::array<ChannelState, kChannels> ch;
 };
 
-bool same_expr(const Expr& a, const Expr& b) {
-  if (a == b) return true;
-  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype) return false;
-  switch (a->kind) {
-    case ExprKind::Const: return a->int_value == b->int_value && a->float_value == b->float_value;
-    case ExprKind::Var: return a->var_id == b->var_id;
-    case ExprKind::BlockIdx: return a->axis == b->axis;
-    case ExprKind::Unary: return a->unary_op == b->unary_op && same_expr(a->a, b->a);
-    case ExprKind::Binary:
-      return a->binary_op == b->binary_op && same_expr(a->a, b->a) && same_expr(a->b, b->b);
-    case ExprKind::Select: return same_expr(a->c, b->c) && same_expr(a->a, b->a) && same_expr(a->b, b->b);
-    case ExprKind::Cast: return same_expr(a->a, b->a);
-    case ExprKind::Math: return a->math_fn == b->math_fn && same_expr(a->a, b->a);
-    case ExprKind::ElementAddr:
-    // A load from global memory may differ between two evaluations.
-    case ExprKind::ElementLoad: return false;
-  }
-  return false;
-}
-
 // Certainly the same elements (never "maybe").
 bool same_region(const Region& a, const Region& b) {
   if (a.root != b.root || !a.comparable || !b.comparable) return false;
@@ -120,31 +101,6 @@ bool same_region(const Region& a, const Region& b) {
     if (!same_expr(a.index[k], b.index[k])) return false;
   return true;
 }
-
-bool mentions(const Expr& e, const std::unordered_set<int>& vars) {
-  struct Find : ExprVisitor {
-    const std::unordered_set<int>& vars;
-    bool found = false;
-    explicit Find(const std::unordered_set<int>& v) : vars(v) {}
-    void visit_var(const Expr& e) override { found |= vars.count(e->var_id) > 0; }
-  } f(vars);
-  f.visit_expr(e);
-  return f.found;
-}
-
-// Variables a statement writes: declared, assigned, loop variables.
-class Written : public StmtVisitor {
- public:
-  std::unordered_set<int> vars;
-
- protected:
-  void visit_declare(const Stmt& s) override { vars.insert(s->var->var_id); }
-  void visit_assign(const Stmt& s) override { vars.insert(s->var->var_id); }
-  void visit_for(const Stmt& s) override {
-    vars.insert(s->var->var_id);
-    StmtVisitor::visit_for(s);
-  }
-};
 
 // The state at a join: pending copies of either side (certain only when certain on
 // both), groups in flight on both sides (at the older age).
@@ -274,17 +230,16 @@ class AsyncCheck {
   // The body runs zero or more times: its entry state is the join of the state before
   // the loop and of every back edge, iterated until it stops changing.
   State loop(const Stmt& s, const State& before) {
-    Written w;
-    w.visit_stmt(s);
+    const std::unordered_set<int> written = written_vars(s);
     State head = before;
-    invalidate(head, w.vars);
+    invalidate(head, written);
     for (int round = 0;; ++round) {
       loops_.push_back({unreachable(), unreachable()});
       State end = walk(s->body, head);
       Loop l = loops_.back();
       loops_.pop_back();
       State next = merge(merge(before, end), l.continues);
-      invalidate(next, w.vars);
+      invalidate(next, written);
       if (same_state(next, head) || round == 8) {
         // round 8: pending copies that keep piling up are kept (may), groups dropped.
         if (!same_state(next, head))

@@ -88,6 +88,13 @@ class CompiledScript:
 
     def run_gpu(self, args: list, tensors: list):
         self.check_launch(args, tensors, views=option.get_check_view_bounds())
+        try:
+            self._launch_gpu(args, tensors)
+        except errors.NativeError as e:  # a build refusal: the script line, as on the CPU
+            raise errors.script_error(e.kind, e.message, e.file, e.line, e.text,
+                                      f"{type(self.script).__name__}.__call__", e.column) from None
+
+    def _launch_gpu(self, args: list, tensors: list):
         self._ensure_gpu()
         index = launch_device(tensors)
         if option.debug.get_bounds_check():

@@ -122,3 +122,20 @@ def test_example_matmul_tma_pipeline():
     a, b, c = _operands(1000, 1032, 520)
     MatmulTmaPipeline()(1000, 1032, 520, a, b, c)
     torch.testing.assert_close(c.float(), a.float() @ b.float(), atol=1e-2, rtol=1e-2)
+
+
+def test_expected_bytes_checked_before_the_gpu_runs():
+    """An arrive_and_expect_tx that its TMA copies cannot satisfy is refused at its line
+    when the kernel is built for the GPU (it would hang there), and nothing is written;
+    the matching one runs (tests/codegen/test_transaction_bytes.py has the rest)."""
+    from tests.codegen.test_transaction_bytes import TwoBoxes, _expect_line
+    from tilus.lang.errors import ScriptValueError
+
+    x = torch.randn(128, 64, dtype=torch.float16, device="cuda")
+    y = torch.full_like(x, float("nan"))
+    with pytest.raises(ScriptValueError, match="expects 32768 bytes .* bring 16384 bytes: its wait would never "
+                                               "complete") as info:
+        TwoBoxes(32768)(128, x, y)
+    assert info.value.line == _expect_line(TwoBoxes) and bool(y.isnan().all())
+    TwoBoxes(16384)(128, x, y)
+    assert torch.equal(y, x)
