@@ -13,7 +13,7 @@ from tests.operands import matmul_operands
 
 from tests.interp.test_mbarrier_tma import TmaPipelineMatmul, TmaStoreCopyTx
 from tests.interp.test_tma_roundtrip import shifted_plus_one
-from tests.interp.tma_scripts import TmaBatchedCopy, TmaPipelineMatmulStages, TmaRoundTrip
+from tests.interp.tma_scripts import TmaBatchedCopy, TmaPipelineMatmulStages, TmaRoundTrip, TwoBoxes
 
 pytestmark = [
     pytest.mark.gpu,
@@ -128,7 +128,7 @@ def test_expected_bytes_checked_before_the_gpu_runs():
     """An arrive_and_expect_tx that its TMA copies cannot satisfy is refused at its line
     when the kernel is built for the GPU (it would hang there), and nothing is written;
     the matching one runs (tests/codegen/test_transaction_bytes.py has the rest)."""
-    from tests.codegen.test_transaction_bytes import TwoBoxes, _expect_line
+    from tests.codegen.test_transaction_bytes import _expect_line
     from tilus.lang.errors import ScriptValueError
 
     x = torch.randn(128, 64, dtype=torch.float16, device="cuda")

@@ -1,6 +1,6 @@
 """TMA scripts (Tilus 0.2 spelling) shared by the interpreter, NVRTC and GPU tests:
 tests/interp/test_tma_roundtrip.py, tests/codegen/test_tma_source.py,
-tests/gpu/test_tma_gpu.py."""
+tests/codegen/test_transaction_bytes.py, tests/gpu/test_tma_gpu.py."""
 
 import tilus
 from tilus import float16, float32, int32
@@ -121,3 +121,39 @@ class TmaPipelineMatmulStages(tilus.Script):
         self.free_shared(sb)
         gc = self.global_view(c_ptr, dtype=float16, shape=[m_size, n_size])
         self.store_global(gc, acc.to(float16), offsets=[m0, n0])
+
+
+class TwoBoxes(tilus.Script):
+    """One thread expects `expect` bytes and copies `copies` [64, 64] float16 tiles
+    (8192 bytes each) on the barrier in a loop; `branch` puts the copies under a run-time
+    condition, `copy_first` issues one copy before the expect."""
+
+    def __init__(self, expect, copies=2, branch=False, copy_first=False, threads_expect=False):
+        super().__init__()
+        self.expect, self.copies, self.branch, self.copy_first = expect, copies, branch, copy_first
+        self.threads_expect = threads_expect
+
+    def __call__(self, m: int32, x_ptr: ~float16, y_ptr: ~float16):
+        self.attrs.blocks = [cdiv(m, 64)]
+        self.attrs.warps = 4
+        gx = self.global_view(x_ptr, dtype=float16, shape=[m, 64])
+        gy = self.global_view(y_ptr, dtype=float16, shape=[m, 64])
+        s = self.shared_tensor(dtype=float16, shape=[self.copies, 64, 64])
+        bar = self.mbarrier.alloc(counts=[128 if self.threads_expect else 1])
+        if self.threads_expect:  # every thread expects a 128th
+            self.mbarrier.arrive_and_expect_tx(bar, self.expect // 128)
+        with self.single_thread():
+            if self.copy_first:
+                self.tma.global_to_shared(src=gx, dst=s[0], offsets=[self.blockIdx.x * 64, 0], mbarrier=bar)
+            if not self.threads_expect:
+                self.mbarrier.arrive_and_expect_tx(bar, self.expect)
+            if self.branch:
+                if m > 64:
+                    for i in range(self.copies):
+                        self.tma.global_to_shared(src=gx, dst=s[i], offsets=[self.blockIdx.x * 64, 0], mbarrier=bar)
+            else:
+                for i in range(1 if self.copy_first else 0, self.copies):
+                    self.tma.global_to_shared(src=gx, dst=s[i], offsets=[self.blockIdx.x * 64, 0], mbarrier=bar)
+        self.mbarrier.wait(bar, phase=0)
+        t = self.load_shared(s[self.copies - 1])
+        self.store_global(gy, t, offsets=[self.blockIdx.x * 64, 0])
