@@ -1,13 +1,13 @@
 """Times fixed configurations of the warp-specialised Hopper matmul
 (examples/matmul_warp_specialized.py) beside cuBLAS, rounds interleaved, best round of
 each: a tool for performance work, not a benchmark. It covers the options kept out of
-the tuning space (clusters sharing A along n, 64-row tiles with one consumer warpgroup)
-against the configurations the tuner picks.
+the tuning space (clusters sharing A along n, 64-row tiles of one k-box a slot) and
+candidates not measured yet against the configurations the tuner picks.
 
     python benchmarks/explore_ws_variants.py m128 [--dtypes f16,bf16] [--out DIR]
     python benchmarks/explore_ws_variants.py large [--dtypes f16,bf16] [--out DIR]
 
-Each row is (block_m, block_n, stages, epilogue, split_k), group_m, cluster_m, cluster_n;
+Each row is (block_m, block_n, stages, epilogue, split_k[, k_boxes]), group_m, cluster_m, cluster_n;
 results checked against torch before timing (L2 flushed before each run).
 """
 
@@ -27,7 +27,12 @@ _DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16}
 M128 = [((128, 64, 8, "registers", 2), 8, 1, 1), ((128, 112, 6, "tma", 1), 8, 1, 1),
         ((128, 64, 8, "registers", 2), 8, 1, 2), ((128, 112, 6, "tma", 1), 8, 1, 2),
         ((64, 64, 13, "tma", 1), 8, 2, 1), ((64, 64, 13, "tma", 1), 8, 1, 1), ((64, 128, 8, "tma", 1), 8, 2, 1),
-        ((64, 192, 6, "tma", 1), 8, 2, 1), ((64, 224, 5, "tma", 1), 8, 2, 1), ((64, 96, 10, "tma", 1), 8, 2, 1)]
+        ((64, 192, 6, "tma", 1), 8, 2, 1), ((64, 224, 5, "tma", 1), 8, 2, 1), ((64, 96, 10, "tma", 1), 8, 2, 1),
+        # the tuned 64x64 tile of two k-boxes a slot, and candidates not measured yet for the
+        # 12288- and 14336-column shapes (one tile per block there, so its epilogue is not
+        # hidden: registers instead of TMA; 128 tiles of 96 columns at 12288)
+        ((64, 64, 7, "registers", 1, 2), 8, 1, 1), ((128, 112, 7, "registers", 1), 8, 1, 1),
+        ((128, 96, 7, "registers", 1), 8, 1, 1), ((128, 96, 3, "registers", 1, 2), 8, 1, 1)]
 LARGE = [(config, group_m, cm, cn) for config in ((128, 256, 4, "tma_halves", 1), (128, 256, 3, "tma", 1))
          for group_m in (8, 16) for cm, cn in ((1, 1), (2, 1), (1, 2))]
 SHAPES = {"m128": [(128, 4096, 4096), (128, 12288, 4096), (128, 14336, 4096), (128, 4096, 14336)],
@@ -53,9 +58,9 @@ def main(argv):
             bs = b * scale
             runs = []
             for config, group_m, cm, cn in variants:
-                bm, bn, stages, epilogue, split_k = config
+                bm, bn, stages, epilogue, split_k, k_boxes = config if len(config) == 6 else (*config, 1)
                 kernel = ex.MatmulWarpSpecialized(bm, bn, stages, group_m, cm, epilogue=epilogue, split_k=split_k,
-                                                  dtype=ex._TORCH_TO_TILUS[dtype], cluster_n=cn)
+                                                  dtype=ex._TORCH_TO_TILUS[dtype], cluster_n=cn, k_boxes=k_boxes)
                 c = torch.full((m, n), float("nan"), dtype=dtype, device="cuda")
                 kernel(m, n, k, a, b, c, scale)
                 torch.testing.assert_close(c.float(), expected, rtol=3e-2, atol=3e-2)
