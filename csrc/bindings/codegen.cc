@@ -161,27 +161,29 @@ void init_codegen(py::module_& m) {
       "generate_cuda",
       [](const std::shared_ptr<Program>& program, bool pointers_aligned, const std::string& arch,
          bool wgmma, int64_t unroll_budget, bool bounds_check, bool copy_tma, bool ptxas_optimize,
-         const std::string& omit) {
-        return generated_dict(generate_cuda(
-            *program, runtime::codegen_options_for(arch, pointers_aligned, wgmma, unroll_budget,
-                                                   bounds_check, copy_tma, ptxas_optimize, omit)), program);
+         const std::string& omit, int64_t hang_check_ns) {
+        return generated_dict(generate_cuda(*program, runtime::codegen_options_for(
+                                                          arch, pointers_aligned, wgmma, unroll_budget, bounds_check,
+                                                          copy_tma, ptxas_optimize, omit, hang_check_ns)),
+                              program);
       },
       py::arg("program"), py::arg("pointers_aligned") = true, py::arg("arch") = "",
       py::arg("wgmma") = true, py::arg("unroll_budget") = 64, py::arg("bounds_check") = false,
-      py::arg("copy_tma") = true, py::arg("ptxas_optimize") = true, py::arg("omit") = "",
+      py::arg("copy_tma") = true, py::arg("ptxas_optimize") = true, py::arg("omit") = "", py::arg("hang_check_ns") = 0,
       "The CUDA C++ of `program` for `arch` as a dict (name, source, threads, dynamic_smem, "
       "params, tma_maps, bounds_params, bounds_sites). wgmma=False keeps dots on mma.sync; "
       "unroll_budget: codegen/unroll_budget.h; bounds_check: tilus.option.debug.bounds_check; "
       "copy_tma=False keeps copy_async on cp.async on sm_90a (ops/async_copy.cc); "
       "ptxas_optimize=False adds --ptxas-options=-O0 to the dict's nvrtc_options; omit ('mma' or "
-      "'loads'): tilus.option.debug.omit.");
+      "'loads'): tilus.option.debug.omit; hang_check_ns: tilus.option.debug.hang_check.");
   m.def(
       "build_kernel",
       [](const std::shared_ptr<Program>& program, const std::string& arch, bool pointers_aligned,
          bool wgmma, int64_t unroll_budget, bool bounds_check, bool copy_tma, bool ptxas_optimize,
-         const std::string& omit) {
+         const std::string& omit, int64_t hang_check_ns) {
         CodegenOptions options = runtime::codegen_options_for(arch, pointers_aligned, wgmma, unroll_budget,
-                                                              bounds_check, copy_tma, ptxas_optimize, omit);
+                                                              bounds_check, copy_tma, ptxas_optimize, omit,
+                                                              hang_check_ns);
         runtime::KernelBuild build;
         {
           py::gil_scoped_release release;
@@ -194,7 +196,7 @@ void init_codegen(py::module_& m) {
       },
       py::arg("program"), py::arg("arch"), py::arg("pointers_aligned") = true,
       py::arg("wgmma") = true, py::arg("unroll_budget") = 64, py::arg("bounds_check") = false,
-      py::arg("copy_tma") = true, py::arg("ptxas_optimize") = true, py::arg("omit") = "",
+      py::arg("copy_tma") = true, py::arg("ptxas_optimize") = true, py::arg("omit") = "", py::arg("hang_check_ns") = 0,
       "Generate and compile one program through the process-wide compile cache, exactly as "
       "autotune.build_all does: generate_cuda's dict plus cubin (bytes) and cache_key.");
 }

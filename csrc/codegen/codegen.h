@@ -37,6 +37,10 @@ struct CodegenOptions {
   // expecting bytes, so that every wait still completes.
   bool omit_mma = false;
   bool omit_loads = false;
+  // tilus.option.debug.hang_check: > 0, every mbarrier wait (copy_async's TMA waits too)
+  // gives up after this many nanoseconds: it prints its script line, the barrier, the
+  // phase, its block and thread, and traps (codegen/device/hang.cuh). 0: plain waits.
+  int64_t hang_check_ns = 0;
 };
 // Codegen reads no environment: its callers choose these (runtime/build.h).
 

@@ -449,6 +449,32 @@ void CudaEmitter::stmt(const Stmt& s) {
   }
 }
 
+std::string CudaEmitter::hang_clock() {
+  if (options_.hang_check_ns <= 0) return "";
+  const std::string start = fresh("tl_wait_start");
+  line("const unsigned long long " + start + " = tilus::global_timer_ns();");
+  return start;
+}
+
+std::string CudaEmitter::hang_give_up(const std::string& done, const std::string& bar, const std::string& parity,
+                                      const std::string& start) const {
+  if (start.empty()) return "";
+  return "if (!" + done + " && tilus::global_timer_ns() - " + start + " > " + std::to_string(options_.hang_check_ns) +
+         "ull) tilus::hang_report(" + hang_site() + ", (unsigned)(" + bar + "), (unsigned)(" + parity + "));";
+}
+
+std::string CudaEmitter::hang_site() const {
+  const size_t slash = loc_.file.find_last_of("/\\");
+  const std::string where =
+      (slash == std::string::npos ? loc_.file : loc_.file.substr(slash + 1)) + ":" + std::to_string(loc_.line);
+  std::string out = "\"";
+  for (char c : where) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
 // What each op emits is its family's handler (csrc/ops/<family>.cc).
 void CudaEmitter::inst(const Instruction& i) {
   if (i.output) {  // written again: the words are stale, the cast's value gone

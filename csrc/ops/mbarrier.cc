@@ -246,10 +246,13 @@ void wait_emit(CudaEmitter& e, const Instruction& i) {
   else op += ".parity";
   e.open("");
   e.line("unsigned " + ok + " = 0;");
+  const std::string start = e.hang_clock();  // tilus.option.debug.hang_check
   e.open("while (!" + ok + ")");
   e.line("asm volatile(\"{\\n .reg .pred p;\\n mbarrier." + op +
          ".shared.b64 p, [%1], %2;\\n selp.u32 %0, 1, 0, p;\\n}\" : \"=r\"(" + ok + ") : \"r\"((unsigned)(" +
          e.expr(i.args[0]) + ")), \"r\"((unsigned)(" + e.expr(i.args[1]) + ")) : \"memory\");");
+  const std::string give_up = e.hang_give_up(ok, e.expr(i.args[0]), e.expr(i.args[1]), start);
+  if (!give_up.empty()) e.line(give_up);
   e.close();
   e.close();
 }

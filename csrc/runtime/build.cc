@@ -16,7 +16,8 @@ double milliseconds_since(std::chrono::steady_clock::time_point start) {
 
 CodegenOptions codegen_options_for(const std::string& arch, bool pointers_aligned,
                                    bool allow_wgmma, int64_t unroll_budget, bool bounds_check,
-                                   bool copy_tma, bool ptxas_optimize, const std::string& omit) {
+                                   bool copy_tma, bool ptxas_optimize, const std::string& omit,
+                                   int64_t hang_check_ns) {
   TILUS_CHECK(omit.empty() || omit == "mma" || omit == "loads", "ValueError",
               "omit must be '', 'mma' or 'loads' (tilus.option.debug.omit), got '", omit, "'");
   CodegenOptions options;
@@ -29,6 +30,8 @@ CodegenOptions codegen_options_for(const std::string& arch, bool pointers_aligne
   options.ptxas_optimize = ptxas_optimize;
   options.omit_mma = omit == "mma";
   options.omit_loads = omit == "loads";
+  TILUS_CHECK(hang_check_ns >= 0, "ValueError", "hang_check_ns must be >= 0, got ", hang_check_ns);
+  options.hang_check_ns = hang_check_ns;
   return options;
 }
 

@@ -20,13 +20,15 @@ namespace tilus::runtime {
 // `bounds_check` is CodegenOptions::bounds_check (tilus.option.debug.bounds_check);
 // `copy_tma` false keeps copy_async on cp.async (TILUS_COPY_TMA=0); `ptxas_optimize`
 // false compiles with ptxas -O0 (tilus.option.debug.disable_ptxas_opt); `omit` ("", "mma" or
-// "loads", tilus.option.debug.omit) sets CodegenOptions::omit_mma / omit_loads. The
+// "loads", tilus.option.debug.omit) sets CodegenOptions::omit_mma / omit_loads;
+// `hang_check_ns` is CodegenOptions::hang_check_ns (tilus.option.debug.hang_check). The
 // compile cache's key is the generated source and the compile options, which differ with
 // each of these, so checked and unchecked kernels never share an entry.
 CodegenOptions codegen_options_for(const std::string& arch, bool pointers_aligned,
                                    bool allow_wgmma = true, int64_t unroll_budget = 64,
                                    bool bounds_check = false, bool copy_tma = true,
-                                   bool ptxas_optimize = true, const std::string& omit = "");
+                                   bool ptxas_optimize = true, const std::string& omit = "",
+                                   int64_t hang_check_ns = 0);
 
 // What the compile cache is asked for a generated kernel: its source and name, `arch`, the
 // kernel's extra NVRTC options, the embedded device headers. Its key is the kernel's cache key.

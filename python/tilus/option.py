@@ -31,6 +31,9 @@ set here, which then wins for the rest of the process::
     tilus.option.debug.omit("mma")             # TILUS_DEBUG_OMIT (mma | loads; default
                                                # none): GPU kernels built without their
                                                # products or their loads, for timing parts
+    tilus.option.debug.hang_check(5.0)         # TILUS_DEBUG_HANG_CHECK (seconds; default
+                                               # off): mbarrier waits that give up, print
+                                               # their script line and fail the launch
 
 
     tilus.option.verify(True)                  # TILUS_VERIFY (default: the build's choice,
@@ -276,6 +279,7 @@ class CodegenChoices:
     unroll_budget: int = 64  # operations an unrolled loop body may reach; 0: follow every hint
     copy_tma: bool = True    # on sm_90a, copy_async as TMA copies where every copy of the kernel can
     omit: str = ""           # tilus.option.debug.omit: "", "mma" or "loads"
+    hang_check_ns: int = 0   # tilus.option.debug.hang_check, in nanoseconds (0: off)
 
 
 def codegen(wgmma: Optional[bool] = None, unroll_budget: Optional[int] = None,
@@ -316,9 +320,13 @@ def get_codegen() -> CodegenChoices:
         if omit not in OMIT_PARTS:
             raise ValueError(f"TILUS_DEBUG_OMIT must be one of {', '.join(p for p in OMIT_PARTS if p)} or "
                              f"empty, got {omit!r}")
+    seconds = _set.get("debug.hang_check")
+    if seconds is None:
+        seconds = _env_number("TILUS_DEBUG_HANG_CHECK", float, 0.0) or 0.0
     return CodegenChoices(wgmma=switch("wgmma", "TILUS_WGMMA"),
                           unroll_budget=defaults.unroll_budget if budget is None else budget,
-                          copy_tma=switch("copy_tma", "TILUS_COPY_TMA"), omit=omit)
+                          copy_tma=switch("copy_tma", "TILUS_COPY_TMA"), omit=omit,
+                          hang_check_ns=int(seconds * 1e9))
 
 
 OMIT_PARTS = ("", "mma", "loads")  # what tilus.option.debug.omit may leave out
@@ -530,6 +538,27 @@ class _DebugOptions:
         if part not in OMIT_PARTS or not part:
             raise ValueError(f"debug.omit: part must be 'mma', 'loads' or None, got {part!r}")
         _set["debug.omit"] = part
+
+    def hang_check(self, seconds: Optional[float]) -> None:
+        """Build GPU kernels whose mbarrier waits (``self.mbarrier.wait`` and the waits of
+        copy_async's TMA lowering) give up after `seconds`: the waiting thread prints the
+        wait's script file and line, the barrier, the phase and its block and thread, and
+        traps, so the launch fails with a CUDA error instead of hanging the GPU (a wait
+        whose arrivals or bytes never come: a wrong transaction count the build-time check
+        could not follow, a producer that skipped a stage). After the trap the CUDA context
+        is unusable: the process has to start again. Checked kernels are their own builds;
+        the CPU interpreter reports such deadlocks itself. A positive number of seconds, or
+        0 / None ($TILUS_DEBUG_HANG_CHECK, default off)."""
+        if seconds is None:
+            _set.pop("debug.hang_check", None)
+            return
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+            raise ValueError(f"debug.hang_check: seconds must be a number >= 0 or None, got {seconds!r}")
+        _set["debug.hang_check"] = float(seconds)
+
+    def get_hang_check(self) -> float:
+        """The seconds after which GPU waits give up (:meth:`hang_check`; 0: never)."""
+        return get_codegen().hang_check_ns / 1e9
 
     def get_omit(self) -> str:
         """What GPU builds leave out now (:meth:`omit`): "", "mma" or "loads"."""

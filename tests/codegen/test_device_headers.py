@@ -35,7 +35,7 @@ def compile_ok(nvrtc: Nvrtc, source: str, arch: str, options: list[str] | None =
 # ---- the headers themselves --------------------------------------------------------
 
 EXPECTED = ["types", "convert", "arith", "math", "memory", "ldmatrix", "cp_async", "mma", "wgmma", "tma",
-            "semaphore", "atomic", "random", "lowp_codec", "lowp", "packed", "lowp_vec", "runtime", "bounds"]
+            "semaphore", "atomic", "random", "lowp_codec", "lowp", "packed", "lowp_vec", "runtime", "bounds", "hang"]
 
 
 def test_every_header_is_present():

@@ -139,3 +139,30 @@ def test_expected_bytes_checked_before_the_gpu_runs():
     assert info.value.line == _expect_line(TwoBoxes) and bool(y.isnan().all())
     TwoBoxes(16384)(128, x, y)
     assert torch.equal(y, x)
+
+
+def test_a_wait_that_never_completes_fails_the_launch():
+    """tilus.option.debug.hang_check: a wait whose bytes never come (the copies sit under
+    a run-time branch that is false, which the build-time check cannot follow) gives up,
+    prints its script line and traps; run in a child process, since a trap leaves the
+    CUDA context unusable."""
+    import inspect
+    import pathlib
+    import subprocess
+    import sys
+
+    source, first = inspect.getsourcelines(TwoBoxes)
+    line = first + next(k for k, text in enumerate(source) if "self.mbarrier.wait(bar, phase=0)" in text)
+    root = pathlib.Path(__file__).resolve().parents[2]
+    code = ("import sys, torch, tilus\n"
+            f"sys.path.insert(0, {str(root)!r})\n"
+            "from tests.interp.tma_scripts import TwoBoxes\n"
+            "tilus.option.debug.hang_check(0.5)\n"
+            "x = torch.randn(64, 64, device='cuda').half()\n"
+            "y = torch.empty_like(x)\n"
+            "TwoBoxes(16384, branch=True)(64, x, y)\n"
+            "torch.cuda.synchronize()\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    out = run.stdout + run.stderr
+    assert run.returncode != 0, out
+    assert f"the mbarrier wait at tma_scripts.py:{line}" in out and "did not complete" in out, out

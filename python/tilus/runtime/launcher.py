@@ -223,7 +223,7 @@ def build_variant(program, pointers_aligned: bool, arch: str, bounds_check: bool
     choices = option.get_codegen()
     built = _C.build_kernel(program, arch, pointers_aligned, choices.wgmma, choices.unroll_budget,
                             bounds_check, choices.copy_tma, not option.debug.get_disable_ptxas_opt(),
-                            choices.omit)
+                            choices.omit, choices.hang_check_ns)
     for message in _rt.compile_cache().take_warnings():
         warnings.warn(f"tilus cache: {message}", RuntimeWarning, stacklevel=4)
     return built
@@ -242,4 +242,5 @@ def generate_source(compiled, pointers_aligned: bool = True, arch: Optional[str]
     choices = option.get_codegen()
     return _C.generate_cuda(compiled.program, pointers_aligned, arch, choices.wgmma,
                             choices.unroll_budget, option.debug.get_bounds_check(),
-                            choices.copy_tma, omit=choices.omit)["source"]
+                            choices.copy_tma, omit=choices.omit,
+                            hang_check_ns=choices.hang_check_ns)["source"]

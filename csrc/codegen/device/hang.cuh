@@ -1,0 +1,41 @@
+// tilus.option.debug.hang_check (CodegenOptions::hang_check_ns): waits that give up. A
+// checked kernel's mbarrier waits read the global timer while they spin; past the time
+// allowed the thread prints which wait of the script it was (file:line), the barrier,
+// the phase and its block and thread, and traps, so that the launch fails with an error
+// instead of hanging the GPU. (After a trap the CUDA context is unusable: the process
+// has to start again; the printed line says where to look.)
+#ifndef TILUS_DEVICE_HANG_CUH
+#define TILUS_DEVICE_HANG_CUH
+
+#include "tilus/types.cuh"
+
+namespace tilus {
+
+static __device__ __forceinline__ unsigned long long global_timer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+static __device__ __noinline__ void hang_report(const char* where, uint32_t bar, uint32_t parity) {
+  printf("tilus: the mbarrier wait at %s (barrier at shared address 0x%x, phase parity %u) did not complete "
+         "in the time tilus.option.debug.hang_check allows: block (%d, %d, %d), thread %d\n",
+         where, bar, parity, (int)blockIdx.x, (int)blockIdx.y, (int)blockIdx.z, (int)threadIdx.x);
+  __trap();
+}
+
+// copy_ring_wait (tma.cuh) with the check.
+static __device__ __forceinline__ void copy_ring_wait_checked(uint32_t bar, uint32_t parity,
+                                                              unsigned long long limit_ns, const char* where) {
+  const unsigned long long start = global_timer_ns();
+  uint32_t done = 0;
+  while (!done) {
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    if (!done && global_timer_ns() - start > limit_ns) hang_report(where, bar, parity);
+  }
+}
+
+}  // namespace tilus
+
+#endif  // TILUS_DEVICE_HANG_CUH
