@@ -67,11 +67,15 @@ def _fresh_script_instances():
 
 
 @pytest.fixture
-def reset_omit(monkeypatch):
-    """tilus.option.debug.omit unset (and $TILUS_DEBUG_OMIT away) for the test, and after."""
+def reset_build_debug_options(monkeypatch):
+    """tilus.option.debug.omit and .hang_check unset (their environment variables away)
+    for the test, and after it."""
     import tilus
 
-    monkeypatch.delenv("TILUS_DEBUG_OMIT", raising=False)
+    for variable in ("TILUS_DEBUG_OMIT", "TILUS_DEBUG_HANG_CHECK"):
+        monkeypatch.delenv(variable, raising=False)
     tilus.option.debug.omit(None)
+    tilus.option.debug.hang_check(None)
     yield
     tilus.option.debug.omit(None)
+    tilus.option.debug.hang_check(None)

@@ -21,14 +21,6 @@ require_nvrtc()
 SECOND = 1_000_000_000
 
 
-@pytest.fixture
-def reset_hang_check(monkeypatch):
-    monkeypatch.delenv("TILUS_DEBUG_HANG_CHECK", raising=False)
-    tilus.option.debug.hang_check(None)
-    yield
-    tilus.option.debug.hang_check(None)
-
-
 def _source(program, hang_check_ns=0):
     generated = _C.generate_cuda(program, arch="sm_90a", hang_check_ns=hang_check_ns)
     report = rt.compile_report(generated["source"], generated["name"], "sm_90a", [], None)
@@ -76,7 +68,7 @@ def test_copy_async_tma_waits_checked(example):
     assert "copy_ring_wait_checked(" not in _source(program)
 
 
-def test_the_option_read_set_reset_refused_and_keyed(reset_hang_check, monkeypatch):
+def test_the_option_read_set_reset_refused_and_keyed(reset_build_debug_options, monkeypatch):
     assert tilus.option.debug.get_hang_check() == 0
     tilus.option.debug.hang_check(1.5)
     assert tilus.option.get_codegen().hang_check_ns == 1_500_000_000

@@ -103,7 +103,7 @@ def test_clusters_arrive_without_bytes_when_the_loads_are_left_out(example):
     assert arrivals and all('"r"(0u)' in line for line in arrivals), arrivals
 
 
-def test_the_option_read_set_reset_and_refused(reset_omit, monkeypatch):
+def test_the_option_read_set_reset_and_refused(reset_build_debug_options, monkeypatch):
     assert tilus.option.debug.get_omit() == ""
     tilus.option.debug.omit("mma")
     assert tilus.option.debug.get_omit() == "mma" and tilus.option.get_codegen().omit == "mma"
@@ -133,7 +133,7 @@ def _small_program():
     return Copy().compile(32, torch.zeros(32).half(), torch.zeros(32).half()).program
 
 
-def test_omitted_builds_have_their_own_cache_entries_and_script_instances(reset_omit, example):
+def test_omitted_builds_have_their_own_cache_entries_and_script_instances(reset_build_debug_options, example):
     """The launcher and the autotuner's build key an omitted build apart from the full one,
     and a script instance made before the option changed is not reused after."""
     v5 = example("matmul_v5_splitk").MatmulV5(num_warps=4, block_m=64, block_n=128, block_k=32, num_stages=3,
@@ -152,7 +152,7 @@ def test_omitted_builds_have_their_own_cache_entries_and_script_instances(reset_
     assert before is not after
 
 
-def test_the_interpreter_is_unaffected(reset_omit, example):
+def test_the_interpreter_is_unaffected(reset_build_debug_options, example):
     """CPU runs compute the real result whatever the option says."""
     tilus.option.debug.omit("mma")
     v5 = example("matmul_v5_splitk").MatmulV5(num_warps=4, block_m=64, block_n=64, block_k=16, num_stages=3,

@@ -23,7 +23,7 @@ def _v5(example):
                                                 split_k_factor=1)
 
 
-def test_seed_matmul_without_products_then_without_loads_then_whole(reset_omit, example):
+def test_seed_matmul_without_products_then_without_loads_then_whole(reset_build_debug_options, example):
     m, n, k = 1000, 1040, 528
     a, b = matmul_operands(m, n, k, torch.float16)
     c = torch.full((m, n), float("nan"), dtype=torch.float16, device="cuda")
@@ -41,7 +41,7 @@ def test_seed_matmul_without_products_then_without_loads_then_whole(reset_omit, 
 
 @needs_hopper
 @pytest.mark.parametrize("cluster_m, block_m, k_boxes", [(1, 128, 1), (2, 128, 1), (1, 64, 2)])
-def test_warp_specialised_matmul_parts(reset_omit, example, cluster_m, block_m, k_boxes):
+def test_warp_specialised_matmul_parts(reset_build_debug_options, example, cluster_m, block_m, k_boxes):
     """Explicit TMA loads on mbarriers with transaction counts (multicast in clusters):
     without the loads the barriers complete on their arrivals alone."""
     ex = example("matmul_warp_specialized")
