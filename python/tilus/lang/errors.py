@@ -105,6 +105,10 @@ class ScriptRuntimeError(ScriptError, RuntimeError):
     pass
 
 
+class ScriptNotImplementedError(ScriptError, NotImplementedError):
+    """Something the target cannot do (a Hopper instruction built for sm_80, ...)."""
+
+
 class ScriptZeroDivisionError(ScriptError, ZeroDivisionError):
     pass
 
@@ -165,6 +169,7 @@ _BY_KIND = {
     "NameError": ScriptNameError,
     "SyntaxError": ScriptSyntaxError,
     "RuntimeError": ScriptRuntimeError,
+    "NotImplementedError": ScriptNotImplementedError,
     "AttributeError": ScriptAttributeError,
     "ZeroDivisionError": ScriptZeroDivisionError,
     "MemoryError": ScriptMemoryError,
