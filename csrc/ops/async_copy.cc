@@ -92,12 +92,12 @@ std::string ring_slot(const std::string& counter) {
 // Every group but the newest n has landed.
 void emit_ring_wait(CudaEmitter& e, int64_t n) {
   e.open("while (tl_copy_waited + " + std::to_string(n) + " < tl_copy_committed)");
-  const std::string parity = "(unsigned)(tl_copy_waited / " + std::to_string(kCopyRing) + ") & 1u";
-  if (e.options_.hang_check_ns > 0)  // tilus.option.debug.hang_check
-    e.line("tilus::copy_ring_wait_checked(" + ring_slot("tl_copy_waited") + ", " + parity + ", " +
-           std::to_string(e.options_.hang_check_ns) + "ull, " + e.hang_site() + ");");
-  else
-    e.line("tilus::copy_ring_wait(" + ring_slot("tl_copy_waited") + ", " + parity + ");");
+  // tilus.option.debug.hang_check: the time limit and the script line
+  const std::string limit = e.options_.hang_check_ns > 0
+                                ? ", " + std::to_string(e.options_.hang_check_ns) + "ull, " + e.hang_site()
+                                : "";
+  e.line("tilus::copy_ring_wait(" + ring_slot("tl_copy_waited") + ", (unsigned)(tl_copy_waited / " +
+         std::to_string(kCopyRing) + ") & 1u" + limit + ");");
   e.line("++tl_copy_waited;");
   e.close();
 }

@@ -16,6 +16,14 @@ bool is_tma_load(const Instruction& i) { return i.op == Op::TmaGlobalToShared; }
 const Expr& barrier_of(const Instruction& i) { return i.args[0]; }  // TMA loads and mbarrier ops alike
 bool is_multicast(const Instruction& i) { return is_tma_load(i) && i.int_attr == 1; }
 
+// A wait on `bar` (its phase ends) or another expect_tx on it.
+bool ends_phase(const Instruction& i, const Expr& bar) {
+  return (i.op == Op::MbarrierWait || i.op == Op::MbarrierArriveExpectTx) && same_expr(barrier_of(i), bar);
+}
+
+// Whether declaration, assignment or loop `s` sets a variable that `bar` reads.
+bool moves(const Expr& bar, const Stmt& s) { return mentions(bar, {s->var->var_id}); }
+
 int64_t tile_bytes(const Instruction& load) {
   const Tensor& tile = load.inputs[1];
   return storage_bytes(tile->numel() * tile->dtype.bits());
@@ -37,7 +45,7 @@ struct TmaLoads : StmtVisitor {
 // loop without constant bounds, or a write of a variable `bar` reads.
 class CopiesOn {
  public:
-  CopiesOn(const Expr& bar, const std::unordered_set<int>& bar_vars) : bar_(bar), bar_vars_(bar_vars) {}
+  explicit CopiesOn(const Expr& bar) : bar_(bar) {}
   std::vector<const Instruction*> owned;
 
   std::optional<int64_t> bytes(const Stmt& s) {
@@ -54,11 +62,11 @@ class CopiesOn {
       }
       case StmtKind::Declare:
       case StmtKind::Assign:
-        if (bar_vars_.count(s->var->var_id)) return std::nullopt;
+        if (moves(bar_, s)) return std::nullopt;
         return 0;
       case StmtKind::For: {
         int64_t start, end, step;
-        if (bar_vars_.count(s->var->var_id)) return std::nullopt;
+        if (moves(bar_, s)) return std::nullopt;
         const bool constant = is_const_int(s->start, &start) && is_const_int(s->end, &end) &&
                               is_const_int(s->step, &step) && step > 0;
         auto body = bytes(s->body);
@@ -70,7 +78,7 @@ class CopiesOn {
       case StmtKind::If:
       case StmtKind::While: {
         // copies on bar under a run-time condition: how many run is not known here
-        CopiesOn inner(bar_, bar_vars_);
+        CopiesOn inner(bar_);
         auto then_bytes = inner.bytes(s->kind == StmtKind::If ? s->then_body : s->body);
         auto else_bytes = inner.bytes(s->else_body);
         if (!then_bytes || !else_bytes || *then_bytes || *else_bytes) return std::nullopt;
@@ -81,10 +89,8 @@ class CopiesOn {
       case StmtKind::Continue: return std::nullopt;
       case StmtKind::Inst: {
         const Instruction& i = *s->inst;
-        const bool on_bar = (is_tma_load(i) || i.op == Op::MbarrierWait || i.op == Op::MbarrierArriveExpectTx) &&
-                            same_expr(barrier_of(i), bar_);
-        if (!on_bar) return 0;
-        if (!is_tma_load(i)) return std::nullopt;  // the phase ends (a wait) or expects again
+        if (ends_phase(i, bar_)) return std::nullopt;  // the phase ends inside a nested statement
+        if (!is_tma_load(i) || !same_expr(barrier_of(i), bar_)) return 0;
         owned.push_back(&i);
         return tile_bytes(i);
       }
@@ -94,17 +100,7 @@ class CopiesOn {
 
  private:
   const Expr& bar_;
-  const std::unordered_set<int>& bar_vars_;
 };
-
-std::unordered_set<int> vars_of(const Expr& e) {
-  struct Collect : ExprVisitor {
-    std::unordered_set<int> vars;
-    void visit_var(const Expr& e) override { vars.insert(e->var_id); }
-  } c;
-  c.visit_expr(e);
-  return c.vars;
-}
 
 struct Owner {
   const StmtNode* expect;
@@ -151,14 +147,13 @@ class Owners : public StmtVisitor {
       if (!is_const_int(c->inst->args[1], &expected) || (threads_ > 1 && branches_ > 0)) continue;
       expected *= threads_;
       const Expr& bar = barrier_of(*c->inst);
-      const std::unordered_set<int> bar_vars = vars_of(bar);
-      CopiesOn copies(bar, bar_vars);
+      CopiesOn copies(bar);
       int64_t brought = 0;
       for (size_t j = k + 1; j < s->seq.size(); ++j) {
         const Stmt& next = s->seq[j];
         // a statement that changes what the barrier expression names ends the run; its
         // copies before the change are not separable here, so the run stops unknown
-        if (next->kind != StmtKind::Inst && !bar_vars.empty() && mentions_any(written_vars(next), bar_vars)) {
+        if (next->kind != StmtKind::Inst && mentions(bar, written_vars(next))) {
           if (has_copy_on(next, bar)) brought = -1;
           break;
         }
@@ -180,14 +175,6 @@ class Owners : public StmtVisitor {
   int64_t threads_;       // threads of the group the walk is in
   int64_t branches_ = 0;  // run-time branches between that group and the walk
 
-  static bool mentions_any(const std::unordered_set<int>& written, const std::unordered_set<int>& vars) {
-    for (int v : written)
-      if (vars.count(v)) return true;
-    return false;
-  }
-  static bool ends_phase(const Instruction& i, const Expr& bar) {
-    return (i.op == Op::MbarrierWait || i.op == Op::MbarrierArriveExpectTx) && same_expr(barrier_of(i), bar);
-  }
   static bool has_copy_on(const Stmt& s, const Expr& bar) {
     struct Find : StmtVisitor {
       const Expr& bar;

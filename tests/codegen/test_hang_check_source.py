@@ -63,9 +63,11 @@ def test_copy_async_tma_waits_checked(example):
                                               split_k_factor=1)
     z = torch.zeros(4, 4, dtype=torch.float16)
     program = v5.compile(4096, 4096, 4096, z, z, z).program
-    checked = _source(program, SECOND)
-    assert "tilus::copy_ring_wait(" not in checked and "tilus::copy_ring_wait_checked(" in checked
-    assert "copy_ring_wait_checked(" not in _source(program)
+    checked, plain = _source(program, SECOND), _source(program)
+    # every ring wait takes the time limit and its script line; none does in the plain build
+    waits = re.findall(r"tilus::copy_ring_wait\(([^;]*)\);", checked)
+    assert waits and all(re.search(r', 1000000000ull, "matmul_v5_splitk\.py:\d+"$', w) for w in waits), waits
+    assert plain.count("tilus::copy_ring_wait(") == len(waits) and "ull, \"" not in plain
 
 
 def test_the_option_read_set_reset_refused_and_keyed(reset_build_debug_options, monkeypatch):

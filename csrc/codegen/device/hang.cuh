@@ -24,18 +24,6 @@ static __device__ __noinline__ void hang_report(const char* where, uint32_t bar,
   __trap();
 }
 
-// copy_ring_wait (tma.cuh) with the check.
-static __device__ __forceinline__ void copy_ring_wait_checked(uint32_t bar, uint32_t parity,
-                                                              unsigned long long limit_ns, const char* where) {
-  const unsigned long long start = global_timer_ns();
-  uint32_t done = 0;
-  while (!done) {
-    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
-                 : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-    if (!done && global_timer_ns() - start > limit_ns) hang_report(where, bar, parity);
-  }
-}
-
 }  // namespace tilus
 
 #endif  // TILUS_DEVICE_HANG_CUH

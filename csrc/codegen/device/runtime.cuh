@@ -17,8 +17,7 @@
 #include "tilus/cp_async.cuh"   // cp_async_{16,8,4}, commit / wait groups
 #include "tilus/mma.cuh"        // mma_m16n8k16_*, mma_m16n8k32_*
 #include "tilus/wgmma.cuh"      // wgmma descriptors, fences, commit / wait (sm_90a)
-#include "tilus/tma.cuh"        // TMA tensor copies, tensor-map prefetch (sm_90a)
-#include "tilus/hang.cuh"       // waits that give up (tilus.option.debug.hang_check)
+#include "tilus/tma.cuh"        // TMA tensor copies, tensor-map prefetch (sm_90a); hang.cuh
 #include "tilus/semaphore.cuh"  // lock_semaphore, release_semaphore
 #include "tilus/atomic.cuh"     // atomic_add/sub/min/max/exch/cas<scope>, atomic_fence
 #include "tilus/random.cuh"     // philox_word, uniform_from_bits, normal_from_bits

@@ -12,6 +12,7 @@
 #ifndef TILUS_DEVICE_TMA_CUH
 #define TILUS_DEVICE_TMA_CUH
 
+#include "tilus/hang.cuh"  // hang_report: copy_ring_wait with a time limit
 #include "tilus/types.cuh"
 
 namespace tilus {
@@ -174,11 +175,16 @@ static __device__ __forceinline__ void copy_ring_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(bar) : "memory");
 }
 
-static __device__ __forceinline__ void copy_ring_wait(uint32_t bar, uint32_t parity) {
+// limit_ns > 0 (tilus.option.debug.hang_check): give up after that long, reporting
+// `where` (hang.cuh); 0, the constant the plain build passes, compiles the check away.
+static __device__ __forceinline__ void copy_ring_wait(uint32_t bar, uint32_t parity, unsigned long long limit_ns = 0,
+                                                      const char* where = nullptr) {
+  const unsigned long long start = limit_ns ? global_timer_ns() : 0;
   uint32_t done = 0;
   while (!done) {
     asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
                  : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    if (limit_ns && !done && global_timer_ns() - start > limit_ns) hang_report(where, bar, parity);
   }
 }
 
