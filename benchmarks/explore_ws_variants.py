@@ -4,7 +4,7 @@ each: a tool for performance work, not a benchmark. It covers the options kept o
 the tuning space (clusters sharing A along n, 64-row tiles of one k-box a slot) and
 candidates not measured yet against the configurations the tuner picks.
 
-    python benchmarks/explore_ws_variants.py m128 [--dtypes f16,bf16] [--out DIR]
+    python benchmarks/explore_ws_variants.py m128 [--quick] [--dtypes f16,bf16] [--out DIR]
     python benchmarks/explore_ws_variants.py large [--dtypes f16,bf16] [--out DIR]
 
 Each row is (block_m, block_n, stages, epilogue, split_k[, k_boxes]), group_m, cluster_m, cluster_n;
@@ -28,11 +28,16 @@ M128 = [((128, 64, 8, "registers", 2), 8, 1, 1), ((128, 112, 6, "tma", 1), 8, 1,
         ((128, 64, 8, "registers", 2), 8, 1, 2), ((128, 112, 6, "tma", 1), 8, 1, 2),
         ((64, 64, 13, "tma", 1), 8, 2, 1), ((64, 64, 13, "tma", 1), 8, 1, 1), ((64, 128, 8, "tma", 1), 8, 2, 1),
         ((64, 192, 6, "tma", 1), 8, 2, 1), ((64, 224, 5, "tma", 1), 8, 2, 1), ((64, 96, 10, "tma", 1), 8, 2, 1),
-        # the tuned 64x64 tile of two k-boxes a slot, and candidates not measured yet for the
-        # 12288- and 14336-column shapes (one tile per block there, so its epilogue is not
-        # hidden: registers instead of TMA; 128 tiles of 96 columns at 12288)
+        # the tuned 64x64 tile of two k-boxes a slot, and candidates for the 12288- and
+        # 14336-column shapes (one tile per block there, so its epilogue is not hidden:
+        # registers instead of TMA; 128 tiles of 96 columns at 12288; two k-boxes a slot,
+        # so that each row of B is read 256 bytes at a time)
         ((64, 64, 7, "registers", 1, 2), 8, 1, 1), ((128, 112, 7, "registers", 1), 8, 1, 1),
-        ((128, 96, 7, "registers", 1), 8, 1, 1), ((128, 96, 3, "registers", 1, 2), 8, 1, 1)]
+        ((128, 96, 7, "registers", 1), 8, 1, 1), ((128, 96, 3, "registers", 1, 2), 8, 1, 1),
+        ((128, 96, 4, "registers", 1, 2), 8, 1, 1), ((128, 112, 3, "registers", 1, 2), 8, 1, 1),
+        ((128, 112, 3, "tma", 1, 2), 8, 1, 1)]
+# --quick: the tuned tiles and the candidates only
+M128_QUICK = [M128[0], M128[1]] + M128[10:]
 LARGE = [(config, group_m, cm, cn) for config in ((128, 256, 4, "tma_halves", 1), (128, 256, 3, "tma", 1))
          for group_m in (8, 16) for cm, cn in ((1, 1), (2, 1), (1, 2))]
 SHAPES = {"m128": [(128, 4096, 4096), (128, 12288, 4096), (128, 14336, 4096), (128, 4096, 14336)],
@@ -46,7 +51,7 @@ def main(argv):
     which = argv[0] if argv and argv[0] in SHAPES else "m128"
     names = argv[argv.index("--dtypes") + 1] if "--dtypes" in argv else "f16"
     ex = load_example("matmul_warp_specialized")
-    variants = M128 if which == "m128" else LARGE
+    variants = (M128_QUICK if "--quick" in argv else M128) if which == "m128" else LARGE
     results = []
     for name in names.split(","):
         dtype = _DTYPES[name]

@@ -72,6 +72,10 @@ if runs tests; then
   if [ -d .tilus02_examples ] && first_slice; then
     step tilus02_examples python3 scripts/tilus02_examples.py --examples .tilus02_examples --device cuda
   fi
+  # and its own test files, when a checkout's tests/ is carried as .tilus02_tests/ (scripts/tilus02_tests.py)
+  if [ -d .tilus02_tests ] && first_slice; then
+    step tilus02_tests python3 scripts/tilus02_tests.py --tests .tilus02_tests --device cuda
+  fi
 fi
 if runs sanitize; then
   step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 python3 scripts/sanitize_examples.py

@@ -1,6 +1,7 @@
 """Tilus 0.2's host-side surface: tilus.tensor's tensors of any type (tilus.randint, from_torch,
 .to, .torch, view, ...), tilus.kernels.cast, and the DataType attributes its programs read
-(t.is_float(), nbits, short_name, min_value, max_value). On CPU tensors (the interpreter runs
+(t.is_float(), nbits, short_name, min_value, max_value, exponent_nbits, signedness(), the
+FloatSubbyteType / IntegerSubbyteType classes). On CPU tensors (the interpreter runs
 the conversions); the packed bytes and the values are checked against the independent numpy
 model of tests/lang/lowp_model.py."""
 
@@ -11,6 +12,8 @@ import torch
 import tilus
 from tests.lang.lowp_model import FLOATS, INT_SHORT, INTS, SHORT, decode_all, encode, int_range
 from tests.lang.packed_kernels import pack
+from tilus.hidet.ir.dtypes.floats_subbyte import FloatSubbyteType
+from tilus.hidet.ir.dtypes.integer_subbyte import IntegerSubbyteType
 from tilus.utils import dtype_to_torch
 
 CPU = "cpu"
@@ -166,13 +169,24 @@ def test_dtype_surface_of_tilus_02(name):
     assert t.is_boolean() == (name == "boolean")
     assert t.is_subbyte() == (t.bits < 8)
     assert t.is_integer_subbyte() == (name in INTS) and t.is_float_subbyte() == (name in FLOATS and t.bits < 8)
+    # hidet's names for the signedness and the float fields, and Tilus 0.2's sub-byte classes
+    signed = name in ("int8", "int32", "float16", "bfloat16", "float32") or (name in INTS and INTS[name][1]) \
+        or name in FLOATS
+    assert t.signedness() == signed
+    assert isinstance(t, FloatSubbyteType) == (name in FLOATS and t.bits < 8)
+    assert isinstance(t, IntegerSubbyteType) == (name in INTS)
     if name in FLOATS:
         finite = decode_all(name)[np.isfinite(decode_all(name))]
         assert (t.min_value, t.max_value) == (finite.min(), finite.max())
         assert t.short_name == SHORT[name]
+        assert (t.exponent_nbits, t.mantissa_nbits) == FLOATS[name][1:3]
     if name in INTS:
         assert (t.min_value, t.max_value) == int_range(name)
         assert t.short_name == INT_SHORT[name]
+    if name in ("float16", "bfloat16", "float32"):
+        assert (t.exponent_nbits, t.mantissa_nbits) == {"float16": (5, 10), "bfloat16": (8, 7), "float32": (8, 23)}[name]
+    if not t.is_float():
+        assert not hasattr(t, "exponent_nbits") and not hasattr(t, "mantissa_nbits")
     if name in ("float16", "bfloat16", "float32"):
         info = torch.finfo(getattr(torch, name))
         assert (t.min_value, t.max_value) == (info.min, info.max)
@@ -180,3 +194,9 @@ def test_dtype_surface_of_tilus_02(name):
     if name in ("int8", "uint8", "int32"):
         info = torch.iinfo(getattr(torch, name))
         assert (t.min_value, t.max_value) == (info.min, info.max)
+
+
+def test_sub_byte_classes_make_no_types():
+    with pytest.raises(TypeError, match="makes no new types in tilus"):
+        FloatSubbyteType("float6_e3m2", "f6e3m2", 3, 2)
+    assert not isinstance(~tilus.float16, FloatSubbyteType) and not isinstance(3, IntegerSubbyteType)

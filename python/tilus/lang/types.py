@@ -147,11 +147,26 @@ DataType.is_float_subbyte = _predicate(lambda t: t.is_float and t.bits < 8,
                                        "Whether the type is a float narrower than a byte (``float6_e3m2``...).")
 DataType.is_any_float16 = _predicate(lambda t: t.name in ("float16", "bfloat16"),
                                      "Whether the type is float16 or bfloat16.")
+DataType.signedness = _predicate(lambda t: t.is_signed, "Whether the type is signed (hidet's name).")
 DataType.is_complex = _predicate(lambda t: False, "Always false (tilus has no complex types).")
 DataType.is_vector = _predicate(lambda t: False, "Always false (tilus has no vector types).")
 DataType.nbits = property(lambda t: t.bits, doc="Tilus 0.2's name for bits.")
 DataType.short_name = property(lambda t: row_of(t).short or t.name,
                                doc="Tilus 0.2's short name (f16, i4, f6e3m2, ...).")
+
+
+def _float_field(field: str):
+    def get(t: DataType) -> int:
+        row = row_of(t)
+        if row.family != "float":
+            raise AttributeError(f"{t.name} is not a float type: it has no {field.replace('_bits', '_nbits')}")
+        return getattr(row, field)
+    return get
+
+
+DataType.exponent_nbits = property(_float_field("exponent_bits"), doc="Exponent bits of a float type (Tilus 0.2).")
+DataType.mantissa_nbits = property(_float_field("mantissa_bits"),
+                                   doc="Mantissa bits of a float type, the implicit one not counted (Tilus 0.2).")
 
 # largest finite values of the IEEE-style formats; the narrower floats have no infinities
 # or NaNs, so their all-ones exponent is finite too (docs/low_precision.md), and FP8 is OCP's
