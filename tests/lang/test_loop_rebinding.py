@@ -121,3 +121,46 @@ def test_rebinding_to_another_shape_names_the_line():
     message = str(info.value)
     assert "acc = self.register_tensor(dtype=float32, shape=[4, 4], init=1.0)" in message
     assert "would change its type" in message
+
+
+class LastPositive(tilus.Script):
+    """out[0] = the last k < n with x[k] > 0, or -1: a scalar that a runtime branch may
+    rebind. `declared`: the scalar starts as a runtime variable (`last: int32 = -1`);
+    otherwise it starts as the Python value -1, which the branch cannot rebind."""
+
+    def __init__(self, declared):
+        super().__init__()
+        self.declared = declared
+
+    def __call__(self, n: int32, x_ptr: ~float32, out_ptr: ~int32):
+        self.attrs.blocks = [1]
+        self.attrs.warps = 1
+        gx = self.global_view(x_ptr, dtype=float32, shape=[n])
+        if self.declared:
+            last: int32 = -1
+        else:
+            last = -1
+        for k in range(n):
+            if gx[k].item() > 0.0:
+                last = k
+        out = self.register_tensor(dtype=int32, shape=[1], init=last)
+        self.store_global(self.global_view(out_ptr, dtype=int32, shape=[1]), out, offsets=[0])
+
+
+@pytest.mark.parametrize("values", [[-1.0, 2.0, -3.0], [-1.0, -2.0], [4.0, 5.0, 6.0, -1.0, 2.0]])
+def test_a_scalar_declared_before_a_branch_keeps_its_value_when_the_branch_does_not_run(values):
+    x = torch.tensor(values)
+    out = torch.full((1,), 99, dtype=torch.int32)
+    LastPositive(declared=True)(len(values), x, out)
+    expect = max((k for k, v in enumerate(values) if v > 0), default=-1)
+    assert out.item() == expect
+
+
+def test_a_compile_time_value_given_a_runtime_value_in_a_branch_names_the_line():
+    """After the branch the name would be the constant or the runtime value, depending on
+    whether the branch ran: refused at the assignment, with the declaration to write."""
+    with pytest.raises(tilus.ScriptError) as info:
+        LastPositive(declared=False)(2, torch.tensor([1.0, -1.0]), torch.zeros(1, dtype=torch.int32))
+    message = str(info.value)
+    assert "last = k" in message
+    assert "'last' holds the compile-time value -1" in message and "`last: int32 = -1`" in message

@@ -822,6 +822,15 @@ class Transpiler:
                 self.builder.assign(current, value)
                 self.declared_constants.pop(id(current), None)
             else:
+                # A compile-time value bound before a runtime block cannot become a runtime
+                # variable inside it: after the block the name would be the one or the other.
+                scope = self.rebinding_scope(name)
+                if scope is not None and current is not _MISSING and is_scalar(current):
+                    raise self.error("TypeError", f"'{name}' holds the compile-time value {current!r}; "
+                                     f"assigning a runtime value to it inside a runtime {scope.kind} is "
+                                     f"ambiguous (after the {scope.kind} it would be either). Declare it "
+                                     f"as a runtime variable first, e.g. `{name}: "
+                                     f"{value.dtype.name} = {current!r}`")
                 self.bind(name, self.builder.declare(name, value.dtype, value))
             return
         # A compile-time Python value.
