@@ -60,3 +60,29 @@ def test_runtime_iterables_and_conditions_are_refused(script, message):
     with pytest.raises(ScriptError, match=message) as info:
         script()(3)
     assert "values = [i for i in range(" in str(info.value)
+
+
+class StarredDisplays(tilus.Script):
+    """``(*origin, c)`` and ``[*base, 0]``: a helper's tuple of runtime values unpacked into
+    a tuple and an offsets list."""
+
+    def origin(self, r: int32):
+        return r, r + 1
+
+    def __call__(self, x: ~float32, out: ~float32, r: int32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        gx = self.global_view(x, dtype=float32, shape=[4, N])
+        go = self.global_view(out, dtype=float32, shape=[4, N])
+        first, second, col = (*self.origin(r), 0)
+        base = [first]
+        row = self.load_global(gx, offsets=[*base, col], shape=[1, N])
+        self.store_global(go, row, offsets=[second, *[col]])
+
+
+def test_starred_items_in_tuple_and_list_displays():
+    x = torch.randn(4, N)
+    out = torch.full((4, N), float("nan"))
+    StarredDisplays()(x, out, 1)
+    torch.testing.assert_close(out[2], x[1])
+    assert torch.isnan(out[[0, 1, 3]]).all()

@@ -1088,10 +1088,21 @@ class Transpiler:
                              "comprehension", target)
 
     def expr_Tuple(self, node: ast.Tuple):
-        return tuple(self.eval(e) for e in node.elts)
+        return tuple(self.displayed_items(node.elts))
 
     def expr_List(self, node: ast.List):
-        return [self.eval(e) for e in node.elts]
+        return self.displayed_items(node.elts)
+
+    def displayed_items(self, elts: List[ast.expr]) -> list:
+        """The items of a tuple or list display; ``*items`` unpacks a compile-time iterable
+        (a tuple a helper returned, say: ``(*origin, -1)``)."""
+        items = []
+        for e in elts:
+            if isinstance(e, ast.Starred):
+                items.extend(self.eval(e.value))
+            else:
+                items.append(self.eval(e))
+        return items
 
     def expr_Dict(self, node: ast.Dict):
         return {self.eval(k): self.eval(v) for k, v in zip(node.keys, node.values)}
