@@ -50,9 +50,13 @@ def make_tests(root: pathlib.Path, failing: bool):
 
 
 def run(tests: pathlib.Path):
+    # the tilus this test imports (the source tree's or an installed one)
+    import tilus
+
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(tilus.__file__)))
     return subprocess.run([sys.executable, str(ROOT / "scripts" / "tilus02_tests.py"), "--tests", str(tests)],
                           capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(ROOT / "python")})
+                          env={**os.environ, "PYTHONPATH": package_root})
 
 
 def test_runs_the_language_tests_and_leaves_out_the_rest(tmp_path):
