@@ -82,17 +82,19 @@ class CompiledScript:
         try:
             _C.interpret(self.program, args, regions)
         except errors.NativeError as e:
-            raise errors.script_error(e.kind, e.message, e.file, e.line, e.text,
-                                      f"{type(self.script).__name__}.__call__",
-                                      e.column) from None
+            raise self.located(e) from None
 
     def run_gpu(self, args: list, tensors: list):
         self.check_launch(args, tensors, views=option.get_check_view_bounds())
         try:
             self._launch_gpu(args, tensors)
         except errors.NativeError as e:  # a build refusal: the script line, as on the CPU
-            raise errors.script_error(e.kind, e.message, e.file, e.line, e.text,
-                                      f"{type(self.script).__name__}.__call__", e.column) from None
+            raise self.located(e) from None
+
+    def located(self, e: "errors.NativeError") -> errors.ScriptError:
+        """The core's error `e` as a ScriptError at the script line it names."""
+        return errors.script_error(e.kind, e.message, e.file, e.line, e.text,
+                                   f"{type(self.script).__name__}.__call__", e.column)
 
     def _launch_gpu(self, args: list, tensors: list):
         self._ensure_gpu()
