@@ -459,8 +459,8 @@ std::string CudaEmitter::hang_clock() {
 std::string CudaEmitter::hang_give_up(const std::string& done, const std::string& bar, const std::string& parity,
                                       const std::string& start) const {
   if (start.empty()) return "";
-  return "if (!" + done + " && tilus::global_timer_ns() - " + start + " > " + std::to_string(options_.hang_check_ns) +
-         "ull) tilus::hang_report(" + hang_site() + ", (unsigned)(" + bar + "), (unsigned)(" + parity + "));";
+  return "tilus::hang_check(" + done + ", " + start + ", " + std::to_string(options_.hang_check_ns) + "ull, " +
+         hang_site() + ", (unsigned)(" + bar + "), (unsigned)(" + parity + "));";
 }
 
 std::string CudaEmitter::hang_site() const {

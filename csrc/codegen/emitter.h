@@ -278,8 +278,9 @@ class CudaEmitter {
   // tilus.option.debug.hang_check (CodegenOptions::hang_check_ns), for a wait loop on
   // barrier `bar` with parity `parity`: hang_clock() declares the loop's start time and
   // names it ("" when the check is off); hang_give_up(done, ...) is the statement the
-  // loop runs after each failed try, which reports the current script line and traps
-  // once the time allowed has passed. hang_site() is that line as a C string literal.
+  // loop runs after each try: tilus::hang_check (device/hang.cuh, the copy ring's waits
+  // call it too), which reports the current script line and traps once the time allowed
+  // has passed. hang_site() is that line as a C string literal.
   std::string hang_clock();
   std::string hang_give_up(const std::string& done, const std::string& bar, const std::string& parity,
                            const std::string& start) const;

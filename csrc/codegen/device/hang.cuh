@@ -24,6 +24,14 @@ static __device__ __noinline__ void hang_report(const char* where, uint32_t bar,
   __trap();
 }
 
+// The give-up test of every checked wait (the script's mbarrier waits and the copy ring's):
+// a wait not `done` after spinning more than `limit_ns` since `start` reports and traps.
+static __device__ __forceinline__ void hang_check(uint32_t done, unsigned long long start,
+                                                  unsigned long long limit_ns, const char* where, uint32_t bar,
+                                                  uint32_t parity) {
+  if (!done && global_timer_ns() - start > limit_ns) hang_report(where, bar, parity);
+}
+
 }  // namespace tilus
 
 #endif  // TILUS_DEVICE_HANG_CUH

@@ -184,7 +184,7 @@ static __device__ __forceinline__ void copy_ring_wait(uint32_t bar, uint32_t par
   while (!done) {
     asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
                  : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-    if (limit_ns && !done && global_timer_ns() - start > limit_ns) hang_report(where, bar, parity);
+    if (limit_ns) hang_check(done, start, limit_ns, where, bar, parity);
   }
 }
 
