@@ -45,11 +45,9 @@ void bind_build(py::module_& m) {
       "build_all",
       [](std::vector<std::shared_ptr<Program>> programs, bool pointers_aligned, std::string arch,
          int threads, int64_t smem_limit, int max_threads, std::optional<py::function> progress,
-         bool wgmma, int64_t unroll_budget, bool bounds_check, bool copy_tma, bool ptxas_optimize,
-         const std::string& omit, int64_t hang_check_ns) {
+         const py::kwargs& choices) {
         autotune::BuildOptions options;
-        options.codegen = runtime::codegen_options_for(arch, pointers_aligned, wgmma, unroll_budget,
-                                                       bounds_check, copy_tma, ptxas_optimize, omit, hang_check_ns);
+        options.codegen = codegen_options_from(arch, pointers_aligned, choices);
         options.arch = std::move(arch);
         options.threads = threads;
         options.smem_limit = smem_limit;
@@ -73,14 +71,12 @@ void bind_build(py::module_& m) {
       },
       py::arg("programs"), py::arg("pointers_aligned"), py::arg("arch"), py::arg("threads") = 0,
       py::arg("smem_limit") = 0, py::arg("max_threads") = 1024, py::arg("progress") = py::none(),
-      py::arg("wgmma") = true, py::arg("unroll_budget") = 64, py::arg("bounds_check") = false,
-      py::arg("copy_tma") = true, py::arg("ptxas_optimize") = true, py::arg("omit") = "", py::arg("hang_check_ns") = 0,
       "Generate and compile every program on `threads` worker threads (0: all cores) through "
       "the process-wide compile cache. Returns one (cubin bytes, meta) or (error str, meta) "
       "per program; meta['status'] is 'ok', 'unfit' (over smem_limit / max_threads, not "
       "compiled), 'codegen' or 'compile'; meta['cache_key'] is the compile cache's key of a built "
-      "one (the key _C.build_kernel uses). progress(done) is called on this thread. wgmma, "
-      "unroll_budget, bounds_check, copy_tma, ptxas_optimize, omit, hang_check_ns: as for _C.generate_cuda.");
+      "one (the key _C.build_kernel uses). progress(done) is called on this thread. Keyword "
+      "arguments: the code generator's options, as for _C.generate_cuda.");
 }
 
 void bind_analysis(py::module_& m) {

@@ -136,6 +136,29 @@ void bind_tma_maps(py::module_& m) {
 
 }  // namespace
 
+const char* const kCodegenChoiceNames =
+    "wgmma, unroll_budget, bounds_check, copy_tma, ptxas_optimize, omit, hang_check_ns";
+
+CodegenOptions codegen_options_from(const std::string& arch, bool pointers_aligned, const py::kwargs& choices) {
+  bool wgmma = true, bounds_check = false, copy_tma = true, ptxas_optimize = true;
+  int64_t unroll_budget = 64, hang_check_ns = 0;
+  std::string omit;
+  for (const auto& [key, value] : choices) {
+    const std::string name = py::cast<std::string>(key);
+    if (name == "wgmma") wgmma = py::cast<bool>(value);
+    else if (name == "unroll_budget") unroll_budget = py::cast<int64_t>(value);
+    else if (name == "bounds_check") bounds_check = py::cast<bool>(value);
+    else if (name == "copy_tma") copy_tma = py::cast<bool>(value);
+    else if (name == "ptxas_optimize") ptxas_optimize = py::cast<bool>(value);
+    else if (name == "omit") omit = py::cast<std::string>(value);
+    else if (name == "hang_check_ns") hang_check_ns = py::cast<int64_t>(value);
+    else throw py::type_error("unexpected keyword argument '" + name + "'; the code generator's options are " +
+                              kCodegenChoiceNames);
+  }
+  return runtime::codegen_options_for(arch, pointers_aligned, wgmma, unroll_budget, bounds_check, copy_tma,
+                                      ptxas_optimize, omit, hang_check_ns);
+}
+
 void init_codegen(py::module_& m) {
   bind_tma_maps(m);
   m.def(
@@ -160,30 +183,24 @@ void init_codegen(py::module_& m) {
   m.def(
       "generate_cuda",
       [](const std::shared_ptr<Program>& program, bool pointers_aligned, const std::string& arch,
-         bool wgmma, int64_t unroll_budget, bool bounds_check, bool copy_tma, bool ptxas_optimize,
-         const std::string& omit, int64_t hang_check_ns) {
-        return generated_dict(generate_cuda(*program, runtime::codegen_options_for(
-                                                          arch, pointers_aligned, wgmma, unroll_budget, bounds_check,
-                                                          copy_tma, ptxas_optimize, omit, hang_check_ns)),
+         const py::kwargs& choices) {
+        return generated_dict(generate_cuda(*program, codegen_options_from(arch, pointers_aligned, choices)),
                               program);
       },
       py::arg("program"), py::arg("pointers_aligned") = true, py::arg("arch") = "",
-      py::arg("wgmma") = true, py::arg("unroll_budget") = 64, py::arg("bounds_check") = false,
-      py::arg("copy_tma") = true, py::arg("ptxas_optimize") = true, py::arg("omit") = "", py::arg("hang_check_ns") = 0,
-      "The CUDA C++ of `program` for `arch` as a dict (name, source, threads, dynamic_smem, "
-      "params, tma_maps, bounds_params, bounds_sites). wgmma=False keeps dots on mma.sync; "
-      "unroll_budget: codegen/unroll_budget.h; bounds_check: tilus.option.debug.bounds_check; "
-      "copy_tma=False keeps copy_async on cp.async on sm_90a (ops/async_copy.cc); "
-      "ptxas_optimize=False adds --ptxas-options=-O0 to the dict's nvrtc_options; omit ('mma' or "
-      "'loads'): tilus.option.debug.omit; hang_check_ns: tilus.option.debug.hang_check.");
+      (std::string("The CUDA C++ of `program` for `arch` as a dict (name, source, threads, dynamic_smem, "
+                   "params, tma_maps, bounds_params, bounds_sites). Keyword arguments: the code generator's "
+                   "options (") + kCodegenChoiceNames + "; python/tilus/option.py CodegenChoices): wgmma=False "
+          "keeps dots on mma.sync; unroll_budget: codegen/unroll_budget.h; bounds_check: "
+          "tilus.option.debug.bounds_check; copy_tma=False keeps copy_async on cp.async on sm_90a "
+          "(ops/async_copy.cc); ptxas_optimize=False adds --ptxas-options=-O0 to the dict's nvrtc_options; "
+          "omit ('mma' or 'loads'): tilus.option.debug.omit; hang_check_ns: tilus.option.debug.hang_check.")
+          .c_str());
   m.def(
       "build_kernel",
       [](const std::shared_ptr<Program>& program, const std::string& arch, bool pointers_aligned,
-         bool wgmma, int64_t unroll_budget, bool bounds_check, bool copy_tma, bool ptxas_optimize,
-         const std::string& omit, int64_t hang_check_ns) {
-        CodegenOptions options = runtime::codegen_options_for(arch, pointers_aligned, wgmma, unroll_budget,
-                                                              bounds_check, copy_tma, ptxas_optimize, omit,
-                                                              hang_check_ns);
+         const py::kwargs& choices) {
+        CodegenOptions options = codegen_options_from(arch, pointers_aligned, choices);
         runtime::KernelBuild build;
         {
           py::gil_scoped_release release;
@@ -195,10 +212,9 @@ void init_codegen(py::module_& m) {
         return out;
       },
       py::arg("program"), py::arg("arch"), py::arg("pointers_aligned") = true,
-      py::arg("wgmma") = true, py::arg("unroll_budget") = 64, py::arg("bounds_check") = false,
-      py::arg("copy_tma") = true, py::arg("ptxas_optimize") = true, py::arg("omit") = "", py::arg("hang_check_ns") = 0,
       "Generate and compile one program through the process-wide compile cache, exactly as "
-      "autotune.build_all does: generate_cuda's dict plus cubin (bytes) and cache_key.");
+      "autotune.build_all does: generate_cuda's dict plus cubin (bytes) and cache_key. Keyword "
+      "arguments: the code generator's options, as for generate_cuda.");
 }
 
 }  // namespace tilus::bindings

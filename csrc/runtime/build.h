@@ -15,7 +15,8 @@ namespace tilus::runtime {
 
 // The code generator's options for `arch` ("sm_90a", ...). Choices that come from the
 // user's environment (TILUS_WGMMA, TILUS_UNROLL_BUDGET) are read by the caller
-// (python/tilus/option.py) and passed in: `allow_wgmma` false keeps every dot on
+// (python/tilus/option.py CodegenChoices, handed to the bindings as keyword arguments and
+// read by bindings::codegen_options_from) and passed in: `allow_wgmma` false keeps every dot on
 // mma.sync (wgmma needs sm_90a anyway); `unroll_budget` is CodegenOptions::unroll_budget;
 // `bounds_check` is CodegenOptions::bounds_check (tilus.option.debug.bounds_check);
 // `copy_tma` false keeps copy_async on cp.async (TILUS_COPY_TMA=0); `ptxas_optimize`

@@ -44,6 +44,7 @@ Passing None resets an option to its environment variable / default.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from typing import Optional
@@ -273,13 +274,22 @@ def get_distributed_tuning() -> DistributedTuning:
 @dataclass(frozen=True)
 class CodegenChoices:
     """What the code generator is told (csrc/codegen/codegen.h CodegenOptions); the
-    launcher and the autotuner's build read these once per build and pass them in."""
+    launcher and the autotuner's build read these once per build and pass them in as the
+    bindings' keyword arguments (:meth:`binding_args`; csrc/bindings/bindings.h
+    codegen_options_from reads them by these names)."""
 
     wgmma: bool = True       # lower qualifying dots to wgmma where the arch has it (sm_90a)
     unroll_budget: int = 64  # operations an unrolled loop body may reach; 0: follow every hint
     copy_tma: bool = True    # on sm_90a, copy_async as TMA copies where every copy of the kernel can
     omit: str = ""           # tilus.option.debug.omit: "", "mma" or "loads"
     hang_check_ns: int = 0   # tilus.option.debug.hang_check, in nanoseconds (0: off)
+    bounds_check: bool = False   # tilus.option.debug.bounds_check
+    ptxas_optimize: bool = True  # False: tilus.option.debug.disable_ptxas_opt
+
+    def binding_args(self) -> dict:
+        """The keyword arguments of _C.generate_cuda, _C.build_kernel and
+        _C.autotune.build_all that give the code generator these choices."""
+        return dataclasses.asdict(self)
 
 
 def codegen(wgmma: Optional[bool] = None, unroll_budget: Optional[int] = None,
@@ -326,7 +336,8 @@ def get_codegen() -> CodegenChoices:
     return CodegenChoices(wgmma=switch("wgmma", "TILUS_WGMMA"),
                           unroll_budget=defaults.unroll_budget if budget is None else budget,
                           copy_tma=switch("copy_tma", "TILUS_COPY_TMA"), omit=omit,
-                          hang_check_ns=int(seconds * 1e9))
+                          hang_check_ns=int(seconds * 1e9), bounds_check=debug.get_bounds_check(),
+                          ptxas_optimize=not debug.get_disable_ptxas_opt())
 
 
 OMIT_PARTS = ("", "mma", "loads")  # what tilus.option.debug.omit may leave out

@@ -119,6 +119,11 @@ def test_the_option_read_set_reset_and_refused(reset_build_debug_options, monkey
             tilus.option.debug.omit(bad)
     with pytest.raises(NativeError, match="omit must be '', 'mma' or 'loads'"):
         _C.generate_cuda(_small_program(), arch="sm_90a", omit="everything")
+    # the bindings take the code generator's choices by their names, and no others
+    for bind in (lambda **kw: _C.generate_cuda(_small_program(), arch="sm_90a", **kw),
+                 lambda **kw: _C.autotune.build_all([_small_program()], True, "sm_90a", **kw)):
+        with pytest.raises(TypeError, match="unexpected keyword argument 'omitt'.*omit, hang_check_ns"):
+            bind(omitt="mma")
 
 
 def _small_program():

@@ -26,7 +26,7 @@ FP32 = 7
 
 
 def _generate(kernel, args, arch="sm_90a", wgmma=True):
-    return _C.generate_cuda(kernel.compile(*args).program, True, arch, wgmma)
+    return _C.generate_cuda(kernel.compile(*args).program, True, arch, wgmma=wgmma)
 
 
 def _compile(kernel, args, arch="sm_90a", wgmma=True):

@@ -71,12 +71,36 @@ def test_checked_and_unchecked_builds_have_their_own_cache_entries(reset_option)
     assert "tl_bounds" not in launcher.generate_source(compiled, True, "sm_80")
 
 
-def test_the_autotuner_builds_with_the_option():
-    import inspect
+class _Recorded(Exception):
+    pass
+
+
+@pytest.mark.parametrize("checked", [False, True])
+def test_the_autotuner_builds_with_the_option(monkeypatch, checked):
+    """The autotuner's parallel build is told the option (and every other code generator
+    choice) as the launcher is."""
+    from types import SimpleNamespace
 
     from tilus.tuning import build
 
-    assert "bounds_check=option.debug.get_bounds_check()" in inspect.getsource(build.build_candidates)
+    seen = {}
+
+    def recording_build_all(programs, aligned, arch, **kwargs):
+        seen.update(kwargs)
+        raise _Recorded()
+
+    monkeypatch.setattr(build._C.autotune, "build_all", recording_build_all)
+    tilus.option.debug.bounds_check(checked)
+    try:
+        candidate = SimpleNamespace(compiled=SimpleNamespace(program=None))
+        target = SimpleNamespace(arch="sm_80", smem_limit=0, max_threads=1024)
+        with pytest.raises(_Recorded):
+            build.build_candidates([candidate], target, True, "probe")
+        assert seen["bounds_check"] is checked
+        assert {k: seen[k] for k in tilus.option.get_codegen().binding_args()} == \
+            tilus.option.get_codegen().binding_args()
+    finally:
+        tilus.option.debug.bounds_check(False)
 
 
 def _record(site, block, thread, offset, index):

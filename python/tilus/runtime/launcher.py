@@ -25,6 +25,7 @@ through :meth:`GpuKernel.launch`.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import Dict, Optional
 
@@ -220,10 +221,8 @@ def build_variant(program, pointers_aligned: bool, arch: str, bounds_check: bool
     _C.generate_cuda's dict plus ``cubin`` and ``cache_key``. `bounds_check`: the
     bounds-checked build (tilus.option.debug.bounds_check; its source, hence its cache
     key, differs from the unchecked one's)."""
-    choices = option.get_codegen()
-    built = _C.build_kernel(program, arch, pointers_aligned, choices.wgmma, choices.unroll_budget,
-                            bounds_check, choices.copy_tma, not option.debug.get_disable_ptxas_opt(),
-                            choices.omit, choices.hang_check_ns)
+    choices = dataclasses.replace(option.get_codegen(), bounds_check=bounds_check)
+    built = _C.build_kernel(program, arch, pointers_aligned, **choices.binding_args())
     for message in _rt.compile_cache().take_warnings():
         warnings.warn(f"tilus cache: {message}", RuntimeWarning, stacklevel=4)
     return built
@@ -239,8 +238,5 @@ def generate_source(compiled, pointers_aligned: bool = True, arch: Optional[str]
     tilus.option.debug.bounds_check on, the checked build's."""
     if arch is None:
         arch = _rt.arch_string() if _rt.cuda_available() else ""
-    choices = option.get_codegen()
-    return _C.generate_cuda(compiled.program, pointers_aligned, arch, choices.wgmma,
-                            choices.unroll_budget, option.debug.get_bounds_check(),
-                            choices.copy_tma, omit=choices.omit,
-                            hang_check_ns=choices.hang_check_ns)["source"]
+    return _C.generate_cuda(compiled.program, pointers_aligned, arch,
+                            **option.get_codegen().binding_args())["source"]

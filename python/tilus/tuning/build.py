@@ -149,10 +149,7 @@ def build_candidates(candidates: List[Candidate], target: GpuTarget, aligned,
                 [candidates[k].compiled.program for k in group], flag, target.arch,
                 threads=option.get_build_threads(), smem_limit=target.smem_limit,
                 max_threads=target.max_threads, progress=lambda n: bar.advance_to(offset + n),
-                wgmma=choices.wgmma, unroll_budget=choices.unroll_budget,
-                bounds_check=option.debug.get_bounds_check(), copy_tma=choices.copy_tma,
-                ptxas_optimize=not option.debug.get_disable_ptxas_opt(), omit=choices.omit,
-                hang_check_ns=choices.hang_check_ns)
+                **choices.binding_args())
             for k, r in zip(group, group_results):
                 results[k] = r
             done += len(group)
