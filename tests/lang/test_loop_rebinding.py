@@ -156,11 +156,13 @@ def test_a_scalar_declared_before_a_branch_keeps_its_value_when_the_branch_does_
     assert out.item() == expect
 
 
-def test_a_compile_time_value_given_a_runtime_value_in_a_branch_names_the_line():
-    """After the branch the name would be the constant or the runtime value, depending on
-    whether the branch ran: refused at the assignment, with the declaration to write."""
+def test_a_compile_time_value_given_a_runtime_value_in_a_branch_is_refused_where_it_is_read():
+    """After the loop the name would be the constant or the runtime value, depending on
+    whether the branch ran: refused at the read, naming the assignment and the
+    declaration to write."""
     with pytest.raises(tilus.ScriptError) as info:
         LastPositive(declared=False)(2, torch.tensor([1.0, -1.0]), torch.zeros(1, dtype=torch.int32))
     message = str(info.value)
-    assert "last = k" in message
-    assert "'last' holds the compile-time value -1" in message and "`last: int32 = -1`" in message
+    assert "init=last" in message  # the line shown is the read
+    assert "'last' held the compile-time value -1 before the runtime for loop" in message
+    assert "(`last = k`)" in message and "`last: int32 = -1`" in message

@@ -55,12 +55,42 @@ class _Unbound:
         self.name, self.line, self.kind, self.loop_var = name, line, kind, loop_var
 
 
+class _Ambiguous:
+    """Marks a name that held a compile-time value before a runtime block and was given
+    another value inside it: after the block it is the one or the other, depending on
+    whether the block ran, so reading it is refused (`_Scope.rebound`)."""
+
+    def __init__(self, name: str, old, line: int, kind: str, text: str, dtype: str):
+        self.name, self.old, self.line, self.text, self.dtype = name, old, line, text, dtype
+        self.kind = {"for": "for loop", "while": "while loop", "else": "else branch"}.get(kind, kind)
+
+    def message(self) -> str:
+        scalar = isinstance(self.old, (bool, int, float))
+        held = f"the compile-time value {self.old!r}" if scalar or self.old is None else \
+            f"a {type(self.old).__name__}"
+        advice = (f"declare it as a runtime variable before the {self.kind}, e.g. "
+                  f"`{self.name}: {self.dtype} = {self.old!r}`, or use another name inside it" if scalar else
+                  f"give it before the {self.kind} the value it should have when the {self.kind} does not "
+                  f"run (for a tile: a register tile of the same shape and dtype, which the assignment "
+                  f"inside then writes into)")
+        return (f"'{self.name}' held {held} before the runtime {self.kind} in which line {self.line} "
+                f"(`{self.text}`) gives it another value, so after it the name would be either; "
+                + advice)
+
+
 class _Scope:
-    """Names first bound inside one runtime block (if/for/while body)."""
+    """Names first bound inside one runtime block (if/for/while body); the compile-time
+    names given another value inside it (rebound: name -> _Ambiguous, the value before
+    the block and where it changed), which hold their old value again when the block
+    ends and are ambiguous after the statement; and, for loop bodies, the line of the
+    first read of each name (a rebinding after it would change what the next iteration
+    reads)."""
 
     def __init__(self, kind: str):
         self.kind = kind
         self.new_names: List[str] = []
+        self.rebound: Dict[str, _Ambiguous] = {}
+        self.reads: Dict[str, int] = {}
 
 
 class _Source:
@@ -391,12 +421,13 @@ class Transpiler:
             self.visit_body(node.body if cond else node.orelse)
             return
         self.builder.begin_if(cond)
-        self.visit_block(node.body, "if")
-        if node.orelse:
+        scopes = [self.visit_block(node.body, "if", mark_rebound=False)]
+        if node.orelse:  # it sees the values from before the if (visit_block restored them)
             self.set_loc(node)
             self.builder.begin_else()
-            self.visit_block(node.orelse, "else")
+            scopes.append(self.visit_block(node.orelse, "else", mark_rebound=False))
         self.builder.end_if()
+        self.mark_rebound(scopes)
 
     def stmt_With(self, node: ast.With):
         from tilus.lang.inst_groups import ThreadGroupContext
@@ -703,7 +734,7 @@ class Transpiler:
             msg = self.eval(node.msg) if node.msg is not None else "assertion failed"
             raise self.error("ValueError", f"AssertionError: {msg}")
 
-    def visit_block(self, body, kind: str):
+    def visit_block(self, body, kind: str, mark_rebound: bool = True) -> _Scope:
         scope = _Scope(kind)
         self.scopes.append(scope)
         try:
@@ -711,6 +742,9 @@ class Transpiler:
         finally:
             self.scopes.pop()
         self.close_scope(scope, None)
+        if mark_rebound:
+            self.mark_rebound([scope])
+        return scope
 
     def close_scope(self, scope: _Scope, node):
         # Tensors defined inside a runtime block do not outlive it.
@@ -719,8 +753,49 @@ class Transpiler:
             if isinstance(value, Tensor):
                 line = getattr(self.current_node, "lineno", 0)
                 self.env[name] = _Unbound(name, line, scope.kind)
+        # Compile-time names given another value inside it hold their old value again
+        # (what an else branch sees); mark_rebound makes them ambiguous after the statement.
+        for name, ambiguous in scope.rebound.items():
+            self.env[name] = ambiguous.old
+        if scope.rebound and scope.kind in ("for", "while"):
+            self.mark_rebound([scope])
+
+    def mark_rebound(self, scopes: List[_Scope]):
+        """After a runtime statement, the compile-time names its blocks gave another value
+        are ambiguous: reading one is refused (lookup), assigning it binds it anew."""
+        for scope in scopes:
+            for name, ambiguous in scope.rebound.items():
+                self.env[name] = ambiguous
 
     # ------------------------------------------------------------------ binding
+    def rebind_compile_time(self, name: str, current, value, node, dtype: str):
+        """`name` holds the compile-time value `current` (or a tensor or view) and is given
+        another value inside runtime blocks: allowed, and recorded in each block up to the
+        one that bound it (the name holds `current` again when a block ends, and is
+        ambiguous after it: mark_rebound), unless a runtime loop body read it before this
+        point, whose next iteration would then read the new value where the traced body
+        used the old one."""
+        scopes = []
+        for scope in reversed(self.scopes):
+            if name in scope.new_names:
+                break
+            if scope.kind == _EXIT_GUARD:  # what follows a guard runs only when its body ran
+                continue
+            if scope.kind in ("for", "while") and name in scope.reads:
+                old = "a tensor" if isinstance(current, Tensor) else f"the compile-time value {current!r}"
+                raise self.error("TypeError", f"'{name}' holds {old}, which line {scope.reads[name]} "
+                                 f"read in this runtime {scope.kind} before this assignment gives it "
+                                 f"another value: the next iteration would read the new value. "
+                                 + (f"Declare it as a runtime variable before the {scope.kind}, e.g. "
+                                    f"`{name}: {dtype} = {current!r}`" if is_scalar(current) else
+                                    "Use another name inside the loop"))
+            scopes.append(scope)
+        line = getattr(node, "lineno", 0)
+        text = ast.unparse(node).split("\n")[0] if node is not None else name
+        for scope in scopes:
+            if name not in scope.rebound:
+                scope.rebound[name] = _Ambiguous(name, current, line, scope.kind, text, dtype)
+
     def rebinding_scope(self, name: Optional[str] = None) -> Optional[_Scope]:
         """The innermost runtime block in which rebinding a compile-time value is ambiguous
         (the value after the block would depend on whether it ran), or None. The block a
@@ -791,7 +866,7 @@ class Transpiler:
                              "script")
         name = target.id
         current = self.env.get(name, _MISSING)
-        if isinstance(current, _Unbound):
+        if isinstance(current, (_Unbound, _Ambiguous)):
             current = _MISSING
         if isinstance(value, Tensor):
             if (isinstance(current, Tensor) and current.scope == "register"
@@ -809,6 +884,9 @@ class Transpiler:
                                  f"defined outside this {self.scopes[-1].kind}; assigning a "
                                  f"{value.type_str()} tensor to it here would change its type "
                                  "(for a one-element tile, take its value with .item())")
+            if current is not _MISSING and current is not value:
+                # a view or a compile-time value (None, say) given a tensor inside a block
+                self.rebind_compile_time(name, current, value, node, _dtype_hint(current))
             self.bind(name, value)
             return
         if any(current is v for v in self.loop_vars):
@@ -822,25 +900,15 @@ class Transpiler:
                 self.builder.assign(current, value)
                 self.declared_constants.pop(id(current), None)
             else:
-                # A compile-time value bound before a runtime block cannot become a runtime
-                # variable inside it: after the block the name would be the one or the other.
-                scope = self.rebinding_scope(name)
-                if scope is not None and current is not _MISSING and is_scalar(current):
-                    raise self.error("TypeError", f"'{name}' holds the compile-time value {current!r}; "
-                                     f"assigning a runtime value to it inside a runtime {scope.kind} is "
-                                     f"ambiguous (after the {scope.kind} it would be either). Declare it "
-                                     f"as a runtime variable first, e.g. `{name}: "
-                                     f"{value.dtype.name} = {current!r}`")
+                # A compile-time value bound before a runtime block becomes a variable of
+                # the block; after it the name is ambiguous (rebind_compile_time).
+                if current is not _MISSING:
+                    self.rebind_compile_time(name, current, value, node, value.dtype.name)
                 self.bind(name, self.builder.declare(name, value.dtype, value))
             return
         # A compile-time Python value.
-        scope = self.rebinding_scope(name)
-        if scope is not None and current is not _MISSING and current is not value and \
-                not _same_value(current, value):
-            raise self.error("TypeError", f"'{name}' holds the compile-time value {current!r}; "
-                             f"reassigning it inside a runtime {scope.kind} is "
-                             f"ambiguous. Declare it as a runtime variable first, e.g. "
-                             f"`{name}: int32 = {current!r}`")
+        if current is not _MISSING and current is not value and not _same_value(current, value):
+            self.rebind_compile_time(name, current, value, node, _dtype_hint(current))
         self.bind(name, value)
 
     def assign_element(self, target: ast.Subscript, value):
@@ -941,6 +1009,11 @@ class Transpiler:
     def lookup(self, name: str, node):
         if name in self.env:
             value = self.env[name]
+            if isinstance(value, _Ambiguous):
+                raise self.error("NameError", value.message(), node)
+            for scope in self.scopes:  # reads before a rebinding, for rebind_compile_time
+                if scope.kind in ("for", "while") and name not in scope.rebound:
+                    scope.reads.setdefault(name, getattr(node, "lineno", 0))
             if isinstance(value, _Unbound) and value.loop_var:
                 raise self.error("NameError", f"'{name}' is the variable of the runtime loop at "
                                  f"line {value.line}, which has ended: its last value is not kept "
@@ -1303,6 +1376,13 @@ class Transpiler:
 
 
 _MISSING = object()
+
+
+def _dtype_hint(value) -> str:
+    """The runtime type a declaration of a compile-time value would take, for messages."""
+    if isinstance(value, bool):
+        return "boolean"
+    return "float32" if isinstance(value, float) else "int32"
 
 
 def _same_value(a, b) -> bool:
