@@ -131,3 +131,29 @@ def test_a_loop_that_reads_a_compile_time_value_before_rebinding_it_is_refused_a
     assert "offset = 16" in message
     assert "'offset' holds the compile-time value 0, which line" in message
     assert "the next iteration would read the new value" in message and "`offset: int32 = 0`" in message
+
+
+class ViewRebound(tilus.Script):
+    """s is the view sa[0]; a runtime if makes it sa[1]: reading s after the if would have
+    read sa[1] whether or not the if ran."""
+
+    def __call__(self, n: int32, x_ptr: ~float32, out_ptr: ~float32):
+        self.attrs.blocks = [1]
+        self.attrs.warps = 1
+        gx = self.global_view(x_ptr, dtype=float32, shape=[2, 16])
+        go = self.global_view(out_ptr, dtype=float32, shape=[16])
+        sa = self.shared_tensor(dtype=float32, shape=[2, 16])
+        self.store_shared(sa, self.load_global(gx, offsets=[0, 0], shape=[2, 16]))
+        self.sync()
+        s = sa[0]
+        if n > 0:
+            s = sa[1]
+        self.store_global(go, self.load_shared(s), offsets=[0])
+        self.free_shared(sa)
+
+
+def test_a_view_rebound_inside_an_if_is_refused_where_it_is_read_after_it():
+    with pytest.raises(tilus.ScriptError) as info:
+        ViewRebound()(1, torch.zeros(2, 16), torch.zeros(16))
+    message = str(info.value)
+    assert "self.load_shared(s)" in message and "(`s = sa[1]`)" in message
