@@ -157,3 +157,21 @@ def test_a_view_rebound_inside_an_if_is_refused_where_it_is_read_after_it():
         ViewRebound()(1, torch.zeros(2, 16), torch.zeros(16))
     message = str(info.value)
     assert "self.load_shared(s)" in message and "(`s = sa[1]`)" in message
+
+
+class DeclaredInsideTheIf(tilus.Script):
+    def __call__(self, n: int32, out_ptr: ~int32):
+        self.attrs.blocks = [1]
+        self.attrs.warps = 1
+        go = self.global_view(out_ptr, dtype=int32, shape=[1])
+        x = 0
+        if n > 0:
+            x: int32 = n * 2
+            self.store_global(go, self.register_tensor(dtype=int32, shape=[1], init=x), offsets=[0])
+        self.store_global(go, self.register_tensor(dtype=int32, shape=[1], init=x), offsets=[0])
+
+
+def test_a_variable_declared_inside_an_if_over_a_compile_time_name_is_ambiguous_after_it():
+    with pytest.raises(tilus.ScriptError) as info:
+        DeclaredInsideTheIf()(3, torch.zeros(1, dtype=torch.int32))
+    assert "(`x: int32 = n * 2`)" in str(info.value)

@@ -389,6 +389,9 @@ class Transpiler:
                 self.builder.assign(current, expr)
                 self.declared_constants.pop(id(current), None)
             else:
+                if current is not None and not isinstance(current, (_Unbound, _Ambiguous)):
+                    # a new variable of this block: after it, the name is ambiguous
+                    self.rebind_compile_time(name, current, value, node, annotation.name)
                 var = self.builder.declare(name, annotation, expr)
                 self.bind(name, var)
                 if isinstance(value, int) and not isinstance(value, bool):
