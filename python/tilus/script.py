@@ -37,6 +37,10 @@ def _count(name: str):
         STATS[name] = STATS.get(name, 0) + 1
 
 
+# The most shared memory any target lets one block have (227 KB opt-in on sm_90 and sm_100).
+MAX_SHARED_MEMORY_PER_BLOCK = 232448
+
+
 class Attrs:
     """Launch attributes; set inside ``__call__`` as ``self.attrs.blocks/warps``."""
 
@@ -53,6 +57,7 @@ class CompiledScript:
         self.jit_key = jit_key
         self.gpu = None  # tilus.runtime.GpuKernel, built on the first GPU call
         self._written = None  # names of the pointer parameters the kernel may write
+        self._smem_checked = False  # check_fits_a_gpu ran
 
     def check_launch(self, args: list, tensors: list, views: bool):
         """Refuse, before anything runs, a launch that would write a read-only tensor
@@ -77,12 +82,45 @@ class CompiledScript:
 
     def run_interpreter(self, args: list, tensors: list):
         self.check_launch(args, tensors, views=True)
+        self.check_fits_a_gpu()
         regions = [(t.address, t.nbytes, t.param) for t in tensors]
         _count("interpreter_runs")
         try:
             _C.interpret(self.program, args, regions)
         except errors.NativeError as e:
             raise self.located(e) from None
+
+    def check_fits_a_gpu(self):
+        """Refuse in the interpreter, too, a kernel whose shared memory no GPU offers a
+        block: what the GPU build lays out (its shared tensors at their peak, barriers and
+        conversion scratch included; codegen's plan for sm_90a) against the largest
+        opt-in of any target (227 KB: sm_90 and sm_100; sm_80 has 163 KB, which the GPU
+        launch itself checks). Once per specialisation; a program the code generator
+        refuses is left to the GPU build's own error."""
+        if self._smem_checked:
+            return
+        try:
+            needed = _C.generate_cuda(self.program, True, "sm_90a")["dynamic_smem"]
+        except errors.NativeError:
+            needed = 0
+        self._smem_checked = True
+        if needed > MAX_SHARED_MEMORY_PER_BLOCK:
+            name = f"{type(self.script).__name__}.__call__"
+            raise errors.script_error(
+                "ValueError", f"the kernel needs {needed} bytes of shared memory per block (its shared "
+                f"tensors at their peak, as the GPU build lays them out), more than any GPU offers a block "
+                f"({MAX_SHARED_MEMORY_PER_BLOCK} on sm_90 / sm_100); use smaller tiles or fewer stages, "
+                "or free tiles (self.free_shared) before allocating others", *self._call_site(), name)
+
+    def _call_site(self):
+        """(file, line, text) of the script's ``def __call__``, for kernel-wide errors."""
+        import inspect
+        fn = type(self.script)._tilus_kernel_fn
+        try:
+            lines, first = inspect.getsourcelines(fn)
+            return inspect.getsourcefile(fn), first, lines[0].rstrip()
+        except (OSError, TypeError):
+            return "", 0, ""
 
     def run_gpu(self, args: list, tensors: list):
         self.check_launch(args, tensors, views=option.get_check_view_bounds())

@@ -5,6 +5,7 @@ ragged decode lengths and splits that fall past a sequence's end."""
 import pytest
 import torch
 
+import tilus
 from tests.conftest import load_example
 
 FA = load_example("flash_attention")
@@ -67,6 +68,13 @@ FAH = load_example("flash_attention_hopper")
 ])
 @pytest.mark.parametrize("epilogue", ["registers", "tma"])
 def test_hopper_flash_attention_matches_torch(batch, seqlen, heads, kv_heads, d, causal, dtype, stages, epilogue):
+    if epilogue == "tma" and stages == 3 and d == 128:
+        # Q, three 64 KB K/V stages and the output's staging tile: 256 KB, more than any
+        # GPU gives a block (why CONFIGS pairs the TMA epilogue with two stages only)
+        with pytest.raises(tilus.ScriptError, match="needs 262144 bytes of shared memory per block"):
+            _check_hopper_flash_attention(batch, seqlen, heads, kv_heads, d, causal, dtype, stages=stages,
+                                          epilogue=epilogue)
+        return
     _check_hopper_flash_attention(batch, seqlen, heads, kv_heads, d, causal, dtype, stages=stages, epilogue=epilogue)
 
 
