@@ -175,3 +175,37 @@ def test_a_variable_declared_inside_an_if_over_a_compile_time_name_is_ambiguous_
     with pytest.raises(tilus.ScriptError) as info:
         DeclaredInsideTheIf()(3, torch.zeros(1, dtype=torch.int32))
     assert "(`x: int32 = n * 2`)" in str(info.value)
+
+
+class BothBranchesAgree(tilus.Script):
+    """Both branches of the runtime if give `offset` the same Python value, so after the
+    if it is that value (as in Python); `disagree` makes the else branch give another."""
+
+    def __init__(self, disagree: bool):
+        super().__init__()
+        self.disagree = disagree
+
+    def __call__(self, n: int32, x_ptr: ~float32, out_ptr: ~float32):
+        self.attrs.blocks = [1]
+        self.attrs.warps = 1
+        gx = self.global_view(x_ptr, dtype=float32, shape=[16])
+        go = self.global_view(out_ptr, dtype=float32, shape=[16])
+        offset = 0
+        if n > 0:
+            offset = 8
+        else:
+            offset = 4 if self.disagree else 8
+        self.store_global(go, self.load_global(gx, offsets=[offset], shape=[8]), offsets=[0])
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_an_if_whose_branches_agree_leaves_the_value(n):
+    x = torch.randn(16)
+    out = torch.full((16,), float("nan"))
+    BothBranchesAgree(disagree=False)(n, x, out)
+    torch.testing.assert_close(out[:8], x[8:])
+
+
+def test_an_if_whose_branches_disagree_leaves_the_name_ambiguous():
+    with pytest.raises(tilus.ScriptError, match="'offset' held the compile-time value 0"):
+        BothBranchesAgree(disagree=True)(1, torch.randn(16), torch.zeros(16))

@@ -62,6 +62,7 @@ class _Ambiguous:
 
     def __init__(self, name: str, old, line: int, kind: str, text: str, dtype: str):
         self.name, self.old, self.line, self.text, self.dtype = name, old, line, text, dtype
+        self.final = old  # the value the block left it (set when the block closes)
         self.kind = {"for": "for loop", "while": "while loop", "else": "else branch"}.get(kind, kind)
 
     def message(self) -> str:
@@ -759,16 +760,24 @@ class Transpiler:
         # Compile-time names given another value inside it hold their old value again
         # (what an else branch sees); mark_rebound makes them ambiguous after the statement.
         for name, ambiguous in scope.rebound.items():
+            ambiguous.final = self.env.get(name, _MISSING)  # what the block left it
             self.env[name] = ambiguous.old
         if scope.rebound and scope.kind in ("for", "while"):
             self.mark_rebound([scope])
 
     def mark_rebound(self, scopes: List[_Scope]):
         """After a runtime statement, the compile-time names its blocks gave another value
-        are ambiguous: reading one is refused (lookup), assigning it binds it anew."""
+        are ambiguous: reading one is refused (lookup), assigning it binds it anew. An if
+        whose two branches both leave a name the same Python value leaves it that value."""
         for scope in scopes:
             for name, ambiguous in scope.rebound.items():
                 self.env[name] = ambiguous
+        if len(scopes) == 2:
+            for name in scopes[0].rebound.keys() & scopes[1].rebound.keys():
+                first, second = scopes[0].rebound[name].final, scopes[1].rebound[name].final
+                if not isinstance(first, (Expr, Tensor, _Unbound, _Ambiguous)) and \
+                        (first is second or _same_value(first, second)):
+                    self.env[name] = first
 
     # ------------------------------------------------------------------ binding
     def rebind_compile_time(self, name: str, current, value, node, dtype: str):
