@@ -8,7 +8,7 @@ tuned argument explicitly fixes it.
 
 On the GPU every configuration is built in parallel and timed; the winner is stored on
 disk. On the CPU interpreter no timing happens: the first configuration, in product
-order, that compiles for the arguments is used. docs/autotune.md has the whole story.
+order, that compiles for the arguments (and fits a GPU's shared memory) is used. docs/autotune.md has the whole story.
 """
 
 from __future__ import annotations

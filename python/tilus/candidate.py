@@ -28,6 +28,8 @@ class Specialization(Protocol):
 
     def build_gpu(self, device_index: int, pointers_aligned: bool) -> None: ...
 
+    def check_fits_a_gpu(self) -> None: ...  # a ScriptError when no GPU has its shared memory
+
 
 class Candidate(Protocol):
     """One configuration of an autotuned script (a tilus.Script instance)."""

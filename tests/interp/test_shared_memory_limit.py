@@ -53,3 +53,20 @@ def test_freed_tiles_make_room_for_the_next():
     out = torch.full((32,), float("nan"))
     Staged(kb=120, free_first=True)(x, out)
     torch.testing.assert_close(out, x * 2.0)
+
+
+@tilus.autotune("kb", [120, 60])
+class TunedStaged(Staged):
+    def __init__(self, kb: int):
+        super().__init__(kb, free_first=False)
+
+
+def test_the_interpreter_tuning_rule_skips_configurations_no_gpu_can_run():
+    """The CPU rule takes the first configuration that compiles *and fits*, as the GPU
+    search leaves out candidates over the device's shared memory."""
+    x = torch.randn(32)
+    out = torch.full((32,), float("nan"))
+    kernel = TunedStaged()
+    kernel(x, out)
+    torch.testing.assert_close(out, x * 2.0)
+    assert kernel.chosen_config(x, out) == {"kb": 60}

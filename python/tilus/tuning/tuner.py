@@ -11,7 +11,7 @@ On the GPU (tensor arguments on a CUDA device)::
         store the winner
 
 On the CPU interpreter nothing is timed: the first configuration, in product order,
-that constructs and transpiles is used (see docs/autotune.md).
+that constructs, transpiles and fits a GPU's shared memory is used (see docs/autotune.md).
 """
 
 from __future__ import annotations
@@ -144,8 +144,9 @@ def choose(tuned, sig, values: list, jit_key: tuple, key_desc: dict, device: int
 
 
 def first_that_compiles(tuned, values: list) -> Decision:
-    """The CPU rule: the first configuration, in product order, that constructs and
-    transpiles for these (positional) arguments."""
+    """The CPU rule: the first configuration, in product order, that constructs,
+    transpiles for these (positional) arguments and fits a GPU's shared memory (as the GPU
+    search leaves out the candidates over the device's limit: CompiledScript.check_fits_a_gpu)."""
     failures = {}
     for i in range(len(tuned.configs)):
         try:
@@ -154,9 +155,14 @@ def first_that_compiles(tuned, values: list) -> Decision:
             failures[i] = Failure("init", f"{type(e).__name__}: {e}", e)
             continue
         try:
-            instance.compile(*values)  # the candidate interface (tilus/candidate.py)
+            compiled = instance.compile(*values)  # the candidate interface (tilus/candidate.py)
         except ScriptError as e:
             failures[i] = Failure("script", e.message, e)
+            continue
+        try:
+            compiled.check_fits_a_gpu()
+        except ScriptError as e:
+            failures[i] = Failure("unfit", e.message)
             continue
         return Decision(i, "first-that-compiles", failures=failures)
     _raise_none_works(tuned, failures,
