@@ -106,8 +106,8 @@ class CompiledScript:
         self._smem_checked = True
         if needed > MAX_SHARED_MEMORY_PER_BLOCK:
             name = f"{type(self.script).__name__}.__call__"
-            raise errors.script_error(
-                "ValueError", f"the kernel needs {needed} bytes of shared memory per block (its shared "
+            raise errors.script_error(  # a RuntimeError, as the GPU launch's refusal is
+                "RuntimeError", f"the kernel needs {needed} bytes of shared memory per block (its shared "
                 f"tensors at their peak, as the GPU build lays them out), more than any GPU offers a block "
                 f"({MAX_SHARED_MEMORY_PER_BLOCK} on sm_90 / sm_100); use smaller tiles or fewer stages, "
                 "or free tiles (self.free_shared) before allocating others", *self._call_site(), name)
