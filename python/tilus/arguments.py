@@ -87,14 +87,18 @@ class Signature:
             raise self._error(f"cannot evaluate the annotation '{text}' of parameter '{name}': "
                               f"{e}") from None
 
-    def _error(self, message: str) -> errors.ScriptError:
+    def def_site(self) -> tuple:
+        """(file, line, text) of the kernel's ``def __call__``: where errors about the
+        kernel as a whole point; empty when its source cannot be read."""
         try:
             file = inspect.getsourcefile(self.fn) or ""
             lines, line = inspect.getsourcelines(self.fn)
-            text = lines[0]
+            return file, line, lines[0]
         except (OSError, TypeError):
-            file, line, text = "", 0, ""
-        return errors.ScriptTypeError(message, file, line, text, f"{self.owner}.__call__")
+            return "", 0, ""
+
+    def _error(self, message: str) -> errors.ScriptError:
+        return errors.ScriptTypeError(message, *self.def_site(), f"{self.owner}.__call__")
 
     def bind(self, args: tuple, kwargs: dict) -> list:
         """Positional argument list, or TypeError naming what is wrong."""

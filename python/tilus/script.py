@@ -57,7 +57,7 @@ class CompiledScript:
         self.jit_key = jit_key
         self.gpu = None  # tilus.runtime.GpuKernel, built on the first GPU call
         self._written = None  # names of the pointer parameters the kernel may write
-        self._smem_checked = False  # check_fits_a_gpu ran
+        self._smem_needed = None  # shared memory bytes a block needs (check_fits_a_gpu)
 
     def check_launch(self, args: list, tensors: list, views: bool):
         """Refuse, before anything runs, a launch that would write a read-only tensor
@@ -96,31 +96,21 @@ class CompiledScript:
         conversion scratch included; codegen's plan for sm_90a) against the largest
         opt-in of any target (227 KB: sm_90 and sm_100; sm_80 has 163 KB, which the GPU
         launch itself checks). Once per specialisation; a program the code generator
-        refuses is left to the GPU build's own error."""
-        if self._smem_checked:
-            return
-        try:
-            needed = _C.generate_cuda(self.program, True, "sm_90a")["dynamic_smem"]
-        except errors.NativeError:
-            needed = 0
-        self._smem_checked = True
+        refuses is left to the GPU build's own error. The plan is made once per
+        specialisation; every run over the limit is refused."""
+        if self._smem_needed is None:
+            try:
+                self._smem_needed = _C.generate_cuda(self.program, True, "sm_90a")["dynamic_smem"]
+            except errors.NativeError:
+                self._smem_needed = 0
+        needed = self._smem_needed
         if needed > MAX_SHARED_MEMORY_PER_BLOCK:
-            name = f"{type(self.script).__name__}.__call__"
             raise errors.script_error(  # a RuntimeError, as the GPU launch's refusal is
                 "RuntimeError", f"the kernel needs {needed} bytes of shared memory per block (its shared "
                 f"tensors at their peak, as the GPU build lays them out), more than any GPU offers a block "
                 f"({MAX_SHARED_MEMORY_PER_BLOCK} on sm_90 / sm_100); use smaller tiles or fewer stages, "
-                "or free tiles (self.free_shared) before allocating others", *self._call_site(), name)
-
-    def _call_site(self):
-        """(file, line, text) of the script's ``def __call__``, for kernel-wide errors."""
-        import inspect
-        fn = type(self.script)._tilus_kernel_fn
-        try:
-            lines, first = inspect.getsourcelines(fn)
-            return inspect.getsourcefile(fn), first, lines[0].rstrip()
-        except (OSError, TypeError):
-            return "", 0, ""
+                "or free tiles (self.free_shared) before allocating others",
+                *type(self.script)._signature().def_site(), f"{type(self.script).__name__}.__call__")
 
     def run_gpu(self, args: list, tensors: list):
         self.check_launch(args, tensors, views=option.get_check_view_bounds())
