@@ -539,6 +539,7 @@ class Transpiler:
             self.loop_vars.pop()
             self.loops.pop()
         self.close_scope(scope, node)
+        self.mark_rebound([scope])
         self.builder.end_for()
         self.end_loop_var(node, saved)
 
@@ -649,6 +650,7 @@ class Transpiler:
                         self.ring_updates.pop(id(update), None)
                         self.env[name] = ring_var
                 self.close_scope(copy, node)
+                self.mark_rebound([copy])
                 for name, (ring_var, first, _) in rings.items():
                     self.builder.assign(ring_var, as_expr((first + j + 1) % unroll))
                 if j > 0:
@@ -660,6 +662,7 @@ class Transpiler:
         for ring_var, _, _ in rings.values():
             self.declared_constants.pop(id(ring_var), None)
         self.close_scope(outer, node)
+        self.mark_rebound([outer])
         self.builder.end_for()
         self.end_loop_var(node, saved)
 
@@ -762,8 +765,6 @@ class Transpiler:
         for name, ambiguous in scope.rebound.items():
             ambiguous.final = self.env.get(name, _MISSING)  # what the block left it
             self.env[name] = ambiguous.old
-        if scope.rebound and scope.kind in ("for", "while"):
-            self.mark_rebound([scope])
 
     def mark_rebound(self, scopes: List[_Scope]):
         """After a runtime statement, the compile-time names its blocks gave another value
