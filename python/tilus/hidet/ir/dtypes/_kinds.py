@@ -8,7 +8,7 @@ from tilus.lang.types import DataType
 
 class _KindMeta(type):
     def __instancecheck__(cls, obj):
-        return isinstance(obj, DataType) and not obj.is_pointer and cls._matches(obj)
+        return isinstance(obj, DataType) and bool(getattr(obj, cls._predicate))
 
     def __call__(cls, *args, **kwargs):
         raise TypeError(f"{cls.__name__}(...) makes no new types in tilus: its types are the rows of one "
@@ -18,14 +18,10 @@ class _KindMeta(type):
 class FloatSubbyteType(metaclass=_KindMeta):
     """A float type narrower than a byte (float3_e1m1 ... float7_e5m1)."""
 
-    @staticmethod
-    def _matches(t: DataType) -> bool:
-        return t.is_float and t.bits < 8
+    _predicate = "is_float_subbyte"  # DataType's own test (lang/types.py)
 
 
 class IntegerSubbyteType(metaclass=_KindMeta):
     """An integer type narrower than a byte (int1b ... int7b, uint1b ... uint7b)."""
 
-    @staticmethod
-    def _matches(t: DataType) -> bool:
-        return t.is_integer and t.bits < 8
+    _predicate = "is_integer_subbyte"
