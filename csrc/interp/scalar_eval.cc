@@ -5,6 +5,7 @@
 
 #include "interp/buffer.h"
 #include "interp/state.h"
+#include "ir/launch_limits.h"
 #include "support/error.h"
 
 namespace tilus::interp {
@@ -240,6 +241,9 @@ LaunchShape launch_shape(const Launch& l) {
       int64_t n = eval_int(st, g);
       TILUS_CHECK(n >= 0, "ValueError", "the grid's ", "xyz"[axis], " size ", expr_str(g),
                   " evaluates to ", n, ", which is negative");
+      TILUS_CHECK(n <= max_grid_size(axis), "ValueError", "the grid's ", "xyz"[axis], " size ",
+                  expr_str(g), " evaluates to ", n, ", more than a CUDA launch takes (",
+                  max_grid_size(axis), ")");
       shape.grid[axis] = n;
     } catch (ScriptError& e) {
       e.set_loc_if_unknown(l.program->grid_loc);

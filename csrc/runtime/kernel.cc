@@ -5,13 +5,12 @@
 #include <memory>
 #include <vector>
 
+#include "ir/launch_limits.h"
 #include "runtime/device.h"
 
 namespace tilus::runtime {
 namespace {
 
-constexpr int64_t kMaxGridX = (int64_t(1) << 31) - 1;
-constexpr int64_t kMaxGridYZ = 65535;
 // Room for the common case without touching the heap: 64 arguments, 1 KiB of values.
 constexpr size_t kInlineArgs = 64;
 constexpr size_t kInlineBytes = 1024;

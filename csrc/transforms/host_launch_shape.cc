@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "ir/functor.h"
+#include "ir/launch_limits.h"
 
 namespace tilus {
 
@@ -140,7 +141,8 @@ int HostEvaluator::pointer_param(const Expr& e) const {
 
 bool HostEvaluator::launch_shape(const std::vector<HostArg>& args, LaunchShape& shape) const {
   for (int d = 0; d < 3; ++d)
-    if (!eval(program_.grid[d], args, shape.grid[d]) || shape.grid[d] < 0) return false;
+    if (!eval(program_.grid[d], args, shape.grid[d]) || shape.grid[d] < 0 || shape.grid[d] > max_grid_size(d))
+      return false;  // the Python path refuses it at the script line
   shape.workspace_bytes.resize(program_.workspaces.size());
   for (size_t w = 0; w < program_.workspaces.size(); ++w) {
     const Tensor& t = program_.workspaces[w].tensor;

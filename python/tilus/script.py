@@ -57,7 +57,7 @@ class CompiledScript:
         self.jit_key = jit_key
         self.gpu = None  # tilus.runtime.GpuKernel, built on the first GPU call
         self._written = None  # names of the pointer parameters the kernel may write
-        self._smem_needed = None  # shared memory bytes a block needs (check_fits_a_gpu)
+        self._smem_needed = {}  # arch -> shared memory bytes a block needs (check_shared_memory)
 
     def check_launch(self, args: list, tensors: list, views: bool):
         """Refuse, before anything runs, a launch that would write a read-only tensor
@@ -92,25 +92,44 @@ class CompiledScript:
 
     def check_fits_a_gpu(self):
         """Refuse in the interpreter, too, a kernel whose shared memory no GPU offers a
-        block: what the GPU build lays out (its shared tensors at their peak, barriers and
-        conversion scratch included; codegen's plan for sm_90a) against the largest
-        opt-in of any target (227 KB: sm_90 and sm_100; sm_80 has 163 KB, which the GPU
-        launch itself checks). Once per specialisation; a program the code generator
-        refuses is left to the GPU build's own error. The plan is made once per
-        specialisation; every run over the limit is refused."""
-        if self._smem_needed is None:
+        block: what the GPU build lays out for sm_90a against the largest opt-in of any
+        target (227 KB: sm_90 and sm_100)."""
+        self.check_shared_memory("sm_90a", MAX_SHARED_MEMORY_PER_BLOCK,
+                                 f"any GPU offers a block ({MAX_SHARED_MEMORY_PER_BLOCK} on sm_90 / sm_100)")
+
+    def check_shared_memory(self, arch: str, limit: int, offered_by: str):
+        """A ScriptRuntimeError at `def __call__` when the kernel's shared memory for `arch`
+        (its shared tensors at their peak, barriers and conversion scratch included, as
+        codegen lays them out; freed tiles reused) exceeds `limit` bytes, which
+        `offered_by` names. The plan is made once per specialisation and arch, and every
+        run over the limit is refused; a program the code generator refuses is left to
+        the build's own error."""
+        needed = self._smem_needed.get(arch)
+        if needed is None:
             try:
-                self._smem_needed = _C.generate_cuda(self.program, True, "sm_90a")["dynamic_smem"]
+                needed = _C.generate_cuda(self.program, True, arch)["dynamic_smem"]
             except errors.NativeError:
-                self._smem_needed = 0
-        needed = self._smem_needed
-        if needed > MAX_SHARED_MEMORY_PER_BLOCK:
-            raise errors.script_error(  # a RuntimeError, as the GPU launch's refusal is
-                "RuntimeError", f"the kernel needs {needed} bytes of shared memory per block (its shared "
-                f"tensors at their peak, as the GPU build lays them out), more than any GPU offers a block "
-                f"({MAX_SHARED_MEMORY_PER_BLOCK} on sm_90 / sm_100); use smaller tiles or fewer stages, "
-                "or free tiles (self.free_shared) before allocating others",
-                *type(self.script)._signature().def_site(), f"{type(self.script).__name__}.__call__")
+                needed = 0
+            self._smem_needed[arch] = needed
+        if needed > limit:
+            raise self.refusal(  # a RuntimeError, as the driver's launch refusal is
+                f"the kernel needs {needed} bytes of shared memory per block (its shared tensors at their "
+                f"peak, as the GPU build lays them out), more than {offered_by}; use smaller tiles or fewer "
+                "stages, or free tiles (self.free_shared) before allocating others")
+
+    def refusal(self, message: str) -> errors.ScriptError:
+        """A ScriptRuntimeError saying `message` at the script's `def __call__`: what
+        refuses a whole kernel rather than one of its lines."""
+        return errors.script_error("RuntimeError", message, *type(self.script)._signature().def_site(),
+                                   f"{type(self.script).__name__}.__call__")
+
+    def check_fits_device(self, index: int):
+        """Refuse, before the build (NVRTC would compile a kernel the device can never
+        launch), a kernel needing more shared memory than device `index` offers a block."""
+        device = _C.runtime.device_info(index)
+        self.check_shared_memory(device["arch"], device["smem_per_block_optin"],
+                                 f"device {index} ({device['name']}, {device['arch']}) offers a block "
+                                 f"({device['smem_per_block_optin']})")
 
     def run_gpu(self, args: list, tensors: list):
         self.check_launch(args, tensors, views=option.get_check_view_bounds())
@@ -118,6 +137,12 @@ class CompiledScript:
             self._launch_gpu(args, tensors)
         except errors.NativeError as e:  # a build refusal: the script line, as on the CPU
             raise self.located(e) from None
+        except RuntimeError as e:
+            # the driver-side checks of a launch (grid limits, threads the kernel's
+            # registers allow): the same words, at the script's def __call__
+            if isinstance(e, errors.ScriptError) or not str(e).startswith("cannot launch kernel"):
+                raise
+            raise self.refusal(str(e)) from None
 
     def located(self, e: "errors.NativeError") -> errors.ScriptError:
         """The core's error `e` as a ScriptError at the script line it names."""
@@ -127,6 +152,7 @@ class CompiledScript:
     def _launch_gpu(self, args: list, tensors: list):
         self._ensure_gpu()
         index = launch_device(tensors)
+        self.check_fits_device(index)
         if option.debug.get_bounds_check():
             # The checked build compares every access with the tensors' sizes.
             sig = type(self.script)._signature()
@@ -148,6 +174,7 @@ class CompiledScript:
     def build_gpu(self, device_index: int, pointers_aligned: bool):
         """Compile and load the GPU kernel variant a launch with such pointers will use,
         without launching it."""
+        self.check_fits_device(device_index)
         self._ensure_gpu()
         self.gpu.variant(pointers_aligned, device_index)
 
