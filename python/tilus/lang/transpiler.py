@@ -79,6 +79,43 @@ class _Ambiguous:
                 + advice)
 
 
+class _SharedTile(_Ambiguous):
+    """Marks a name of a register tile that a runtime block wrote in place as another
+    name's new value (rebind_register): the name no longer holds what it was bound to."""
+
+    def __init__(self, name: str, tile, line: int, kind: str, text: str, writer: str):
+        super().__init__(name, tile, line, kind, text, "")
+        self.writer = writer
+
+    @staticmethod
+    def advice(name: str, writer: str, kind: str) -> str:
+        kind = {"for": "for loop", "while": "while loop"}.get(kind, kind)
+        return (f"Give '{name}' a tile of its own before the {kind}, e.g. `{name} = "
+                f"self.register_tensor(dtype=..., shape=[...])` and `self.assign({name}, {writer})`")
+
+    def message(self) -> str:
+        return (f"'{self.name}' names the register tile that line {self.line} (`{self.text}`) writes "
+                f"in place as the new value of '{self.writer}' inside a runtime {self.kind} (a tile a "
+                f"runtime block carries is updated in place), so '{self.name}' no longer holds the value "
+                f"it was given. " + self.advice(self.name, self.writer, self.kind))
+
+
+def _holds(value, tile, depth: int = 3) -> bool:
+    """Whether the Python container or tilus.Class object `value` refers to `tile` (a few
+    levels deep)."""
+    if depth == 0:
+        return False
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = value
+    elif isinstance(value, dict):
+        items = value.values()
+    elif isinstance(value, Class):
+        items = vars(value).values()
+    else:
+        return False
+    return any(item is tile or _holds(item, tile, depth - 1) for item in items)
+
+
 class _Scope:
     """Names first bound inside one runtime block (if/for/while body); the compile-time
     names given another value inside it (rebound: name -> _Ambiguous, the value before
@@ -213,6 +250,9 @@ class Transpiler:
         self.builder = _C.IRBuilder(kernel_name, self.func.file)
         self.kernel_name = kernel_name
         self.env: Dict[str, Any] = {}
+        # The names of the functions an inlined helper was called from, innermost last
+        # (a helper's argument is the caller's tile: shared_elsewhere).
+        self.caller_envs: List[Dict[str, Any]] = []
         self.scopes: List[_Scope] = []
         self.current_func = self.func
         self.current_node: Optional[ast.AST] = None
@@ -867,6 +907,12 @@ class Transpiler:
             if len(values) != len(target.elts):
                 raise self.error("ValueError", f"cannot unpack {len(values)} values into "
                                  f"{len(target.elts)} names")
+            # Python evaluates the whole right side first: a tile that an earlier target
+            # names may be written in place before it is assigned (`a, b = b, a`)
+            for i, v in enumerate(values):
+                if isinstance(v, Tensor) and v.scope == "register" and any(
+                        isinstance(t, ast.Name) and self.env.get(t.id) is v for t in target.elts[:i]):
+                    values[i] = self.copy_tile(v, "r")
             for t, v in zip(target.elts, values):
                 self.assign(t, v, node)
             return
@@ -885,7 +931,7 @@ class Transpiler:
             if (isinstance(current, Tensor) and current.scope == "register"
                     and value.scope == "register" and current is not value):
                 if current.dtype == value.dtype and current.shape == value.shape:
-                    self.builder.assign_tensor(current, value)
+                    self.rebind_register(name, current, value, node)
                     return
                 if self.scopes and name not in self.scopes[-1].new_names:
                     raise self.error("TypeError", f"'{name}' is a {current.type_str()} tensor "
@@ -923,6 +969,82 @@ class Transpiler:
         if current is not _MISSING and current is not value and not _same_value(current, value):
             self.rebind_compile_time(name, current, value, node, _dtype_hint(current))
         self.bind(name, value)
+
+    def rebind_register(self, name: str, tile: Tensor, value: Tensor, node):
+        """`name = value`, where `name` holds the register tile `tile` of value's dtype and
+        shape. As in Python, other names of `tile` keep its value:
+
+        * `name` bound in this block (or no runtime block is open): the value is written
+          into `tile` only when nothing else refers to it; otherwise `name` is bound to
+          `value` and `tile` is left alone (`b = a; a = a + 1`, a helper rebinding its
+          argument, a compile-time loop over a list of tiles);
+        * `name` bound outside the runtime block (a tile a loop carries, or an if/else
+          sets): the value is written into `tile`, which is what carries it. Other names
+          of `tile` bound in this block keep its old value in a copy made here (`x = nxt`
+          then `nxt = self.load_global(...)` in a loop body); ones bound outside it cannot
+          (the block runs more than once, or not at all), so reading them after this
+          point is refused (_SharedTile), and a runtime loop that read one earlier is
+          refused here. Lists and helper-calling functions holding `tile` see the write."""
+        if not self.scopes or name in self.scopes[-1].new_names:
+            if self.shared_elsewhere(tile, name):
+                self.bind(name, value)
+            else:
+                self.builder.assign_tensor(tile, value)
+            return
+        for other, held in list(self.env.items()):
+            if held is not tile or other == name:
+                continue
+            if other in self.scopes[-1].new_names:
+                self.env[other] = self.copy_tile(tile, other)
+            else:
+                self.mark_shared_tile(other, name, tile, node)
+        self.builder.assign_tensor(tile, value)
+
+    def shared_elsewhere(self, tile: Tensor, name: str) -> bool:
+        """Whether anything but the name `name` of this function refers to `tile`: another
+        name here or in a function that called this helper, or a list, tuple, dict or
+        tilus.Class object one of them holds."""
+        for env in (self.env, *self.caller_envs):
+            for other, value in env.items():
+                if value is tile and not (env is self.env and other == name):
+                    return True
+                if value is not tile and _holds(value, tile):
+                    return True
+        return False
+
+    def copy_tile(self, tile: Tensor, name: str) -> Tensor:
+        """A new register tile holding `tile`'s current value (its layout)."""
+        copy = self.builder.register_tensor(tile.dtype, list(tile.shape), None, None, name)
+        self.builder.assign_tensor(copy, tile)
+        return copy
+
+    def mark_shared_tile(self, other: str, name: str, tile: Tensor, node):
+        """`other`, bound outside the runtime blocks open here, names `tile`, which line
+        `node` writes in place as `name`'s new value: reading `other` from here on, and
+        after the blocks, is refused (close_scope gives it back its tile where the block
+        did not run: an else branch). A runtime loop that read it earlier would read the
+        new value in its next iteration: refused now."""
+        line = getattr(node, "lineno", 0)
+        text = ast.unparse(node).split("\n")[0] if node is not None else name
+        scopes = []
+        for scope in reversed(self.scopes):
+            if other in scope.new_names:
+                break
+            if scope.kind == _EXIT_GUARD:
+                continue
+            if scope.kind in ("for", "while") and other in scope.reads:
+                loop = f"{scope.kind} loop"
+                raise self.error("TypeError", f"'{other}' and '{name}' name one register tile, which "
+                                 f"this runtime {loop} carries in '{name}': this assignment "
+                                 f"writes it in place, so the next iteration's read of '{other}' at "
+                                 f"line {scope.reads[other]} would see the new value. "
+                                 + _SharedTile.advice(other, name, scope.kind))
+            scopes.append(scope)
+        marker = None
+        for scope in scopes:
+            marker = scope.rebound.setdefault(other, _SharedTile(other, tile, line, scope.kind, text, name))
+        if marker is not None:
+            self.env[other] = marker
 
     def assign_element(self, target: ast.Subscript, value):
         """Assignment to elements of a register tensor: ``r[i] = v``, ``r[i, :] = row``,
@@ -1374,6 +1496,7 @@ class Transpiler:
             raise self.error("TypeError", f"{parsed.qualname}: {e}", node) from None
         bound.apply_defaults()
         saved_env, saved_func, saved_scopes = self.env, self.current_func, self.scopes
+        self.caller_envs.append(saved_env)
         self.env = dict(bound.arguments)
         self.current_func = parsed
         self.scopes = []
@@ -1383,6 +1506,7 @@ class Transpiler:
         except _Return as r:
             result = r.value
         finally:
+            self.caller_envs.pop()
             self.env, self.current_func, self.scopes = saved_env, saved_func, saved_scopes
             self.set_loc(node)
         return result

@@ -1,0 +1,36 @@
+"""The scripts of tests/lang/test_tile_aliases.py on the GPU: two names of one register
+tile keep Python's semantics in the generated CUDA too (the copy a loop's register
+prefetch takes, the swap's copy)."""
+
+import pytest
+import torch
+
+from tests.lang import test_tile_aliases as aliases
+
+pytestmark = pytest.mark.gpu
+
+
+def _run(script, *args):
+    x = torch.randn(aliases._Rows.ROWS, 32, device="cuda")
+    out = torch.full((aliases._Rows.ROWS, 32), float("nan"), device="cuda")
+    script(*args, x, out)
+    torch.cuda.synchronize()
+    return x, out
+
+
+def test_rebinding_swap_helper_and_list_loop():
+    x, out = _run(aliases.RebindAfterAlias())
+    torch.testing.assert_close(out[:2], torch.stack([x[0] + 1, x[0]]))
+    x, out = _run(aliases.Swap())
+    torch.testing.assert_close(out[:2], torch.stack([x[1], x[0]]))
+    x, out = _run(aliases.HelperRebindsItsArgument())
+    torch.testing.assert_close(out[:3], torch.stack([x[0], x[0] * 2, x[0] + 1]))
+    x, out = _run(aliases.LoopOverTiles())
+    torch.testing.assert_close(out, torch.cat([x[:2], x[:2]]))
+
+
+@pytest.mark.parametrize("n", [1, 3, 4])
+def test_register_prefetch_in_a_loop(n):
+    x, out = _run(aliases.Prefetch(), n)
+    torch.testing.assert_close(out[:n], x[:n] * 2)
+    assert torch.isnan(out[n:]).all()
