@@ -117,19 +117,24 @@ std::string CudaEmitter::zero(DataType t) {
 }
 
 namespace {
+// A constant of float type `t`: a float64 / float32 literal, converted for narrower types
+// (NaN and the infinities, which have no literal, through their bits).
 std::string float_literal(double v, DataType t) {
-  if (std::isnan(v)) return t == dtypes::float64 ? "__longlong_as_double(0x7ff8000000000000ll)" : "__int_as_float(0x7fc00000)";
-  if (std::isinf(v)) {
-    std::string s = t == dtypes::float64 ? "__longlong_as_double(0x7ff0000000000000ll)" : "__int_as_float(0x7f800000)";
-    return v < 0 ? "(-" + s + ")" : s;
+  std::string s;
+  if (std::isnan(v)) {
+    s = t == dtypes::float64 ? "__longlong_as_double(0x7ff8000000000000ll)" : "__int_as_float(0x7fc00000)";
+  } else if (std::isinf(v)) {
+    s = t == dtypes::float64 ? "__longlong_as_double(0x7ff0000000000000ll)" : "__int_as_float(0x7f800000)";
+    if (v < 0) s = "(-" + s + ")";
+  } else {
+    std::ostringstream os;
+    os << std::setprecision(17) << v;
+    s = os.str();
+    if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    if (t != dtypes::float64) s += "f";
   }
-  std::ostringstream os;
-  os << std::setprecision(17) << v;
-  std::string s = os.str();
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  if (t == dtypes::float64) return s;
-  if (t == dtypes::float32) return s + "f";
-  return "tilus::cast<" + CudaEmitter::ctype(t) + ">(" + s + "f)";
+  if (t == dtypes::float64 || t == dtypes::float32) return s;
+  return "tilus::cast<" + CudaEmitter::ctype(t) + ">(" + s + ")";
 }
 }  // namespace
 
