@@ -4,7 +4,16 @@ Memory-bound, so the kernel's job is to read x once and write y once. Each block
 `block_m` rows and holds a `block_m x block_n` tile of them in registers:
 
 * a row that fits one tile (n <= block_n, the case the wrapper below arranges) is loaded
-  once, reduced (row max, then the sum of exponentials) and written from registers;
+  once, reduced (row max, then the sum of exponentials) and written from registers. The
+  tile stays in the input dtype (half the registers of float32 for 16-bit inputs; its max
+  is exact in any dtype) and the exponentials are computed again for the output rather
+  than kept;
+* with `persistent`, one block per SM walks the rows (`row`, `row + grid * block_m`, ...)
+  and issues the load of its next rows before the math of these: a row of 32768 halves
+  fills the registers of a whole SM, so the one-block-per-row kernel left the SM's memory
+  requests idle while it reduced and stored each row (4096 x 32768 fp16 on an H200: 1.99x
+  the copy time; Triton's one-program-per-row kernel 1.39x, this 1.15x). Tuned: short rows
+  are faster with many blocks an SM;
 * longer rows take the general path: an online pass keeps a running max and a running
   sum rescaled whenever the max grows, then a second pass writes the result.
 
@@ -27,19 +36,22 @@ from tilus import bfloat16, float16, float32, int32
 from tilus.utils import benchmark_func, cdiv
 
 
-@tilus.autotune("warps", [4, 8, 16])
+@tilus.autotune("warps", [4, 8, 16, 32])
 @tilus.autotune("block_m", [1, 2, 4])
+@tilus.autotune("persistent", [False, True])
 class Softmax(tilus.Script):
-    def __init__(self, dtype, block_n: int, block_m: int, warps: int):
+    def __init__(self, dtype, block_n: int, block_m: int, warps: int, persistent: bool = False):
         super().__init__()
-        # at most 64 float32 elements a thread (a 32768-wide row over 16 warps)
+        # at most 64 elements a thread (a 32768-wide row over 16 or 32 warps)
         if block_m * block_n > 64 * 32 * warps or block_m * block_n < 32 * warps:
             raise ValueError("tile too large for registers, or too small for the threads")
         self.dtype, self.block_n, self.block_m, self.warps = dtype, block_n, block_m, warps
+        self.persistent = persistent
 
-    def __call__(self, m_size: int32, n_size: int32, x_ptr: tilus.void_p, y_ptr: tilus.void_p):
+    def __call__(self, m_size: int32, n_size: int32, grid: int32, x_ptr: tilus.void_p, y_ptr: tilus.void_p):
+        """`grid`: the number of blocks of a persistent kernel (one an SM), else unused."""
         bm, bn = self.block_m, self.block_n
-        self.attrs.blocks = [cdiv(m_size, bm)]
+        self.attrs.blocks = [grid] if self.persistent else [cdiv(m_size, bm)]
         self.attrs.warps = self.warps
         row = self.blockIdx.x * bm
         gx = self.global_view(x_ptr, dtype=self.dtype, shape=[m_size, n_size])
@@ -47,11 +59,15 @@ class Softmax(tilus.Script):
         cols = self.register_tensor(dtype=int32, shape=[bm, bn], init=lambda i, j: j)
 
         if n_size <= bn:
-            x = self.load_global(gx, offsets=[row, 0], shape=[bm, bn]).to(float32)
-            x = self.where(cols < n_size, x, float("-inf"))
-            e = self.exp(x - self.max(x, dim=1, keepdim=True))
-            y = e * (1.0 / self.sum(e, dim=1, keepdim=True))  # one division per row
-            self.store_global(gy, y.to(self.dtype), offsets=[row, 0])
+            if self.persistent:
+                following = self.load_global(gx, offsets=[row, 0], shape=[bm, bn])
+                for first in range(row, m_size, grid * bm):
+                    x = following
+                    # in flight while this tile is reduced and written (rows past the end read 0)
+                    following = self.load_global(gx, offsets=[first + grid * bm, 0], shape=[bm, bn])
+                    self.softmax_tile(x, cols, n_size, gy, first)
+            else:
+                self.softmax_tile(self.load_global(gx, offsets=[row, 0], shape=[bm, bn]), cols, n_size, gy, row)
         else:
             run_max = self.register_tensor(dtype=float32, shape=[bm, 1], init=float("-inf"))
             run_sum = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
@@ -68,25 +84,48 @@ class Softmax(tilus.Script):
                 y = self.exp(x - run_max) * inv_sum
                 self.store_global(gy, y.to(self.dtype), offsets=[row, col])
 
+    def softmax_tile(self, x, cols, n_size: int32, gy, row: int32):
+        """Writes the softmax of the rows in the tile `x` (input dtype) at `row`."""
+        x = self.where(cols < n_size, x, float("-inf"))
+        row_max = self.max(x, dim=1, keepdim=True).to(float32)
+        inv_sum = 1.0 / self.sum(self.exp(x.to(float32) - row_max), dim=1, keepdim=True)  # one division a row
+        y = self.exp(x.to(float32) - row_max) * inv_sum
+        self.store_global(gy, y.to(self.dtype), offsets=[row, 0])
+
 
 _TORCH_TO_TILUS = {torch.float16: float16, torch.bfloat16: bfloat16, torch.float32: float32}
 _SCRIPTS = {}
 
 
-def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None) -> torch.Tensor:
+def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
+            persistent: bool = None) -> torch.Tensor:
     """Row softmax of a contiguous 2-D fp16/bf16/fp32 tensor. The tile width is the row
-    length rounded up to a power of two (at most 32768; longer rows loop)."""
+    length rounded up to a power of two (at most 32768; longer rows loop); `persistent`
+    fixes that choice (default: tuned)."""
     if x.dim() != 2 or not x.is_contiguous() or x.dtype not in _TORCH_TO_TILUS:
         raise ValueError("softmax: x must be a contiguous 2-D float16/bfloat16/float32 tensor")
     m, n = x.shape
     out = torch.empty_like(x) if out is None else out
     if block_n is None:
         block_n = min(32768, max(32, 1 << (n - 1).bit_length()))
-    key = (x.dtype, block_n)
+    key = (x.dtype, block_n, persistent)
     if key not in _SCRIPTS:
-        _SCRIPTS[key] = Softmax(_TORCH_TO_TILUS[x.dtype], block_n)
-    _SCRIPTS[key](m, n, x, out)
+        fixed = {} if persistent is None else {"persistent": persistent}
+        _SCRIPTS[key] = Softmax(_TORCH_TO_TILUS[x.dtype], block_n, **fixed)
+    _SCRIPTS[key](m, n, _multiprocessors(x.device), x, out)
     return out
+
+
+def _multiprocessors(device: torch.device) -> int:
+    """The persistent kernel's grid: one block per SM (a handful for the interpreter)."""
+    if device.type != "cuda":
+        return 3
+    if device not in _SMS:
+        _SMS[device] = torch.cuda.get_device_properties(device).multi_processor_count
+    return _SMS[device]
+
+
+_SMS = {}
 
 
 def main(device: str):

@@ -5,6 +5,8 @@ rows longer than the tile. Fresh random data; outputs poisoned first."""
 import pytest
 import torch
 
+import tilus
+
 DTYPES = [torch.float16, torch.bfloat16, torch.float32]
 
 
@@ -14,12 +16,22 @@ def _tol(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("m,n,block_n", [(37, 70, None), (3, 1, None), (5, 129, 32), (2, 33, 32)])
-def test_softmax(example, dtype, m, n, block_n):
+@pytest.mark.parametrize("persistent", [False, True])
+def test_softmax(example, dtype, m, n, block_n, persistent):
     sm = example("softmax")
     x = (torch.randn(m, n) * 4).to(dtype)
     y = torch.full_like(x, float("nan"))
-    sm.softmax(x, y, block_n=block_n)
+    sm.softmax(x, y, block_n=block_n, persistent=persistent)
     torch.testing.assert_close(y, torch.softmax(x.float(), dim=1).to(dtype), **_tol(dtype))
+
+
+def test_persistent_softmax_walks_more_rows_than_blocks(example):
+    # 3 blocks (the interpreter's grid), 2 rows a tile: each block takes 3-4 tiles, the
+    # last one partly past the end
+    x = torch.randn(19, 300) * 4
+    y = torch.full_like(x, float("nan"))
+    example("softmax").Softmax(tilus.float32, 512, block_m=2, warps=4, persistent=True)(19, 300, 3, x, y)
+    torch.testing.assert_close(y, torch.softmax(x, dim=1))
 
 
 def test_softmax_of_very_negative_rows(example):
