@@ -34,3 +34,11 @@ def test_register_prefetch_in_a_loop(n):
     x, out = _run(aliases.Prefetch(), n)
     torch.testing.assert_close(out[:n], x[:n] * 2)
     assert torch.isnan(out[n:]).all()
+
+
+def test_the_split_kv_merge_of_tilus02_flash_attention_v3():
+    x, out = _run(aliases.MergeInAHelper(), 1)
+    m, l, lhs_m, lhs_l = x
+    new_m = torch.maximum(lhs_m, m)
+    torch.testing.assert_close(out[0], new_m)
+    torch.testing.assert_close(out[1], lhs_l * torch.exp(lhs_m - new_m) + l * torch.exp(m - new_m))

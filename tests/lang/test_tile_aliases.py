@@ -208,3 +208,36 @@ def test_an_else_branch_still_reads_the_tile_before_the_if(n):
     torch.testing.assert_close(out[0], x[0] + 1 if n > 2 else x[0])
     if n <= 2:
         torch.testing.assert_close(out[1], x[0])
+
+
+class MergeInAHelper(_Rows):
+    """Tilus 0.2's split-KV merge (flash attention v3's store_back): inside a runtime if
+    of a helper, aliases of the helper's arguments are taken, then the arguments are
+    rebound -- written in place, the if carries them -- and the aliases must still hold
+    the old values. out[0] = the merged max, out[1] = the merged sum."""
+
+    def merge(self, m, l, lhs_m, lhs_l, flag: int32):
+        if flag > 0:
+            rhs_m = m
+            rhs_l = l
+            m = self.maximum(lhs_m, rhs_m)
+            l = lhs_l * self.exp(lhs_m - m) + rhs_l * self.exp(rhs_m - m)
+        return m, l
+
+    def __call__(self, flag: int32, x_ptr: ~float32, out_ptr: ~float32):
+        gx, go = self.views(x_ptr, out_ptr)
+        m, l = self.row(gx, 0), self.row(gx, 1)
+        m, l = self.merge(m, l, self.row(gx, 2), self.row(gx, 3), flag)
+        self.store_global(go, m, offsets=[0, 0])
+        self.store_global(go, l, offsets=[1, 0])
+
+
+@pytest.mark.parametrize("flag", [0, 1])
+def test_the_split_kv_merge_of_tilus02_flash_attention_v3(flag):
+    x, out = _run(MergeInAHelper(), flag)
+    m, l, lhs_m, lhs_l = x
+    if flag:
+        new_m = torch.maximum(lhs_m, m)
+        m, l = new_m, lhs_l * torch.exp(lhs_m - new_m) + l * torch.exp(m - new_m)
+    torch.testing.assert_close(out[0], m)
+    torch.testing.assert_close(out[1], l)
