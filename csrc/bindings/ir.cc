@@ -6,6 +6,7 @@
 
 #include "bindings/bindings.h"
 #include "ir/builder.h"
+#include "ir/expr_compare.h"
 #include "ir/verifier.h"
 #include "transforms/vector_extents.h"
 #include "layout/register_layout.h"
@@ -165,6 +166,11 @@ void init_ir(py::module_& m) {
   m.def("const_float", [ex](double v, DataType t) { return ex(make_float(v, t)); });
   m.def("const_bool", [ex](bool v) { return ex(make_bool(v)); });
   m.def("block_idx", [ex](int axis) { return ex(make_block_idx(axis)); });
+  m.def("expr_mentions", [](EP e, const std::vector<EP>& vars) {
+    std::unordered_set<int> ids;
+    for (const EP& v : vars) ids.insert(v->var_id);
+    return mentions(e, ids);
+  }, "Whether the expression reads any of the variables `vars`.");
   m.def("binary", [ex](const std::string& op, EP a, EP b) { return ex(make_binary(binary_op_from(op), a, b)); });
   m.def("neg", [ex](EP a) { return ex(make_unary(UnaryOp::Neg, a)); });
   m.def("logical_not", [ex](EP a) { return ex(make_unary(UnaryOp::Not, a)); });

@@ -42,3 +42,9 @@ def test_the_split_kv_merge_of_tilus02_flash_attention_v3():
     new_m = torch.maximum(lhs_m, m)
     torch.testing.assert_close(out[0], new_m)
     torch.testing.assert_close(out[1], lhs_l * torch.exp(lhs_m - new_m) + l * torch.exp(m - new_m))
+
+
+def test_tuple_assignment_of_runtime_scalars():
+    out = torch.zeros(4, dtype=torch.int32, device="cuda")
+    aliases.ScalarTuples()(3, 7, 10, out)
+    assert out.tolist() == [7, 3, 55, 89]

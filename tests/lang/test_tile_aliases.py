@@ -241,3 +241,28 @@ def test_the_split_kv_merge_of_tilus02_flash_attention_v3(flag):
         m, l = new_m, lhs_l * torch.exp(lhs_m - new_m) + l * torch.exp(m - new_m)
     torch.testing.assert_close(out[0], m)
     torch.testing.assert_close(out[1], l)
+
+
+class ScalarTuples(tilus.Script):
+    """out = [q, p, fib(n), fib(n + 1)]: `a, b = b, a` and `a, b = b, a + b` (in a runtime
+    loop) over runtime scalars, whose variables are written in place one target at a time."""
+
+    def __call__(self, p: int32, q: int32, n: int32, out_ptr: ~int32):
+        self.attrs.blocks = [1]
+        self.attrs.warps = 1
+        go = self.global_view(out_ptr, dtype=int32, shape=[4])
+        a = p + 0
+        b = q + 0
+        a, b = b, a
+        f: int32 = 0
+        g: int32 = 1
+        for i in range(n):
+            f, g = g, f + g
+        for k, v in enumerate((a, b, f, g)):
+            self.store_global(go, self.register_tensor(dtype=int32, shape=[1], init=v), offsets=[k])
+
+
+def test_tuple_assignment_of_runtime_scalars_reads_the_old_values():
+    out = torch.zeros(4, dtype=torch.int32)
+    ScalarTuples()(3, 7, 10, out)
+    assert out.tolist() == [7, 3, 55, 89]

@@ -8,9 +8,9 @@ defined on the script class are inlined by walking their source too.
 Scoping follows Python for runtime scalars: a variable first assigned inside a runtime
 ``if`` or loop stays visible afterwards (the IR declares it once). A tensor first
 defined inside a runtime ``if`` or loop is local to it, and using it afterwards is an
-error naming where it was defined. Rebinding the name of a register tensor writes into
+error naming where it was defined. Rebinding the name of a register tensor may write into
 that tensor (``acc = self.dot(a, b, acc)`` updates ``acc`` in place), so loop-carried
-tiles work.
+tiles work; other names of the tile keep its value, as in Python (rebind_register).
 """
 
 from __future__ import annotations
@@ -907,12 +907,17 @@ class Transpiler:
             if len(values) != len(target.elts):
                 raise self.error("ValueError", f"cannot unpack {len(values)} values into "
                                  f"{len(target.elts)} names")
-            # Python evaluates the whole right side first: a tile that an earlier target
-            # names may be written in place before it is assigned (`a, b = b, a`)
+            # Python evaluates the whole right side first, but an earlier target's runtime
+            # variable or register tile is written in place before a later value is
+            # assigned: a value that could read one is taken into a new variable or tile
+            # first (`a, b = b, a`, `a, b = b, a + b`)
             for i, v in enumerate(values):
-                if isinstance(v, Tensor) and v.scope == "register" and any(
-                        isinstance(t, ast.Name) and self.env.get(t.id) is v for t in target.elts[:i]):
+                earlier = [self.env.get(t.id) for t in target.elts[:i] if isinstance(t, ast.Name)]
+                if isinstance(v, Tensor) and v.scope == "register" and any(w is v for w in earlier):
                     values[i] = self.copy_tile(v, "r")
+                elif isinstance(v, Expr) and not v.is_const and _C.expr_mentions(
+                        v, [w for w in earlier if isinstance(w, Expr) and w.kind == "var"]):
+                    values[i] = self.builder.declare("value", v.dtype, v)
             for t, v in zip(target.elts, values):
                 self.assign(t, v, node)
             return
