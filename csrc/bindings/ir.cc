@@ -23,7 +23,8 @@ BinaryOp binary_op_from(const std::string& s) {
       {"%", BinaryOp::Mod}, {"min", BinaryOp::Min}, {"max", BinaryOp::Max}, {"<", BinaryOp::Lt},
       {"<=", BinaryOp::Le}, {">", BinaryOp::Gt}, {">=", BinaryOp::Ge}, {"==", BinaryOp::Eq},
       {"!=", BinaryOp::Ne}, {"and", BinaryOp::And}, {"or", BinaryOp::Or},
-      {"&", BinaryOp::BitAnd}, {"^", BinaryOp::BitXor}};
+      {"&", BinaryOp::BitAnd}, {"^", BinaryOp::BitXor}, {"|", BinaryOp::BitOr}, {"<<", BinaryOp::Shl},
+      {">>", BinaryOp::Shr}};
   for (auto& [name, op] : table)
     if (s == name) return op;
   throw InternalError("unknown binary operator " + s);

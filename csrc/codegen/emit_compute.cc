@@ -24,7 +24,10 @@ const char* binary_helper(BinaryOp op) {
     case BinaryOp::And: return "and_";
     case BinaryOp::Or: return "or_";
     case BinaryOp::BitXor: return "bit_xor";  // integer and boolean tiles (x ^ y)
-    case BinaryOp::BitAnd: break;  // scalar-only (swizzles), never a tile op
+    case BinaryOp::BitAnd:
+    case BinaryOp::BitOr:
+    case BinaryOp::Shl:
+    case BinaryOp::Shr: break;  // scalar-only, never a tile op
   }
   return "?";
 }

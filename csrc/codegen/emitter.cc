@@ -163,6 +163,9 @@ std::string CudaEmitter::expr(const Expr& e) {
       if (e->binary_op == BinaryOp::Min) return "tilus::min_(" + a + ", " + b + ")";
       if (e->binary_op == BinaryOp::Max) return "tilus::max_(" + a + ", " + b + ")";
       if (e->binary_op == BinaryOp::Mod && e->a->dtype.is_float()) return "fmod(" + a + ", " + b + ")";
+      if (e->binary_op == BinaryOp::Shl || e->binary_op == BinaryOp::Shr)  // shift_int's semantics
+        return std::string(e->binary_op == BinaryOp::Shl ? "tilus::shl<" : "tilus::shr<") + ctype(e->dtype) +
+               ">(" + a + ", " + b + ")";
       return "(" + a + " " + binary_op_symbol(e->binary_op) + " " + b + ")";
     }
     case ExprKind::Select: return "(" + expr(e->c) + " ? " + expr(e->a) + " : " + expr(e->b) + ")";

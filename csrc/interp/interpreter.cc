@@ -156,7 +156,8 @@ Flow exec_for(BlockState& st, const StmtNode* s) {
   const int64_t end = eval_int(st, s->end);
   const int64_t step = s->step ? eval_int(st, s->step) : 1;
   TILUS_CHECK(step > 0, "ValueError", "the step of a for loop must be positive, but ",
-              expr_str(s->step), " evaluates to ", step);
+              expr_str(s->step), " evaluates to ", step,
+              " (a loop that counts down takes a compile-time step: range(n, 0, -1))");
   const DataType t = s->var->dtype;
   // The loop counter is ours: assigning the loop variable in the body does not change
   // the iteration sequence, as with Python's range().

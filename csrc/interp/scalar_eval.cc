@@ -61,6 +61,9 @@ int64_t int_binary(BinaryOp op, int64_t x, int64_t y, ScalarKind k) {
     case BinaryOp::Or: return x != 0 || y != 0;
     case BinaryOp::BitAnd: return wrap_int(static_cast<int64_t>(ux & uy), k);
     case BinaryOp::BitXor: return wrap_int(static_cast<int64_t>(ux ^ uy), k);
+    case BinaryOp::BitOr: return wrap_int(static_cast<int64_t>(ux | uy), k);
+    case BinaryOp::Shl:
+    case BinaryOp::Shr: return shift_int(op == BinaryOp::Shl, x, y, k);
   }
   return 0;
 }
@@ -83,7 +86,10 @@ double float_binary(BinaryOp op, double x, double y) {
     case BinaryOp::And: return x != 0.0 && y != 0.0;
     case BinaryOp::Or: return x != 0.0 || y != 0.0;
     case BinaryOp::BitAnd:
-    case BinaryOp::BitXor: break;  // integer-only (checked in make_binary)
+    case BinaryOp::BitXor:
+    case BinaryOp::BitOr:
+    case BinaryOp::Shl:
+    case BinaryOp::Shr: break;  // integer-only (checked in make_binary)
   }
   return 0.0;
 }

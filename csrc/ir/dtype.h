@@ -145,4 +145,18 @@ inline int64_t wrap_int(int64_t v, ScalarKind k) {
   return v;
 }
 
+// x << n (left) or x >> n of integers of kind k, as every tilus target computes them: the
+// result has x's type; a shift by n < 0 or n >= the width gives 0 (>> of a negative signed
+// x: -1, its sign); >> is arithmetic on signed x, logical on unsigned
+// (codegen/device/arith.cuh shl / shr; the interpreter and constant folding call this).
+inline int64_t shift_int(bool left, int64_t x, int64_t n, ScalarKind k) {
+  const DTypeInfo& r = dtype_info(k);
+  const int bits = r.bits;
+  if (n < 0 || n >= bits) return left ? 0 : (r.is_signed && x < 0 ? -1 : 0);
+  if (left) return wrap_int(static_cast<int64_t>(static_cast<uint64_t>(x) << n), k);
+  if (r.is_signed) return x >> n;  // x holds the sign-extended value
+  const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  return static_cast<int64_t>((static_cast<uint64_t>(x) & mask) >> n);
+}
+
 }  // namespace tilus

@@ -28,6 +28,9 @@ const char* binary_op_symbol(BinaryOp op) {
     case BinaryOp::Or: return "||";
     case BinaryOp::BitAnd: return "&";
     case BinaryOp::BitXor: return "^";
+    case BinaryOp::BitOr: return "|";
+    case BinaryOp::Shl: return "<<";
+    case BinaryOp::Shr: return ">>";
   }
   return "?";
 }
@@ -37,6 +40,10 @@ bool is_comparison(BinaryOp op) {
          op == BinaryOp::Ge || op == BinaryOp::Eq || op == BinaryOp::Ne;
 }
 bool is_logical(BinaryOp op) { return op == BinaryOp::And || op == BinaryOp::Or; }
+bool is_bitwise(BinaryOp op) {
+  return op == BinaryOp::BitAnd || op == BinaryOp::BitXor || op == BinaryOp::BitOr || op == BinaryOp::Shl ||
+         op == BinaryOp::Shr;
+}
 
 const char* math_fn_name(MathFn fn) {
   switch (fn) {
@@ -226,7 +233,10 @@ Expr fold_binary(BinaryOp op, const Expr& a, const Expr& b, DataType operand_typ
       case BinaryOp::And: return make_bool(x != 0 && y != 0);
       case BinaryOp::Or: return make_bool(x != 0 || y != 0);
       case BinaryOp::BitAnd:
-      case BinaryOp::BitXor: break;  // integer-only (checked by make_binary)
+      case BinaryOp::BitXor:
+      case BinaryOp::BitOr:
+      case BinaryOp::Shl:
+      case BinaryOp::Shr: break;  // integer-only (checked by make_binary)
     }
   }
   int64_t x = a->int_value, y = b->int_value;
@@ -250,6 +260,9 @@ Expr fold_binary(BinaryOp op, const Expr& a, const Expr& b, DataType operand_typ
     case BinaryOp::Or: return make_bool(x != 0 || y != 0);
     case BinaryOp::BitAnd: return make_int(x & y, operand_type);
     case BinaryOp::BitXor: return make_int(x ^ y, operand_type);
+    case BinaryOp::BitOr: return make_int(x | y, operand_type);
+    case BinaryOp::Shl:
+    case BinaryOp::Shr: return make_int(shift_int(op == BinaryOp::Shl, x, y, operand_type.kind), operand_type);
   }
   return nullptr;
 }
@@ -267,7 +280,7 @@ Expr make_binary(BinaryOp op, Expr a, Expr b) {
                 "operator ", binary_op_symbol(op), " is not supported on pointers (",
                 a->dtype.name(), ", ", b->dtype.name(), ")");
     operand_type = promote(a->dtype, b->dtype);
-    TILUS_CHECK(!(op == BinaryOp::BitAnd || op == BinaryOp::BitXor) || operand_type.is_integer(),
+    TILUS_CHECK(!is_bitwise(op) || operand_type.is_integer(),
                 "TypeError", "operator ", binary_op_symbol(op), " needs integers, got ",
                 operand_type.name());
   }

@@ -33,11 +33,13 @@ enum class UnaryOp : uint8_t { Neg, Not };
 // non-negative values, where they agree with Python's // and %.
 enum class BinaryOp : uint8_t {
   Add, Sub, Mul, Div, Mod, Min, Max, Lt, Le, Gt, Ge, Eq, Ne, And, Or,
-  BitAnd, BitXor,  // integers only: shared-memory swizzles
+  BitAnd, BitXor,  // integers only: shared-memory swizzles, script scalars (a & b, a ^ b)
+  BitOr, Shl, Shr,  // integers only: script scalars (a | b, a << n, a >> n; shift_int)
 };
 const char* binary_op_symbol(BinaryOp op);  // "+", "min", ...
 bool is_comparison(BinaryOp op);
 bool is_logical(BinaryOp op);
+bool is_bitwise(BinaryOp op);  // & ^ | << >>: integer operands only
 
 // The scalar math functions of ExprKind::Math: Python's math.exp(x) ... on a runtime x.
 // Their own enum: UnaryOp is shared with tile instructions. A float operand keeps its

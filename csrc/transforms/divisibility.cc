@@ -80,8 +80,11 @@ int64_t Divisibility::of(const Expr& e) const {
           if (is_const_int(e->b, &c) && c > 0) return gcd0(a, c);
           return 1;
         }
+        case BinaryOp::Shl: return a & -a;  // x's power of two survives (and the wrap-around)
+        case BinaryOp::Shr: return 1;
         case BinaryOp::BitAnd:
-        case BinaryOp::BitXor: {
+        case BinaryOp::BitXor:
+        case BinaryOp::BitOr: {
           // both multiples of 2^j -> so is the result; keep the common power of two
           int64_t g = gcd0(a, b);
           if (g == 0) return 0;

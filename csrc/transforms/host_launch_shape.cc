@@ -94,6 +94,9 @@ bool HostEvaluator::eval(const Expr& e, const std::vector<HostArg>& args, int64_
         case BinaryOp::Or: out = a || b; break;
         case BinaryOp::BitAnd: out = a & b; break;
         case BinaryOp::BitXor: out = a ^ b; break;
+        case BinaryOp::BitOr: out = a | b; break;
+        case BinaryOp::Shl:
+        case BinaryOp::Shr: out = shift_int(e->binary_op == BinaryOp::Shl, a, b, e->dtype.kind); break;
       }
       // Wrapped around: the interpreter's evaluator reports it with the script line.
       if (e->dtype == dtypes::int32 && out != static_cast<int32_t>(out)) return false;

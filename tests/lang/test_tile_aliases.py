@@ -266,3 +266,4 @@ def test_tuple_assignment_of_runtime_scalars_reads_the_old_values():
     out = torch.zeros(4, dtype=torch.int32)
     ScalarTuples()(3, 7, 10, out)
     assert out.tolist() == [7, 3, 55, 89]
+

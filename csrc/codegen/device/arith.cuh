@@ -206,6 +206,21 @@ static __device__ __forceinline__ bool ne(T a, T b) { return detail::widen(a) !=
 template <typename T>
 static __device__ __forceinline__ T bit_xor(T a, T b) { return static_cast<T>(a ^ b); }
 
+// Script scalars' x << n and x >> n (ir/dtype.h shift_int): x's type; a shift by n < 0 or
+// n >= the width gives 0 (>> of a negative signed x: -1); C leaves those undefined.
+template <typename T>
+static __device__ __forceinline__ T shl(T x, T n) {
+  return static_cast<unsigned long long>(n) >= sizeof(T) * 8 ? T(0) : static_cast<T>(x << n);
+}
+template <typename T>
+static __device__ __forceinline__ T shr(T x, T n) {
+  if (static_cast<unsigned long long>(n) >= sizeof(T) * 8) {
+    if constexpr (T(-1) < T(0)) return x < T(0) ? T(-1) : T(0);
+    return T(0);
+  }
+  return static_cast<T>(x >> n);
+}
+
 template <typename T>
 static __device__ __forceinline__ bool and_(T a, T b) { return cast<bool>(a) && cast<bool>(b); }
 template <typename T>

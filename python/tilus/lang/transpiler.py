@@ -561,11 +561,21 @@ class Transpiler:
         for what, v in (("start", start), ("end", end), ("step", step)):
             if not is_scalar(v):
                 raise self.error("TypeError", f"the loop {what} must be an integer, got {v!r}")
-        rings = self.ring_counters(node, step, unroll)
+        descending = isinstance(step, int) and not isinstance(step, bool) and step < 0
+        rings = {} if descending else self.ring_counters(node, step, unroll)
         if rings:
             return self.ring_unrolled_for(node, start, end, step, unroll, rings)
-        var = self.builder.begin_for(node.target.id, as_expr(start), as_expr(end), as_expr(step),
-                                     unroll)
+        if descending:
+            # range(start, end, -s): count = max(0, ceil((start - end) / s)) iterations of a
+            # counter k, the loop variable start - k * s (a variable of the body)
+            stride = -step
+            count = _C.binary("max", as_expr((start - end + (stride - 1)) // stride), as_expr(0))
+            counter = self.builder.begin_for(node.target.id + "_step", as_expr(0), count, as_expr(1), unroll)
+            value = as_expr(start) - counter * stride
+            var = self.builder.declare(node.target.id, value.dtype, value)
+        else:
+            var = self.builder.begin_for(node.target.id, as_expr(start), as_expr(end), as_expr(step),
+                                         unroll)
         scope = _Scope("for")
         self.scopes.append(scope)
         saved = self.env.get(node.target.id, _MISSING)
@@ -1342,7 +1352,8 @@ class Transpiler:
             raise self.error("SyntaxError", f"operator {type(op).__name__} is not supported")
         symbolic = isinstance(left, (Expr, Tensor)) or isinstance(right, (Expr, Tensor))
         if symbolic and type(op) not in (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv,
-                                         ast.Mod, ast.BitXor):
+                                         ast.Mod, ast.BitXor, ast.BitAnd, ast.BitOr, ast.LShift,
+                                         ast.RShift):
             raise self.error("TypeError", f"operator {type(op).__name__} is not supported on "
                              "runtime values")
         return fn(left, right)
@@ -1380,7 +1391,7 @@ class Transpiler:
             if result is None:
                 result = value
             elif isinstance(result, Expr) or isinstance(value, Expr):
-                result = _C.binary("and" if is_and else "or", as_expr(result), as_expr(value))
+                result = _runtime_bool_op(is_and, as_expr(result), as_expr(value))
                 continue
             else:
                 result = value if (result if is_and else not result) else result
@@ -1518,6 +1529,17 @@ class Transpiler:
 
 
 _MISSING = object()
+
+
+def _runtime_bool_op(is_and: bool, a: Expr, b: Expr) -> Expr:
+    """Python's `a and b` / `a or b` of runtime scalars: a boolean of two booleans (C's &&,
+    ||), else one of the operands, as Python gives it (`n or default`): b if a is true
+    (and) / false (or), else a. Either way the second operand is evaluated only when it
+    decides the result (an element read past a tensor's end behind `i < n and` is not made)."""
+    if a.dtype.is_bool and b.dtype.is_bool:
+        return _C.binary("and" if is_and else "or", a, b)
+    truthy = _C.binary("!=", a, as_expr(0))
+    return _C.select(truthy, b, a) if is_and else _C.select(truthy, a, b)
 
 
 def _dtype_hint(value) -> str:

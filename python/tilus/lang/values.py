@@ -365,7 +365,12 @@ Tensor.__xor__ = _tensor_xor_method(False)
 Tensor.__rxor__ = _tensor_xor_method(True)
 
 
-def _expr_xor(reflected):
+def _expr_bitwise(op: str, reflected: bool):
+    """Runtime scalars' ``&``, ``|``, ``^`` (integers or booleans) and ``<<``, ``>>``
+    (integers; a shift by a negative amount or the width or more gives 0, or -1 for ``>>``
+    of a negative signed value, where C leaves it undefined)."""
+    shift = op in ("<<", ">>")
+
     def method(self, other):
         if not is_scalar(other):
             return NotImplemented
@@ -373,15 +378,17 @@ def _expr_xor(reflected):
         if reflected:
             a, b = b, a
         for side in (a, b):
-            if not _is_integral(side.dtype):
-                raise TypeError(f"^ needs integer or boolean operands, got {side.dtype.name}")
-        return _C.binary("^", a, b)
+            if not (side.dtype.is_integer if shift else _is_integral(side.dtype)):
+                raise TypeError(f"{op} needs integer{'' if shift else ' or boolean'} operands, "
+                                f"got {side.dtype.name}")
+        return _C.binary(op, a, b)
 
     return method
 
 
-Expr.__xor__ = _expr_xor(False)
-Expr.__rxor__ = _expr_xor(True)
+for _op, _name in (("&", "and"), ("|", "or"), ("^", "xor"), ("<<", "lshift"), (">>", "rshift")):
+    setattr(Expr, f"__{_name}__", _expr_bitwise(_op, False))
+    setattr(Expr, f"__r{_name}__", _expr_bitwise(_op, True))
 
 
 def _tensor_abs(self):
