@@ -719,14 +719,30 @@ class Transpiler:
     def stmt_While(self, node: ast.While):
         if node.orelse:
             raise self.error("SyntaxError", "while ... else is not supported")
-        cond = self.eval(node.test)
+        body = node.body
+        if any(isinstance(sub, ast.Call) for sub in ast.walk(node.test)):
+            # The test may emit instructions (`self.sum(acc).item() < 100`: a reduction of a
+            # tile the body updates) or have effects (an atomic): Python evaluates it before
+            # every iteration, so it is evaluated at the top of the loop, `while True: if not
+            # test: break`, never once before it.
+            cond = _C.const_bool(True)
+            exit_test = ast.copy_location(ast.If(test=ast.copy_location(
+                ast.UnaryOp(op=ast.Not(), operand=node.test), node.test), body=[
+                    ast.copy_location(ast.Break(), node.test)], orelse=[]), node.test)
+            body = [exit_test, *node.body]
+        else:
+            cond = self.eval(node.test)
+        if isinstance(cond, Tensor):
+            raise self.error("TypeError", "a while condition must be a scalar; take a one-element "
+                             "tile's value with .item()")
         if not isinstance(cond, Expr):
-            raise self.error("TypeError", "a while condition must be a runtime value; loops "
-                             "on compile-time values are written with for over a range")
+            if not cond:  # `while False:` (a compile-time false) runs nothing
+                return
+            cond = _C.const_bool(True)  # `while True:` until a break
         self.builder.begin_while(cond)
         self.loops.append(None)
         try:
-            self.visit_block(node.body, "while")
+            self.visit_block(body, "while")
         finally:
             self.loops.pop()
         self.builder.end_while()
