@@ -48,3 +48,10 @@ def test_tuple_assignment_of_runtime_scalars():
     out = torch.zeros(4, dtype=torch.int32, device="cuda")
     aliases.ScalarTuples()(3, 7, 10, out)
     assert out.tolist() == [7, 3, 55, 89]
+
+
+def test_class_member_tiles():
+    x, out = _run(aliases.MemberTiles("top"), 0)
+    torch.testing.assert_close(out[:2], torch.stack([x[0], x[0] * 2]))
+    x, out = _run(aliases.MemberTiles("loop"), 2)
+    torch.testing.assert_close(out[1:4], torch.stack([x[0] + x[1] + x[2], x[0], x[0] + x[1]]))

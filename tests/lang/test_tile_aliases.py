@@ -267,3 +267,54 @@ def test_tuple_assignment_of_runtime_scalars_reads_the_old_values():
     ScalarTuples()(3, 7, 10, out)
     assert out.tolist() == [7, 3, 55, 89]
 
+
+
+class Accumulator(tilus.Class):
+    """A tilus.Class holding a register tile that its methods rebind."""
+
+    def __init__(self, tile):
+        self.tile = tile
+
+    def double(self):
+        self.tile = self.tile * 2.0
+
+    def add(self, x):
+        self.tile = self.tile + x
+
+
+class MemberTiles(_Rows):
+    """mode "top": out[0] = x[0] (the name the object was made from), out[1] = 2 x[0] (its
+    doubled member); "loop": the member accumulates x[1..n] in a runtime loop whose body
+    first names the member's tile (out[i + 2] = the running sum before row i + 1), out[1]
+    = the total."""
+
+    def __init__(self, mode: str):
+        super().__init__()
+        self.mode = mode
+
+    def __call__(self, n: int32, x_ptr: ~float32, out_ptr: ~float32):
+        gx, go = self.views(x_ptr, out_ptr)
+        a = self.row(gx, 0)
+        acc = Accumulator(a)
+        if self.mode == "top":
+            acc.double()
+            self.store_global(go, a, offsets=[0, 0])
+            self.store_global(go, acc.tile, offsets=[1, 0])
+        else:
+            for i in range(n):
+                before = acc.tile
+                acc.add(self.row(gx, i + 1))
+                self.store_global(go, before, offsets=[i + 2, 0])
+            self.store_global(go, acc.tile, offsets=[1, 0])
+
+
+def test_a_class_member_rebound_leaves_the_name_it_was_made_from_alone():
+    x, out = _run(MemberTiles("top"), 0)
+    torch.testing.assert_close(out[:2], torch.stack([x[0], x[0] * 2]))
+
+
+def test_a_class_member_carried_by_a_loop_and_named_in_its_body():
+    x, out = _run(MemberTiles("loop"), 2)
+    torch.testing.assert_close(out[2], x[0])
+    torch.testing.assert_close(out[3], x[0] + x[1])
+    torch.testing.assert_close(out[1], x[0] + x[1] + x[2])

@@ -100,9 +100,9 @@ class _SharedTile(_Ambiguous):
                 f"it was given. " + self.advice(self.name, self.writer, self.kind))
 
 
-def _holds(value, tile, depth: int = 3) -> bool:
+def _holds(value, tile, depth: int = 3, skip: Optional[tuple] = None) -> bool:
     """Whether the Python container or tilus.Class object `value` refers to `tile` (a few
-    levels deep)."""
+    levels deep), not counting the attribute `skip` (an (object, name) pair)."""
     if depth == 0:
         return False
     if isinstance(value, (list, tuple, set, frozenset)):
@@ -110,10 +110,10 @@ def _holds(value, tile, depth: int = 3) -> bool:
     elif isinstance(value, dict):
         items = value.values()
     elif isinstance(value, Class):
-        items = vars(value).values()
+        items = [v for k, v in vars(value).items() if skip is None or not (value is skip[0] and k == skip[1])]
     else:
         return False
-    return any(item is tile or _holds(item, tile, depth - 1) for item in items)
+    return any(item is tile or _holds(item, tile, depth - 1, skip) for item in items)
 
 
 class _Scope:
@@ -253,6 +253,7 @@ class Transpiler:
         # The names of the functions an inlined helper was called from, innermost last
         # (a helper's argument is the caller's tile: shared_elsewhere).
         self.caller_envs: List[Dict[str, Any]] = []
+        self.caller_scopes: List[List[_Scope]] = []  # their open runtime blocks
         self.scopes: List[_Scope] = []
         self.current_func = self.func
         self.current_node: Optional[ast.AST] = None
@@ -1022,24 +1023,54 @@ class Transpiler:
             else:
                 self.builder.assign_tensor(tile, value)
             return
+        self.keep_other_names(tile, name, name, node)
+        self.builder.assign_tensor(tile, value)
+
+    def rebind_member_tile(self, obj, attr: str, tile: Tensor, value: Tensor):
+        """`self.attr = value` in a method of a tilus.Class whose attribute holds the register
+        tile `tile` (value's dtype and shape): rebind_register's rules, the attribute in
+        the place of the name. Outside runtime blocks the attribute is rebound when anything
+        else refers to the tile; inside one the tile is written (the block carries it) and
+        the names of this function that refer to it are kept as rebind_register keeps them."""
+        if not self.scopes and not any(self.caller_scopes):
+            if self.shared_elsewhere(tile, None, (obj, attr)):
+                setattr(obj, attr, value)
+            else:
+                self.builder.assign_tensor(tile, value)
+            return
+        # (a method called inside a caller's runtime block: the object may come from
+        # outside it, so the block carries its tile)
+        self.keep_other_names(tile, None, f"self.{attr}", self.current_node)
+        self.builder.assign_tensor(tile, value)
+
+    def keep_other_names(self, tile: Tensor, name: Optional[str], writer: str, node):
+        """Before a runtime block writes `tile` in place as `writer`'s new value: the other
+        names of this function that refer to it keep its old value, in a copy for those
+        bound in this block, refused from here on for those bound before it."""
         for other, held in list(self.env.items()):
             if held is not tile or other == name:
                 continue
-            if other in self.scopes[-1].new_names:
+            if not self.scopes or other in self.scopes[-1].new_names:
                 self.env[other] = self.copy_tile(tile, other)
             else:
-                self.mark_shared_tile(other, name, tile, node)
-        self.builder.assign_tensor(tile, value)
+                self.mark_shared_tile(other, writer, tile, node)
+        if not self.scopes and self.caller_envs:
+            # a method called inside its caller's runtime block writes a tile its object
+            # carries: the caller's names of it bound in that block keep the old value too
+            env, scopes = self.caller_envs[-1], self.caller_scopes[-1]
+            for other, held in list(env.items()):
+                if held is tile and (not scopes or other in scopes[-1].new_names):
+                    env[other] = self.copy_tile(tile, other)
 
-    def shared_elsewhere(self, tile: Tensor, name: str) -> bool:
-        """Whether anything but the name `name` of this function refers to `tile`: another
-        name here or in a function that called this helper, or a list, tuple, dict or
-        tilus.Class object one of them holds."""
+    def shared_elsewhere(self, tile: Tensor, name: Optional[str], member: Optional[tuple] = None) -> bool:
+        """Whether anything but the name `name` of this function (or the attribute `member`,
+        an (object, name) pair) refers to `tile`: another name here or in a function that
+        called this helper, or a list, tuple, dict or tilus.Class object one of them holds."""
         for env in (self.env, *self.caller_envs):
             for other, value in env.items():
                 if value is tile and not (env is self.env and other == name):
                     return True
-                if value is not tile and _holds(value, tile):
+                if value is not tile and _holds(value, tile, skip=member):
                     return True
         return False
 
@@ -1146,7 +1177,7 @@ class Transpiler:
                 if current.dtype != value.dtype or current.shape != value.shape:
                     raise self.error("TypeError", f"{what} is a {current.type_str()} tensor; "
                                      f"assigning a {value.type_str()} to it would change its type")
-                self.builder.assign_tensor(current, value)
+                self.rebind_member_tile(obj, attr, current, value)
                 return
             if self.scopes and current is not value:
                 raise self.error("TypeError", f"{what} cannot be bound to another tensor inside "
@@ -1529,6 +1560,7 @@ class Transpiler:
         bound.apply_defaults()
         saved_env, saved_func, saved_scopes = self.env, self.current_func, self.scopes
         self.caller_envs.append(saved_env)
+        self.caller_scopes.append(saved_scopes)
         self.env = dict(bound.arguments)
         self.current_func = parsed
         self.scopes = []
@@ -1539,6 +1571,7 @@ class Transpiler:
             result = r.value
         finally:
             self.caller_envs.pop()
+            self.caller_scopes.pop()
             self.env, self.current_func, self.scopes = saved_env, saved_func, saved_scopes
             self.set_loc(node)
         return result
