@@ -7,6 +7,7 @@
 //   evaluate_launch_shape(program, args) -> ((gx, gy, gz), [workspace_bytes, ...])
 //   view_extent_error(program, args, param_bytes) -> "" or why a global view does not
 //     fit its tensor; param_bytes: the byte size behind each pointer param (-1: unknown).
+//   view_offset_overflow(program, args) -> "" or which view's 32-bit offsets would wrap.
 //
 // ScriptError propagates through the translator registered in ir.cc.
 #include <pybind11/stl.h>
@@ -133,6 +134,16 @@ void init_interp(py::module_& m) {
       py::arg("program"), py::arg("args"), py::arg("param_bytes"),
       "Why a global view would reach past the tensor behind its pointer for these arguments "
       "(\"\" when every view whose extent the host can evaluate fits).");
+  m.def(
+      "view_offset_overflow",
+      [](std::shared_ptr<Program> program, py::list args) {
+        TILUS_CHECK(program != nullptr, "TypeError", "view_offset_overflow: program is None");
+        HostEvaluator evaluator(*program);
+        return ViewExtents(*program, evaluator).offset_overflow_message(to_host_args(*program, args));
+      },
+      py::arg("program"), py::arg("args"),
+      "Which global view spans more elements than its 32-bit offsets reach for these arguments "
+      "(\"\" when none does).");
 }
 
 }  // namespace tilus::bindings

@@ -123,6 +123,7 @@ class FastLauncher {
     // A view that does not fit goes to the slow path, which refuses it by name.
     if (interpret_everything || bounds_check) return false;
     if (check_view_bounds && views_.size() && !views_fit(args.ptr())) return false;
+    if (views_.size() && !views_.offsets_fit(host_args_)) return false;  // refused by name there
     Variant* v = variant(device, aligned);
     if (!v) return false;  // the Python side builds this variant for this device first
     LaunchShape shape;

@@ -35,8 +35,10 @@ void ViewExtents::collect(const Stmt& s, std::vector<Guard>& guards) {
       if (i.op != Op::GlobalView || !i.output) return;
       int param = evaluator_.pointer_param(i.args.at(0));
       if (param < 0) return;
+      bool offsets32 = true;
+      for (const Expr& stride : i.output->global_strides) offsets32 = offsets32 && stride->dtype.bits() <= 32;
       views_.push_back({param, i.output->dtype, i.output->global_shape, i.output->global_strides,
-                        guards, i.output->name, s->loc});
+                        guards, i.output->name, s->loc, offsets32});
       return;
     }
   }
@@ -86,6 +88,21 @@ int ViewExtents::first_misfit(const std::vector<HostArg>& args, const std::vecto
   return -1;
 }
 
+int ViewExtents::first_overflow(const std::vector<HostArg>& args, Reach* reach_out) const {
+  Reach r;
+  for (size_t i = 0; i < views_.size(); ++i) {
+    const View& v = views_[i];
+    if (!v.offsets32 || !reach(v, args, r)) continue;
+    const int64_t elem_bits = v.dtype.bits();
+    const int64_t first = r.first_byte * 8 / elem_bits, last = r.end_byte * 8 / elem_bits - 1;
+    if (first < INT32_MIN || last > INT32_MAX) {
+      if (reach_out) *reach_out = r;
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
 namespace {
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string out = "[";
@@ -114,6 +131,19 @@ std::string ViewExtents::misfit_message(const std::vector<HostArg>& args,
   return cat("argument '", param->name, "' is too small for ", view, ": the view spans ",
              r.end_byte * 8 / elem_bits, " elements (", r.end_byte, " bytes), the tensor has ",
              have * 8 / elem_bits, " (", have, " bytes)");
+}
+
+std::string ViewExtents::offset_overflow_message(const std::vector<HostArg>& args) const {
+  Reach r;
+  int i = first_overflow(args, &r);
+  if (i < 0) return "";
+  const View& v = views_[i];
+  const int64_t elems = r.end_byte * 8 / v.dtype.bits();
+  std::string view = "global_view " + v.name + " (shape " + shape_text(r.shape) + " of " + v.dtype.name();
+  if (v.loc.known()) view += ", at " + v.loc.str();
+  return cat(view, ") spans ", elems, " elements, more than the 32-bit element offsets it is addressed ",
+             "with reach (2147483647: its sizes are int32); declare the sizes that shape it int64 ",
+             "(e.g. `m_size: int64`), which makes its offsets 64-bit");
 }
 
 }  // namespace tilus

@@ -31,6 +31,12 @@ class ViewExtents {
   std::string misfit_message(const std::vector<HostArg>& args,
                              const std::vector<int64_t>& param_bytes) const;
   size_t size() const { return views_.size(); }
+  // Whether every checkable view addressed with 32-bit element offsets (the generated code
+  // computes them in its strides' type: int32 from int32 sizes) stays within them; a view
+  // that spans more would wrap around on the GPU. offset_overflow_message says which, and
+  // the way out (sizes declared int64 make the offsets 64-bit).
+  bool offsets_fit(const std::vector<HostArg>& args) const { return first_overflow(args, nullptr) < 0; }
+  std::string offset_overflow_message(const std::vector<HostArg>& args) const;
 
  private:
   struct Guard {
@@ -44,6 +50,7 @@ class ViewExtents {
     std::vector<Guard> guards;
     std::string name;
     SourceLoc loc;
+    bool offsets32;  // every stride is a 32-bit integer: so are the element offsets
   };
   struct Reach {
     std::vector<int64_t> shape;
@@ -54,6 +61,7 @@ class ViewExtents {
   bool reach(const View& v, const std::vector<HostArg>& args, Reach& out) const;
   int first_misfit(const std::vector<HostArg>& args, const std::vector<int64_t>& param_bytes,
                    Reach* reach_out) const;
+  int first_overflow(const std::vector<HostArg>& args, Reach* reach_out) const;
 
   const Program& program_;
   const HostEvaluator& evaluator_;

@@ -60,8 +60,9 @@ class CompiledScript:
         self._smem_needed = {}  # arch -> shared memory bytes a block needs (check_shared_memory)
 
     def check_launch(self, args: list, tensors: list, views: bool):
-        """Refuse, before anything runs, a launch that would write a read-only tensor
-        or (when `views`) whose global views reach past their tensors."""
+        """Refuse, before anything runs, a launch that would write a read-only tensor,
+        (when `views`) whose global views reach past their tensors, or whose views span
+        more elements than their 32-bit offsets reach."""
         owner = type(self.script).__name__
         sig = type(self.script)._signature()
         names = [sig.params[i].name for i in sig.runtime_indices]  # = the program's params
@@ -73,6 +74,10 @@ class CompiledScript:
                 if not t.writeable and t.param in self._written:
                     raise ValueError(f"{owner}(): argument '{t.param}' is read-only, but the "
                                      "kernel writes through it")
+        # always (the native launcher checks it too): 32-bit offsets would wrap on the GPU
+        message = _C.view_offset_overflow(self.program, args)
+        if message:
+            raise ValueError(f"{owner}(): {message}")
         if views:
             sizes = {t.param: t.nbytes for t in tensors}
             message = _C.view_extent_error(self.program, args,
