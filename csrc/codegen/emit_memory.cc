@@ -98,8 +98,10 @@ std::string in_bounds(CudaEmitter& e, const std::vector<Expr>& gi,
   std::string cond;
   for (size_t d = 0; d < gi.size(); ++d) {
     if (static_cast<int>(d) == skip_dim) continue;
-    cond += std::string(cond.empty() ? "" : " && ") + "(unsigned)(" + e.expr(gi[d]) +
-            ") < (unsigned)(" + g.shape_c[d] + ")";
+    // one unsigned compare for 0 <= index < size; 64 bits when either is (int64 sizes)
+    const bool wide = gi[d]->dtype.bits() > 32 || g.shape_v[d]->dtype.bits() > 32;
+    const std::string u = wide ? "(unsigned long long)(" : "(unsigned)(";
+    cond += std::string(cond.empty() ? "" : " && ") + u + e.expr(gi[d]) + ") < " + u + g.shape_c[d] + ")";
   }
   return cond.empty() ? "true" : cond;
 }
