@@ -83,3 +83,17 @@ def test_a_test_with_an_effect_runs_once_an_iteration_and_once_more():
 def test_while_true_until_a_break_and_while_false(n):
     assert _run("true", n=n)[2][1].item() == n
     assert _run("false", n=n)[2][1].item() == 0
+
+
+def test_a_compile_time_test_that_calls_a_function_is_refused():
+    class PythonTest(tilus.Script):
+        def __call__(self, out_ptr: ~int32):
+            self.attrs.blocks = [1]
+            self.attrs.warps = 1
+            items = [1, 2]
+            while len(items) > 0:
+                items.pop()
+
+    with pytest.raises(TypeError, match="a while condition must be a runtime value") as info:
+        PythonTest()(torch.zeros(1, dtype=torch.int32))
+    assert "while len(items) > 0" in str(info.value)

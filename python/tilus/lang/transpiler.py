@@ -236,6 +236,12 @@ _GUARD = "if (the code after a break/continue that depends on a runtime value)"
 _EXIT_GUARD = "if (the code after a return under a runtime condition)"
 
 
+class _WhileTest(ast.stmt):
+    """The test of a while loop that calls anything, as the first statement of its body."""
+
+    _fields = ("test",)
+
+
 class _Return(Exception):
     """Carries the value of a `return` out of an inlined helper method."""
 
@@ -727,10 +733,7 @@ class Transpiler:
             # every iteration, so it is evaluated at the top of the loop, `while True: if not
             # test: break`, never once before it.
             cond = _C.const_bool(True)
-            exit_test = ast.copy_location(ast.If(test=ast.copy_location(
-                ast.UnaryOp(op=ast.Not(), operand=node.test), node.test), body=[
-                    ast.copy_location(ast.Break(), node.test)], orelse=[]), node.test)
-            body = [exit_test, *node.body]
+            body = [ast.copy_location(_WhileTest(test=node.test), node.test), *node.body]
         else:
             cond = self.eval(node.test)
         if isinstance(cond, Tensor):
@@ -747,6 +750,16 @@ class Transpiler:
         finally:
             self.loops.pop()
         self.builder.end_while()
+
+    def stmt__WhileTest(self, node: "_WhileTest"):
+        """A while loop's test at the top of its body (stmt_While): leaves the loop when false."""
+        cond = self.eval(node.test)
+        if not isinstance(cond, Expr):
+            raise self.error("TypeError", "a while condition must be a runtime value; loops on "
+                             "compile-time values are written with for over a range", node)
+        self.builder.begin_if(_C.logical_not(cond))
+        self.builder.emit_break()
+        self.builder.end_if()
 
     def stmt_Break(self, node):
         self.loop_exit(True)
