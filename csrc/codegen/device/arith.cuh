@@ -210,7 +210,9 @@ static __device__ __forceinline__ T bit_xor(T a, T b) { return static_cast<T>(a 
 // n >= the width gives 0 (>> of a negative signed x: -1); C leaves those undefined.
 template <typename T>
 static __device__ __forceinline__ T shl(T x, T n) {
-  return static_cast<unsigned long long>(n) >= sizeof(T) * 8 ? T(0) : static_cast<T>(x << n);
+  // shifted as unsigned: a negative x << n is undefined in C++17
+  return static_cast<unsigned long long>(n) >= sizeof(T) * 8 ? T(0)
+                                                              : static_cast<T>(static_cast<unsigned long long>(x) << n);
 }
 template <typename T>
 static __device__ __forceinline__ T shr(T x, T n) {
