@@ -868,6 +868,25 @@ class Transpiler:
         ambiguous after it: mark_rebound), unless a runtime loop body read it before this
         point, whose next iteration would then read the new value where the traced body
         used the old one."""
+        def loop_read(scope: _Scope) -> str:
+            old = "a tensor" if isinstance(current, Tensor) else f"the compile-time value {current!r}"
+            return (f"'{name}' holds {old}, which line {scope.reads[name]} read in this runtime "
+                    f"{scope.kind} before this assignment gives it another value: the next iteration "
+                    f"would read the new value. "
+                    + (f"Declare it as a runtime variable before the {scope.kind}, e.g. "
+                       f"`{name}: {dtype} = {current!r}`" if is_scalar(current) else
+                       "Use another name inside the loop"))
+
+        self.record_rebinding(name, node, loop_read,
+                              lambda line, kind, text: _Ambiguous(name, current, line, kind, text, dtype))
+
+    def record_rebinding(self, name: str, node, loop_read, marker) -> Optional[_Ambiguous]:
+        """Records in each runtime block open here, up to the one that bound `name`, that
+        line `node` changes what `name` holds: `marker(line, kind, text)` (an _Ambiguous),
+        which close_scope and mark_rebound put in place. A runtime loop among them that
+        read `name` earlier is refused with `loop_read(scope)`: its next iteration would
+        read the new value. Returns the marker of the outermost block recorded (None: no
+        block)."""
         scopes = []
         for scope in reversed(self.scopes):
             if name in scope.new_names:
@@ -875,19 +894,14 @@ class Transpiler:
             if scope.kind == _EXIT_GUARD:  # what follows a guard runs only when its body ran
                 continue
             if scope.kind in ("for", "while") and name in scope.reads:
-                old = "a tensor" if isinstance(current, Tensor) else f"the compile-time value {current!r}"
-                raise self.error("TypeError", f"'{name}' holds {old}, which line {scope.reads[name]} "
-                                 f"read in this runtime {scope.kind} before this assignment gives it "
-                                 f"another value: the next iteration would read the new value. "
-                                 + (f"Declare it as a runtime variable before the {scope.kind}, e.g. "
-                                    f"`{name}: {dtype} = {current!r}`" if is_scalar(current) else
-                                    "Use another name inside the loop"))
+                raise self.error("TypeError", loop_read(scope))
             scopes.append(scope)
         line = getattr(node, "lineno", 0)
         text = ast.unparse(node).split("\n")[0] if node is not None else name
+        recorded = None
         for scope in scopes:
-            if name not in scope.rebound:
-                scope.rebound[name] = _Ambiguous(name, current, line, scope.kind, text, dtype)
+            recorded = scope.rebound.setdefault(name, marker(line, scope.kind, text))
+        return recorded
 
     def rebinding_scope(self, name: Optional[str] = None) -> Optional[_Scope]:
         """The innermost runtime block in which rebinding a compile-time value is ambiguous
@@ -1099,25 +1113,14 @@ class Transpiler:
         after the blocks, is refused (close_scope gives it back its tile where the block
         did not run: an else branch). A runtime loop that read it earlier would read the
         new value in its next iteration: refused now."""
-        line = getattr(node, "lineno", 0)
-        text = ast.unparse(node).split("\n")[0] if node is not None else name
-        scopes = []
-        for scope in reversed(self.scopes):
-            if other in scope.new_names:
-                break
-            if scope.kind == _EXIT_GUARD:
-                continue
-            if scope.kind in ("for", "while") and other in scope.reads:
-                loop = f"{scope.kind} loop"
-                raise self.error("TypeError", f"'{other}' and '{name}' name one register tile, which "
-                                 f"this runtime {loop} carries in '{name}': this assignment "
-                                 f"writes it in place, so the next iteration's read of '{other}' at "
-                                 f"line {scope.reads[other]} would see the new value. "
-                                 + _SharedTile.advice(other, name, scope.kind))
-            scopes.append(scope)
-        marker = None
-        for scope in scopes:
-            marker = scope.rebound.setdefault(other, _SharedTile(other, tile, line, scope.kind, text, name))
+        def loop_read(scope: _Scope) -> str:
+            return (f"'{other}' and '{name}' name one register tile, which this runtime {scope.kind} loop "
+                    f"carries in '{name}': this assignment writes it in place, so the next iteration's "
+                    f"read of '{other}' at line {scope.reads[other]} would see the new value. "
+                    + _SharedTile.advice(other, name, scope.kind))
+
+        marker = self.record_rebinding(
+            other, node, loop_read, lambda line, kind, text: _SharedTile(other, tile, line, kind, text, name))
         if marker is not None:
             self.env[other] = marker
 
