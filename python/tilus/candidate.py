@@ -30,6 +30,8 @@ class Specialization(Protocol):
 
     def check_fits_a_gpu(self) -> None: ...  # a ScriptError when no GPU has its shared memory
 
+    def note_shared_memory(self, arch: str, nbytes: int) -> None: ...  # what a build for arch laid out
+
 
 class Candidate(Protocol):
     """One configuration of an autotuned script (a tilus.Script instance)."""

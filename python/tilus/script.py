@@ -122,6 +122,11 @@ class CompiledScript:
                 f"peak, as the GPU build lays them out), more than {offered_by}; use smaller tiles or fewer "
                 "stages, or free tiles (self.free_shared) before allocating others")
 
+    def note_shared_memory(self, arch: str, nbytes: int):
+        """The shared memory a build for `arch` laid out (the autotuner's parallel build), so
+        that check_shared_memory does not plan it again."""
+        self._smem_needed.setdefault(arch, nbytes)
+
     def refusal(self, message: str) -> errors.ScriptError:
         """A ScriptRuntimeError saying `message` at the script's `def __call__`: what
         refuses a whole kernel rather than one of its lines."""

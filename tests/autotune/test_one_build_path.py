@@ -34,6 +34,17 @@ def test_a_single_build_hits_what_the_parallel_build_compiled(cache_dir):
     assert after["memory_hits"] == before["memory_hits"] + len(built)
 
 
+def test_launches_after_the_build_check_its_shared_memory_plan(cache_dir, monkeypatch):
+    # the launch's refusal of a kernel over the device's limit uses what the build laid out
+    candidates, _ = transpile_all(Scale(2.0), [100, np.zeros(100, np.float32)])
+    built, _ = build_candidates(candidates, _target("sm_80"), True, "scale")
+    monkeypatch.setattr(_C, "generate_cuda", lambda *a, **k: pytest.fail("the plan was made again"))
+    for c in built:
+        c.compiled.check_shared_memory("sm_80", 8 * 1024, "the test target")
+        with pytest.raises(RuntimeError, match=f"needs {c.meta['dynamic_smem']} bytes"):
+            c.compiled.check_shared_memory("sm_80", c.meta["dynamic_smem"] - 1, "a smaller target")
+
+
 def _v5_built_both_ways(example) -> str:
     """The seed's MatmulV5 tile built for sm_90a by the tuner and by the launch: the same
     cache entry; returns its source."""

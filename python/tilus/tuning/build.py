@@ -159,6 +159,8 @@ def build_candidates(candidates: List[Candidate], target: GpuTarget, aligned,
     for candidate, (payload, meta) in zip(candidates, results):
         candidate.meta = meta
         if meta["status"] == "ok":
+            # its launches check the device's limit against this plan instead of making it again
+            candidate.compiled.note_shared_memory(target.arch, meta["dynamic_smem"])
             built.append(candidate)
         else:
             error = None
