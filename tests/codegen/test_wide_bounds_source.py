@@ -6,7 +6,6 @@ import torch
 
 from tests.codegen.nvrtc_compile import kernel_source, require_nvrtc
 from tests.interp.test_offset_overflow import Rows, Rows64
-from tilus import int32, int64
 
 require_nvrtc()
 
@@ -14,7 +13,7 @@ require_nvrtc()
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 def test_bounds_tests_take_the_width_of_the_sizes(arch):
     x = torch.zeros(1, 32, dtype=torch.float16)
-    wide = kernel_source(Rows64(int64), (1, 32, x, x), arch, aligned=False)
+    wide = kernel_source(Rows64(), (1, 32, x, x), arch, aligned=False)
     assert "(unsigned long long)(m)" in wide and "(unsigned)(m)" not in wide
-    narrow = kernel_source(Rows(int32), (1, 32, x, x), arch, aligned=False)
+    narrow = kernel_source(Rows(), (1, 32, x, x), arch, aligned=False)
     assert "(unsigned)(m)" in narrow and "unsigned long long" not in narrow

@@ -6,7 +6,6 @@ import pytest
 import torch
 
 from tests.interp.test_offset_overflow import Rows
-from tilus import int32
 
 pytestmark = pytest.mark.gpu
 
@@ -14,7 +13,7 @@ pytestmark = pytest.mark.gpu
 def test_a_view_past_32_bit_offsets_is_refused_on_every_call():
     x = torch.randn(1, 32, device="cuda").half()
     y = torch.zeros(1, 32, device="cuda").half()
-    kernel = Rows(int32)
+    kernel = Rows()
     with pytest.raises(ValueError, match="spans 4294967296 elements, more than the 32-bit element offsets"):
         kernel(65536, 65536, x, y)
     kernel(1, 32, x, y)  # fits: runs, and installs the native launcher
