@@ -104,13 +104,26 @@ def test_bitwise_operators_on_runtime_scalars(op, dtype):
     np.testing.assert_array_equal(got, expected)
 
 
-def test_shifts_of_floats_are_refused_at_the_line():
-    class FloatShift(tilus.Script):
-        def __call__(self, x: tilus.float32, out_ptr: ~int32):
-            self.attrs.blocks = [1]
-            self.attrs.warps = 1
+class NonInteger(tilus.Script):
+    """`x << 2` over a float, or `(x > 0) & (x < 9)` over booleans: refused."""
+
+    def __init__(self, boolean: bool):
+        super().__init__()
+        self.boolean = boolean
+
+    def __call__(self, x: tilus.float32, out_ptr: ~int32):
+        self.attrs.blocks = [1]
+        self.attrs.warps = 1
+        if self.boolean:
+            y = (x > 0.0) & (x < 9.0)
+        else:
             y = x << 2
 
-    with pytest.raises(TypeError, match="<< needs integer operands, got float32") as info:
-        FloatShift()(1.0, torch.zeros(1, dtype=torch.int32))
-    assert "y = x << 2" in str(info.value)
+
+@pytest.mark.parametrize("boolean,message,line", [
+    (False, "<< needs integer operands, got float32", "y = x << 2"),
+    (True, "& needs integer operands, got boolean", "y = (x > 0.0) & (x < 9.0)")])
+def test_non_integer_operands_are_refused_at_the_line(boolean, message, line):
+    with pytest.raises(TypeError, match=message) as info:
+        NonInteger(boolean)(1.0, torch.zeros(1, dtype=torch.int32))
+    assert line in str(info.value)
