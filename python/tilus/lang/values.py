@@ -366,10 +366,12 @@ Tensor.__rxor__ = _tensor_xor_method(True)
 
 
 def _expr_bitwise(op: str, reflected: bool):
-    """Runtime scalars' ``&``, ``|``, ``^``, ``<<``, ``>>``, of integers (a shift by a
-    negative amount or the width or more gives 0, or -1 for ``>>`` of a negative signed
-    value, where C leaves it undefined). Booleans are refused, as the IR refuses them
-    (make_binary); tiles of booleans take ``^`` (_tensor_xor)."""
+    """Runtime scalars' ``&``, ``|``, ``^`` (integers, or a boolean with an integer: the
+    promoted type must be an integer, which make_binary checks; ``phase ^ True``) and
+    ``<<``, ``>>`` (integers; a shift by a negative amount or the width or more gives 0, or
+    -1 for ``>>`` of a negative signed value, where C leaves it undefined)."""
+    shift = op in ("<<", ">>")
+
     def method(self, other):
         if not is_scalar(other):
             return NotImplemented
@@ -377,8 +379,9 @@ def _expr_bitwise(op: str, reflected: bool):
         if reflected:
             a, b = b, a
         for side in (a, b):
-            if not side.dtype.is_integer:
-                raise TypeError(f"{op} needs integer operands, got {side.dtype.name}")
+            if not (side.dtype.is_integer if shift else _is_integral(side.dtype)):
+                raise TypeError(f"{op} needs integer{'' if shift else ' or boolean'} operands, "
+                                f"got {side.dtype.name}")
         return _C.binary(op, a, b)
 
     return method
