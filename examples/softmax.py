@@ -6,14 +6,17 @@ Memory-bound, so the kernel's job is to read x once and write y once. Each block
 * a row that fits one tile (n <= block_n, the case the wrapper below arranges) is loaded
   once, reduced (row max, then the sum of exponentials) and written from registers. The
   tile stays in the input dtype (half the registers of float32 for 16-bit inputs; its max
-  is exact in any dtype) and the exponentials are computed again for the output rather
-  than kept;
+  is exact in any dtype) and, for 16-bit inputs, the exponentials are computed again for
+  the output rather than kept;
 * with `persistent`, one block per SM walks the rows (`row`, `row + grid * block_m`, ...)
   and issues the load of its next rows before the math of these: a row of 32768 halves
   fills the registers of a whole SM, so the one-block-per-row kernel left the SM's memory
   requests idle while it reduced and stored each row (4096 x 32768 fp16 on an H200: 1.99x
   the copy time; Triton's one-program-per-row kernel 1.39x, this 1.15x). Tuned: short rows
   are faster with many blocks an SM;
+* with `staged` as well, the next rows land in shared memory by cp.async instead of in
+  registers: a float32 row of 32768 fills half the register file (128 registers a thread
+  at 16 warps), so a second one in registers spills, while shared memory holds it whole;
 * longer rows take the general path: an online pass keeps a running max and a running
   sum rescaled whenever the max grows, then a second pass writes the result.
 
@@ -39,14 +42,18 @@ from tilus.utils import benchmark_func, cdiv
 @tilus.autotune("warps", [4, 8, 16, 32])
 @tilus.autotune("block_m", [1, 2, 4])
 @tilus.autotune("persistent", [False, True])
+@tilus.autotune("staged", [False, True])
 class Softmax(tilus.Script):
-    def __init__(self, dtype, block_n: int, block_m: int, warps: int, persistent: bool = False):
+    def __init__(self, dtype, block_n: int, block_m: int, warps: int, persistent: bool = False,
+                 staged: bool = False):
         super().__init__()
         # at most 64 elements a thread (a 32768-wide row over 16 or 32 warps)
         if block_m * block_n > 64 * 32 * warps or block_m * block_n < 32 * warps:
             raise ValueError("tile too large for registers, or too small for the threads")
+        if staged and (not persistent or block_m * block_n * dtype.nbits // 8 > 128 * 1024):
+            raise ValueError("staged: the persistent kernel's next rows, at most 128 KB of shared memory")
         self.dtype, self.block_n, self.block_m, self.warps = dtype, block_n, block_m, warps
-        self.persistent = persistent
+        self.persistent, self.staged = persistent, staged
 
     def __call__(self, m_size: int32, n_size: int32, grid: int32, x_ptr: tilus.void_p, y_ptr: tilus.void_p):
         """`grid`: the number of blocks of a persistent kernel (one an SM), else unused."""
@@ -59,7 +66,21 @@ class Softmax(tilus.Script):
         cols = self.register_tensor(dtype=int32, shape=[bm, bn], init=lambda i, j: j)
 
         if n_size <= bn:
-            if self.persistent:
+            if self.persistent and self.staged:
+                following_rows = self.shared_tensor(dtype=self.dtype, shape=[bm, bn])
+                self.copy_async(src=gx, dst=following_rows, offsets=[row, 0])
+                self.copy_async_commit_group()
+                for first in range(row, m_size, grid * bm):
+                    self.copy_async_wait_all()
+                    self.sync()
+                    x = self.load_shared(following_rows)
+                    self.sync()  # every thread holds its part before the next rows land there
+                    self.copy_async(src=gx, dst=following_rows, offsets=[first + grid * bm, 0])
+                    self.copy_async_commit_group()
+                    self.softmax_tile(x, cols, n_size, gy, first)
+                self.copy_async_wait_all()
+                self.free_shared(following_rows)
+            elif self.persistent:
                 following = self.load_global(gx, offsets=[row, 0], shape=[bm, bn])
                 for first in range(row, m_size, grid * bm):
                     x = following
@@ -88,8 +109,14 @@ class Softmax(tilus.Script):
         """Writes the softmax of the rows in the tile `x` (input dtype) at `row`."""
         x = self.where(cols < n_size, x, float("-inf"))
         row_max = self.max(x, dim=1, keepdim=True).to(float32)
-        inv_sum = 1.0 / self.sum(self.exp(x.to(float32) - row_max), dim=1, keepdim=True)  # one division a row
-        y = self.exp(x.to(float32) - row_max) * inv_sum
+        if self.dtype == float32:
+            # the exponentials take x's registers: computing them once is free
+            e = self.exp(x - row_max)
+            y = e * (1.0 / self.sum(e, dim=1, keepdim=True))  # one division a row
+        else:
+            # float32 exponentials of a 16-bit tile would double its registers: computed twice
+            inv_sum = 1.0 / self.sum(self.exp(x.to(float32) - row_max), dim=1, keepdim=True)
+            y = self.exp(x.to(float32) - row_max) * inv_sum
         self.store_global(gy, y.to(self.dtype), offsets=[row, 0])
 
 
@@ -98,19 +125,20 @@ _SCRIPTS = {}
 
 
 def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
-            persistent: bool = None) -> torch.Tensor:
+            persistent: bool = None, staged: bool = None) -> torch.Tensor:
     """Row softmax of a contiguous 2-D fp16/bf16/fp32 tensor. The tile width is the row
     length rounded up to a power of two (at most 32768; longer rows loop); `persistent`
-    fixes that choice (default: tuned)."""
+    and `staged` fix those choices (default: tuned)."""
     if x.dim() != 2 or not x.is_contiguous() or x.dtype not in _TORCH_TO_TILUS:
         raise ValueError("softmax: x must be a contiguous 2-D float16/bfloat16/float32 tensor")
     m, n = x.shape
     out = torch.empty_like(x) if out is None else out
     if block_n is None:
         block_n = min(32768, max(32, 1 << (n - 1).bit_length()))
-    key = (x.dtype, block_n, persistent)
+    key = (x.dtype, block_n, persistent, staged)
     if key not in _SCRIPTS:
-        fixed = {} if persistent is None else {"persistent": persistent}
+        fixed = {name: value for name, value in (("persistent", persistent), ("staged", staged))
+                 if value is not None}
         _SCRIPTS[key] = Softmax(_TORCH_TO_TILUS[x.dtype], block_n, **fixed)
     _SCRIPTS[key](m, n, _multiprocessors(x.device), x, out)
     return out

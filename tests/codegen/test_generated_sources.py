@@ -73,12 +73,14 @@ def _programs(example):
                                     num_blocks=132),
                (4096, 4096, 4096, half, torch.zeros(8, dtype=torch.uint8), half, half, half))
     sm = example("softmax")
-    for dtype, bn, bm, warps, persistent in ((float16, 32768, 1, 32, True), (float16, 32768, 1, 16, True),
-                                             (float16, 32768, 1, 16, False), (float32, 8192, 2, 8, False),
-                                             (bfloat16, 4096, 4, 8, True)):
+    for dtype, bn, bm, warps, walk in ((float16, 32768, 1, 32, "persistent"), (float16, 32768, 1, 16, "persistent"),
+                                       (float16, 32768, 1, 16, "grid"), (float32, 8192, 2, 8, "grid"),
+                                       (bfloat16, 4096, 4, 8, "persistent"), (float32, 32768, 1, 16, "staged"),
+                                       (float16, 32768, 1, 32, "staged")):
         rows = torch.zeros(8, 8)  # void_p parameters: any tensor
-        yield (f"softmax[{dtype.name},{bn},{bm}x,{warps}w,{'persistent' if persistent else 'grid'}]",
-               sm.Softmax(dtype, bn, block_m=bm, warps=warps, persistent=persistent), (4096, bn, 132, rows, rows))
+        yield (f"softmax[{dtype.name},{bn},{bm}x,{warps}w,{walk}]",
+               sm.Softmax(dtype, bn, block_m=bm, warps=warps, persistent=walk != "grid", staged=walk == "staged"),
+               (4096, bn, 132, rows, rows))
     yield ("matmul_relu_fp32_simt", example("matmul_relu_fp32_simt").MatmulReluSimt(),
            (37, 100, 72, *_mats(37, 100, 72, torch.float32)))
 

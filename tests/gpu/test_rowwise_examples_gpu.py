@@ -17,12 +17,12 @@ def _tol(dtype):
 @pytest.mark.parametrize("m,n,block_n", [(1823, 781, None), (3, 1, None), (64, 4097, None),
                                          (7, 20000, None), (37, 3000, 1024), (5, 32768, None),
                                          (1000, 32768, None)])
-@pytest.mark.parametrize("persistent", [False, True])
-def test_softmax_gpu(example, dtype, m, n, block_n, persistent):
+@pytest.mark.parametrize("persistent,staged", [(False, False), (True, False), (True, True)])
+def test_softmax_gpu(example, dtype, m, n, block_n, persistent, staged):
     sm = example("softmax")
     x = (torch.randn(m, n, device="cuda") * 4).to(dtype)
     y = torch.full_like(x, float("nan"))
-    sm.softmax(x, y, block_n=block_n, persistent=persistent)
+    sm.softmax(x, y, block_n=block_n, persistent=persistent, staged=staged)
     torch.testing.assert_close(y, torch.softmax(x.float(), dim=1).to(dtype), **_tol(dtype))
 
 

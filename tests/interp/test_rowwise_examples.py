@@ -16,22 +16,29 @@ def _tol(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("m,n,block_n", [(37, 70, None), (3, 1, None), (5, 129, 32), (2, 33, 32)])
-@pytest.mark.parametrize("persistent", [False, True])
-def test_softmax(example, dtype, m, n, block_n, persistent):
+@pytest.mark.parametrize("persistent,staged", [(False, False), (True, False), (True, True)])
+def test_softmax(example, dtype, m, n, block_n, persistent, staged):
     sm = example("softmax")
     x = (torch.randn(m, n) * 4).to(dtype)
     y = torch.full_like(x, float("nan"))
-    sm.softmax(x, y, block_n=block_n, persistent=persistent)
+    sm.softmax(x, y, block_n=block_n, persistent=persistent, staged=staged)
     torch.testing.assert_close(y, torch.softmax(x.float(), dim=1).to(dtype), **_tol(dtype))
 
 
-def test_persistent_softmax_walks_more_rows_than_blocks(example):
+@pytest.mark.parametrize("staged", [False, True])
+def test_persistent_softmax_walks_more_rows_than_blocks(example, staged):
     # 3 blocks (the interpreter's grid), 2 rows a tile: each block takes 3-4 tiles, the
-    # last one partly past the end
+    # last one partly past the end (staged: through shared memory by cp.async)
     x = torch.randn(19, 300) * 4
     y = torch.full_like(x, float("nan"))
-    example("softmax").Softmax(tilus.float32, 512, block_m=2, warps=4, persistent=True)(19, 300, 3, x, y)
+    example("softmax").Softmax(tilus.float32, 512, block_m=2, warps=4, persistent=True,
+                               staged=staged)(19, 300, 3, x, y)
     torch.testing.assert_close(y, torch.softmax(x, dim=1))
+
+
+def test_staged_softmax_is_refused_without_the_persistent_walk(example):
+    with pytest.raises(ValueError, match="staged"):
+        example("softmax").Softmax(tilus.float32, 512, block_m=1, warps=4, persistent=False, staged=True)
 
 
 def test_softmax_of_very_negative_rows(example):
