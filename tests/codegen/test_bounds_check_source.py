@@ -30,9 +30,10 @@ def _rowwise(example):
     softmax, norms = example("softmax"), example("norms")
     x = torch.zeros(37, 70, dtype=torch.float16)
     w = torch.zeros(70, dtype=torch.float16)
-    yield "softmax", softmax.Softmax(float16, 128, 4, 4, persistent=False), (37, 70, 132, x, x)
-    yield "softmax_persistent", softmax.Softmax(float16, 128, 4, 4, persistent=True), (37, 70, 132, x, x)
-    yield "softmax_loop", softmax.Softmax(float16, 32, 4, 1, persistent=False), (37, 70, 132, x, x)
+    yield "softmax", softmax.Softmax(float16, 128, 4, 4, persistent=False, staged=False), (37, 70, 132, x, x)
+    yield "softmax_persistent", softmax.Softmax(float16, 128, 4, 4, persistent=True, staged=False), (37, 70, 132, x, x)
+    yield "softmax_staged", softmax.Softmax(float16, 128, 4, 4, persistent=True, staged=True), (37, 70, 132, x, x)
+    yield "softmax_loop", softmax.Softmax(float16, 32, 4, 1, persistent=False, staged=False), (37, 70, 132, x, x)
     yield "layer_norm", norms.LayerNorm(float16, 128, 4, 4), (37, 70, x, w, w, x, 1e-5)
     yield "rms_norm", norms.RMSNorm(float16, 128, 4, 4), (37, 70, x, w, x, 1e-6)
 

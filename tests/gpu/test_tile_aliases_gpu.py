@@ -55,3 +55,16 @@ def test_class_member_tiles():
     torch.testing.assert_close(out[:2], torch.stack([x[0], x[0] * 2]))
     x, out = _run(aliases.MemberTiles("loop"), 2)
     torch.testing.assert_close(out[1:4], torch.stack([x[0] + x[1] + x[2], x[0], x[0] + x[1]]))
+
+
+@pytest.mark.parametrize("m", [1, 3])
+def test_helper_loops_rebinding_their_argument(m):
+    x, out = _run(aliases.HelperLoopRebindsItsArgument("rebound"), 3, m)
+    torch.testing.assert_close(out[0], x[0] + 3)
+    x, out = _run(aliases.HelperLoopRebindsItsArgument("own tile"), 3, m)
+    torch.testing.assert_close(out[:2], torch.stack([x[0], x[0] + 3]))
+    x, out = _run(aliases.HelperLoopRebindsItsArgument("caller loop carries it"), 2, m)
+    expected = x[0]
+    for _ in range(m):
+        expected = (expected + 2) * 2
+    torch.testing.assert_close(out[0], expected)

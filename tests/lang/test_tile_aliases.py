@@ -318,3 +318,88 @@ def test_a_class_member_carried_by_a_loop_and_named_in_its_body():
     torch.testing.assert_close(out[2], x[0])
     torch.testing.assert_close(out[3], x[0] + x[1])
     torch.testing.assert_close(out[1], x[0] + x[1] + x[2])
+
+
+class HelperLoopRebindsItsArgument(_Rows):
+    """A helper whose runtime loop rebinds its argument (`t = t + 1.0` carried by the loop,
+    so written in place): `mode` says what the caller does with its own name afterwards."""
+
+    def __init__(self, mode: str):
+        super().__init__()
+        self.mode = mode
+
+    def accumulate(self, t, n):
+        for i in range(n):
+            t = t + 1.0
+        return t
+
+    def accumulate_own_tile(self, t, n):
+        fresh = self.register_tensor(dtype=float32, shape=[32])
+        self.assign(fresh, t)
+        t = fresh
+        for i in range(n):
+            t = t + 1.0
+        return t
+
+    def step(self, t, n):
+        return self.accumulate(t, n) * 2.0
+
+    def __call__(self, n: int32, m: int32, x_ptr: ~float32, out_ptr: ~float32):
+        gx, go = self.views(x_ptr, out_ptr)
+        a = self.row(gx, 0)
+        if self.mode == "read after":  # refused at the read: `a` would hold a + n
+            d = self.accumulate(a, n)
+            self.store_global(go, a, offsets=[0, 0])
+        elif self.mode == "rebound":  # out[0] = x[0] + n
+            a = self.accumulate(a, n)
+            self.store_global(go, a, offsets=[0, 0])
+        elif self.mode == "own tile":  # out[0] = x[0], out[1] = x[0] + n
+            d = self.accumulate_own_tile(a, n)
+            self.store_global(go, a, offsets=[0, 0])
+            self.store_global(go, d, offsets=[1, 0])
+        elif self.mode == "caller loop carries it":  # out[0] = ((x[0] + n) * 2 ...) m times
+            for j in range(m):
+                a = self.step(a, n)
+            self.store_global(go, a, offsets=[0, 0])
+        else:  # "caller loop reads it": each iteration would pass the tile the last one wrote
+            s = self.register_tensor(dtype=float32, shape=[32], init=0.0)
+            for j in range(m):
+                s = s + self.accumulate(a, n)
+            self.store_global(go, s, offsets=[0, 0])
+
+
+def test_a_helper_loop_rebinding_its_argument_refuses_the_callers_stale_name():
+    with pytest.raises(NameError) as info:
+        _run(HelperLoopRebindsItsArgument("read after"), 3, 1)
+    message = str(info.value)
+    assert "'a' names the register tile that the helper's line" in message
+    assert "(`t = t + 1.0`) writes in place as the new value of 't' inside a runtime for loop" in message
+    assert "self.store_global(go, a, offsets=[0, 0])" in message  # the read's line
+
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_a_helper_loop_result_rebound_to_the_callers_name(n):
+    x, out = _run(HelperLoopRebindsItsArgument("rebound"), n, 1)
+    torch.testing.assert_close(out[0], x[0] + n)
+
+
+def test_a_helper_loop_over_a_tile_of_its_own_leaves_the_caller_alone():
+    x, out = _run(HelperLoopRebindsItsArgument("own tile"), 3, 1)
+    torch.testing.assert_close(out[:2], torch.stack([x[0], x[0] + 3]))
+
+
+@pytest.mark.parametrize("m", [1, 3])
+def test_a_caller_loop_carrying_the_tile_a_helper_loop_writes(m):
+    x, out = _run(HelperLoopRebindsItsArgument("caller loop carries it"), 2, m)
+    expected = x[0]
+    for _ in range(m):
+        expected = (expected + 2) * 2
+    torch.testing.assert_close(out[0], expected)
+
+
+def test_a_caller_loop_that_reads_the_tile_a_helper_loop_writes_is_refused():
+    with pytest.raises(TypeError) as info:
+        _run(HelperLoopRebindsItsArgument("caller loop reads it"), 2, 3)
+    message = str(info.value)
+    assert "this runtime for loop reads 'a' at line" in message
+    assert "the next iteration would read the new value" in message

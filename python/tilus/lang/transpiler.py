@@ -83,9 +83,9 @@ class _SharedTile(_Ambiguous):
     """Marks a name of a register tile that a runtime block wrote in place as another
     name's new value (rebind_register): the name no longer holds what it was bound to."""
 
-    def __init__(self, name: str, tile, line: int, kind: str, text: str, writer: str):
+    def __init__(self, name: str, tile, line: int, kind: str, text: str, writer: str, by_helper: bool = False):
         super().__init__(name, tile, line, kind, text, "")
-        self.writer = writer
+        self.writer, self.by_helper = writer, by_helper
 
     @staticmethod
     def advice(name: str, writer: str, kind: str) -> str:
@@ -94,6 +94,15 @@ class _SharedTile(_Ambiguous):
                 f"self.register_tensor(dtype=..., shape=[...])` and `self.assign({name}, {writer})`")
 
     def message(self) -> str:
+        if self.by_helper:  # a caller's name of a tile a helper's runtime block carries
+            kind = {"for": "for loop", "while": "while loop"}.get(self.kind, self.kind)
+            return (f"'{self.name}' names the register tile that the helper's line {self.line} "
+                    f"(`{self.text}`) writes in place as the new value of '{self.writer}' inside a "
+                    f"runtime {self.kind} (a tile a runtime block carries is updated in place), so "
+                    f"'{self.name}' no longer holds the value it was given. Read '{self.name}' before the "
+                    f"call, or give '{self.writer}' a tile of its own in the helper before the {kind}, "
+                    f"e.g. `fresh = self.register_tensor(dtype=..., shape=[...])`, "
+                    f"`self.assign(fresh, {self.writer})`, `{self.writer} = fresh`")
         return (f"'{self.name}' names the register tile that line {self.line} (`{self.text}`) writes "
                 f"in place as the new value of '{self.writer}' inside a runtime {self.kind} (a tile a "
                 f"runtime block carries is updated in place), so '{self.name}' no longer holds the value "
@@ -129,6 +138,9 @@ class _Scope:
         self.new_names: List[str] = []
         self.rebound: Dict[str, _Ambiguous] = {}
         self.reads: Dict[str, int] = {}
+        # loop bodies: names read here that a helper's runtime block then wrote in place
+        # (name -> (line of the read, the _SharedTile marker)); an error if still unbound at the end
+        self.helper_writes: Dict[str, tuple] = {}
 
 
 class _Source:
@@ -834,6 +846,18 @@ class Transpiler:
         return scope
 
     def close_scope(self, scope: _Scope, node):
+        # A loop's next iteration reads what a helper wrote into a tile this body read, unless
+        # the body gave the name a new value after the helper (`acc = self.step(acc)`).
+        for name, (read_line, marker) in scope.helper_writes.items():
+            if self.env.get(name) is marker:
+                raise self.error("TypeError", (
+                    f"this runtime {scope.kind} loop reads '{name}' at line {read_line}, and the helper's "
+                    f"line {marker.line} (`{marker.text}`) writes that register tile in place as the new value "
+                    f"of '{marker.writer}' inside a runtime {marker.kind}: the next iteration would read the "
+                    f"new value. Give '{name}' its new value in the loop (`{name} = ...`), or give "
+                    f"'{marker.writer}' a tile of its own in the helper before the {marker.kind}, e.g. "
+                    f"`fresh = self.register_tensor(dtype=..., shape=[...])`, `self.assign(fresh, "
+                    f"{marker.writer})`, `{marker.writer} = fresh`"), node)
         # Tensors defined inside a runtime block do not outlive it.
         for name in scope.new_names:
             value = self.env.get(name)
@@ -984,6 +1008,10 @@ class Transpiler:
                              "script")
         name = target.id
         current = self.env.get(name, _MISSING)
+        if isinstance(current, _SharedTile) and current.by_helper:
+            # a caller's name of a tile a helper's loop wrote: given a new value, it names
+            # the tile again (a loop of this function may carry it: `acc = self.step(acc)`)
+            current = self.env[name] = current.old
         if isinstance(current, (_Unbound, _Ambiguous)):
             current = _MISSING
         if isinstance(value, Tensor):
@@ -1088,6 +1116,22 @@ class Transpiler:
             for other, held in list(env.items()):
                 if held is tile and (not scopes or other in scopes[-1].new_names):
                     env[other] = self.copy_tile(tile, other)
+        elif self.scopes:
+            # a helper's own runtime block writes a tile its callers name (an argument it
+            # rebinds in a loop): every caller's name was bound before that block, so a
+            # copy made here would already hold the new value; reading one is refused
+            line, kind = getattr(node, "lineno", 0), self.scopes[-1].kind
+            text = ast.unparse(node).split("\n")[0] if node is not None else writer
+            for env, scopes in zip(self.caller_envs, self.caller_scopes):
+                for other, held in list(env.items()):
+                    if held is not tile:
+                        continue
+                    marker = env[other] = _SharedTile(other, tile, line, kind, text, writer, by_helper=True)
+                    for scope in reversed(scopes):  # a caller's loop that read it (checked
+                        if other in scope.new_names:  # when the loop closes: close_scope)
+                            break
+                        if scope.kind in ("for", "while") and other in scope.reads:
+                            scope.helper_writes.setdefault(other, (scope.reads[other], marker))
 
     def shared_elsewhere(self, tile: Tensor, name: Optional[str], member: Optional[tuple] = None) -> bool:
         """Whether anything but the name `name` of this function (or the attribute `member`,
