@@ -393,6 +393,7 @@ void init_runtime(pybind11::module_& m) {
   py::register_exception<cuda::CudaError>(sub, "CudaError", PyExc_RuntimeError);
   py::register_exception<nvrtc::NvrtcLoadError>(sub, "NvrtcNotFoundError", PyExc_RuntimeError);
   py::register_exception<nvrtc::CompileError>(sub, "CompileError", PyExc_RuntimeError);
+  py::register_exception<runtime::LaunchRefused>(sub, "LaunchRefusedError", PyExc_RuntimeError);
   bind_nvrtc(sub);
   bind_compile_cache(sub);
   bind_kernel(sub);

@@ -133,7 +133,7 @@ void LoadedKernel::allow_dynamic_smem(ContextEntry& entry, int bytes) {
 }
 
 void LoadedKernel::fail_launch(const LaunchDims& dims, const std::string& why) const {
-  throw std::runtime_error("cannot launch kernel '" + name_ + "' (" + dims_text(dims) +
+  throw LaunchRefused("cannot launch kernel '" + name_ + "' (" + dims_text(dims) +
                            "): " + why);
 }
 

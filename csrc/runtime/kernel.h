@@ -11,11 +11,20 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 
 #include "runtime/cuda_driver.h"
 
 namespace tilus::runtime {
+
+// A launch the kernel's limits refuse before the driver sees it (grid, threads, shared
+// memory, argument bytes); Python's LaunchRefusedError, which the script layer reports at
+// the script's `def __call__`.
+class LaunchRefused : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 struct LaunchDims {
   int64_t grid[3] = {1, 1, 1};

@@ -147,11 +147,9 @@ class CompiledScript:
             self._launch_gpu(args, tensors)
         except errors.NativeError as e:  # a build refusal: the script line, as on the CPU
             raise self.located(e) from None
-        except RuntimeError as e:
-            # the driver-side checks of a launch (grid limits, threads the kernel's
-            # registers allow): the same words, at the script's def __call__
-            if isinstance(e, errors.ScriptError) or not str(e).startswith("cannot launch kernel"):
-                raise
+        except _C.runtime.LaunchRefusedError as e:
+            # the launcher's checks (grid limits, threads the kernel's registers allow):
+            # the same words, at the script's def __call__
             raise self.refusal(str(e)) from None
 
     def located(self, e: "errors.NativeError") -> errors.ScriptError:

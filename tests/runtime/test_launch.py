@@ -134,13 +134,15 @@ def test_zero_grid_launches_nothing(axpb):
 def test_limits_are_checked_before_launch(axpb):
     info = runtime.current_device_info()
     args = [("ptr", 0), ("ptr", 0), ("f32", 0.0), ("i32", 0), ("i64", 0), ("f64", 0.0)]
-    with pytest.raises(RuntimeError, match="threads per block"):
+    refused = runtime.LaunchRefusedError  # a RuntimeError the script layer reports at `def __call__`
+    assert issubclass(refused, RuntimeError)
+    with pytest.raises(refused, match="threads per block"):
         axpb.launch(1, axpb.max_threads + 1, 0, _stream(), args)
-    with pytest.raises(RuntimeError, match=r"shared memory.*at most %d" % info["smem_per_block_optin"]):
+    with pytest.raises(refused, match=r"shared memory.*at most %d" % info["smem_per_block_optin"]):
         axpb.launch(1, 128, info["smem_per_block_optin"] + 1, _stream(), args)
-    with pytest.raises(RuntimeError, match="grid exceeds"):
+    with pytest.raises(refused, match="grid exceeds"):
         axpb.launch((1, 65536, 1), 128, 0, _stream(), args)
-    with pytest.raises(RuntimeError, match="grid exceeds"):
+    with pytest.raises(refused, match="grid exceeds"):
         axpb.launch((2**31, 1, 1), 128, 0, _stream(), args)
     with pytest.raises(ValueError):
         axpb.launch(1, 128, 0, _stream(), [("bogus", 1)])

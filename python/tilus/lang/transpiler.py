@@ -93,16 +93,20 @@ class _SharedTile(_Ambiguous):
         return (f"Give '{name}' a tile of its own before the {kind}, e.g. `{name} = "
                 f"self.register_tensor(dtype=..., shape=[...])` and `self.assign({name}, {writer})`")
 
+    @staticmethod
+    def helper_advice(writer: str, kind: str) -> str:
+        kind = {"for": "for loop", "while": "while loop"}.get(kind, kind)
+        return (f"give '{writer}' a tile of its own in the helper before the {kind}, e.g. "
+                f"`fresh = self.register_tensor(dtype=..., shape=[...])`, `self.assign(fresh, {writer})`, "
+                f"`{writer} = fresh`")
+
     def message(self) -> str:
         if self.by_helper:  # a caller's name of a tile a helper's runtime block carries
-            kind = {"for": "for loop", "while": "while loop"}.get(self.kind, self.kind)
             return (f"'{self.name}' names the register tile that the helper's line {self.line} "
                     f"(`{self.text}`) writes in place as the new value of '{self.writer}' inside a "
                     f"runtime {self.kind} (a tile a runtime block carries is updated in place), so "
                     f"'{self.name}' no longer holds the value it was given. Read '{self.name}' before the "
-                    f"call, or give '{self.writer}' a tile of its own in the helper before the {kind}, "
-                    f"e.g. `fresh = self.register_tensor(dtype=..., shape=[...])`, "
-                    f"`self.assign(fresh, {self.writer})`, `{self.writer} = fresh`")
+                    f"call, or " + self.helper_advice(self.writer, self.kind))
         return (f"'{self.name}' names the register tile that line {self.line} (`{self.text}`) writes "
                 f"in place as the new value of '{self.writer}' inside a runtime {self.kind} (a tile a "
                 f"runtime block carries is updated in place), so '{self.name}' no longer holds the value "
@@ -854,10 +858,8 @@ class Transpiler:
                     f"this runtime {scope.kind} loop reads '{name}' at line {read_line}, and the helper's "
                     f"line {marker.line} (`{marker.text}`) writes that register tile in place as the new value "
                     f"of '{marker.writer}' inside a runtime {marker.kind}: the next iteration would read the "
-                    f"new value. Give '{name}' its new value in the loop (`{name} = ...`), or give "
-                    f"'{marker.writer}' a tile of its own in the helper before the {marker.kind}, e.g. "
-                    f"`fresh = self.register_tensor(dtype=..., shape=[...])`, `self.assign(fresh, "
-                    f"{marker.writer})`, `{marker.writer} = fresh`"), node)
+                    f"new value. Give '{name}' its new value in the loop (`{name} = ...`), or "
+                    + _SharedTile.helper_advice(marker.writer, marker.kind)), node)
         # Tensors defined inside a runtime block do not outlive it.
         for name in scope.new_names:
             value = self.env.get(name)
