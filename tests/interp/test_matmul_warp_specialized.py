@@ -165,3 +165,15 @@ def test_configurations_that_cannot_work_are_refused(example):
     with pytest.raises(ValueError, match="split_reduce must be 'partials' or 'atomics', got 'tree'"):
         ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=8, cluster_m=1,
                                   epilogue="registers", split_k=2, split_reduce="tree")
+
+
+def test_tuning_key_keeps_n_exact_and_rounds_m_and_k(example):
+    # n = 12288 and 14336 round to one power of two but want different tiles at m = 128
+    # (the number of output tiles against the SMs); m varies with the batch, so it rounds
+    ex = example("matmul_warp_specialized")
+    key = ex.MatmulWarpSpecialized._tilus_tune_key
+    assert key is ex.tuning_key
+    a = torch.zeros(1)
+    assert key(128, 12288, 4096, a, a, a, 1.0) != key(128, 14336, 4096, a, a, a, 1.0)
+    assert key(3000, 4096, 4000, a, a, a, 1.0) == key(4096, 4096, 4096, a, a, a, 1.0) == (4096, 4096, 4096)
+    assert key(1, 4096, 14336, a, a, a, 1.0) == (1, 4096, 16384)
