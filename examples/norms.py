@@ -13,6 +13,7 @@ then one to write. float32 arithmetic for fp16/bf16/fp32 inputs.
     python examples/norms.py --cuda     # GPU: checks against torch, then times it
 """
 
+import os
 import sys
 
 import torch
@@ -20,6 +21,9 @@ import torch
 import tilus
 from tilus import bfloat16, float16, float32, int32
 from tilus.utils import benchmark_func, cdiv
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from softmax import check_out, row_slices  # noqa: E402  (the same wrapper rules)
 
 
 def _check_tile(block_m, block_n, warps):
@@ -113,10 +117,18 @@ _TORCH_TO_TILUS = {torch.float16: float16, torch.bfloat16: bfloat16, torch.float
 _SCRIPTS = {}
 
 
-def _script(cls, x, block_n):
-    n = x.shape[1]
+def _script(cls, x, block_n, out, **params):
+    """The script for x's dtype and width, once x, `out` and the per-column parameters
+    (`weight`, `bias`: [n] tensors of x's dtype) are checked: the kernels read and write
+    them through raw pointers."""
     if x.dim() != 2 or not x.is_contiguous() or x.dtype not in _TORCH_TO_TILUS:
         raise ValueError(f"{cls.__name__}: x must be a contiguous 2-D float16/bfloat16/float32 tensor")
+    n = x.shape[1]
+    check_out(out, x, cls.__name__)
+    for name, t in params.items():
+        if t.shape != (n,) or t.dtype != x.dtype or t.device != x.device or not t.is_contiguous():
+            raise ValueError(f"{cls.__name__}: {name} must be a contiguous {x.dtype} [{n}] tensor on {x.device}, "
+                             f"got {t.dtype} {list(t.shape)} on {t.device}")
     if block_n is None:
         block_n = min(16384, max(32, 1 << (n - 1).bit_length()))
     key = (cls, x.dtype, block_n)
@@ -127,13 +139,17 @@ def _script(cls, x, block_n):
 
 def layer_norm(x, weight, bias, eps=1e-5, out=None, block_n=None):
     out = torch.empty_like(x) if out is None else out
-    _script(LayerNorm, x, block_n)(x.shape[0], x.shape[1], x, weight, bias, out, eps)
+    script = _script(LayerNorm, x, block_n, out, weight=weight, bias=bias)
+    for rows, (x_part, out_part) in row_slices(x, out):  # (calls of at most 2^31 - 1 elements)
+        script(rows, x.shape[1], x_part, weight, bias, out_part, eps)
     return out
 
 
 def rms_norm(x, weight, eps=1e-6, out=None, block_n=None):
     out = torch.empty_like(x) if out is None else out
-    _script(RMSNorm, x, block_n)(x.shape[0], x.shape[1], x, weight, out, eps)
+    script = _script(RMSNorm, x, block_n, out, weight=weight)
+    for rows, (x_part, out_part) in row_slices(x, out):
+        script(rows, x.shape[1], x_part, weight, out_part, eps)
     return out
 
 

@@ -128,11 +128,13 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
             persistent: bool = None, staged: bool = None) -> torch.Tensor:
     """Row softmax of a contiguous 2-D fp16/bf16/fp32 tensor. The tile width is the row
     length rounded up to a power of two (at most 32768; longer rows loop); `persistent`
-    and `staged` fix those choices (default: tuned)."""
+    and `staged` fix those choices (default: tuned). `out` must be x's twin (shape, dtype,
+    device, contiguous); tensors of more than 2^31 - 1 elements run in slices of rows."""
     if x.dim() != 2 or not x.is_contiguous() or x.dtype not in _TORCH_TO_TILUS:
         raise ValueError("softmax: x must be a contiguous 2-D float16/bfloat16/float32 tensor")
     m, n = x.shape
     out = torch.empty_like(x) if out is None else out
+    check_out(out, x, "softmax")
     if block_n is None:
         block_n = min(32768, max(32, 1 << (n - 1).bit_length()))
     key = (x.dtype, block_n, persistent, staged)
@@ -140,8 +142,37 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
         fixed = {name: value for name, value in (("persistent", persistent), ("staged", staged))
                  if value is not None}
         _SCRIPTS[key] = Softmax(_TORCH_TO_TILUS[x.dtype], block_n, **fixed)
-    _SCRIPTS[key](m, n, _multiprocessors(x.device), x, out)
+    for rows, (x_part, out_part) in row_slices(x, out):
+        _SCRIPTS[key](rows, n, _multiprocessors(x.device), x_part, out_part)
     return out
+
+
+# The kernels index their views with 32-bit offsets (int32 sizes): a call takes at most
+# this many elements, so larger tensors (32768 rows of a 131072-word vocabulary, say) are
+# processed in slices of whole rows.
+INT32_ELEMENTS = 2**31 - 1
+
+
+def row_slices(*tensors: torch.Tensor):
+    """(rows, tensors) for each kernel call over the 2-D `tensors` (all of one shape): the
+    tensors whole when they fit one call, else slices of whole rows of at most
+    INT32_ELEMENTS elements each."""
+    m, n = tensors[0].shape
+    if m * n <= INT32_ELEMENTS:
+        return [(m, tensors)]
+    if n > INT32_ELEMENTS:
+        raise ValueError(f"rows of {n} elements: more than a kernel call indexes ({INT32_ELEMENTS})")
+    rows = INT32_ELEMENTS // n
+    return [(min(m, first + rows) - first, tuple(t[first:first + rows] for t in tensors))
+            for first in range(0, m, rows)]
+
+
+def check_out(out: torch.Tensor, x: torch.Tensor, owner: str) -> None:
+    """The kernels write `out` through a raw pointer: it must be x's twin."""
+    if out.shape != x.shape or out.dtype != x.dtype or out.device != x.device or not out.is_contiguous():
+        raise ValueError(f"{owner}: out must be a contiguous {x.dtype} {list(x.shape)} tensor on {x.device}, "
+                         f"got {'' if out.is_contiguous() else 'a non-contiguous '}{out.dtype} "
+                         f"{list(out.shape)} on {out.device}")
 
 
 def _multiprocessors(device: torch.device) -> int:

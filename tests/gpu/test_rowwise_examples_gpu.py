@@ -41,3 +41,22 @@ def test_norms_gpu(example, dtype, m, n, block_n):
     xf = x.float()
     ref = (xf * torch.rsqrt(xf.pow(2).mean(1, keepdim=True) + 1e-6) * w.float()).to(dtype)
     torch.testing.assert_close(z, ref, **_tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rows_past_the_int32_limit_run_in_slices_gpu(example, monkeypatch, dtype):
+    # the per-call limit (2^31 - 1 elements) lowered to 5 rows of 1000: 1003 rows in 201
+    # calls, each on a slice whose pointer is offset into x and out
+    sm, nm = example("softmax"), example("norms")
+    for module in (sm, nm):
+        monkeypatch.setitem(module.row_slices.__globals__, "INT32_ELEMENTS", 5000)
+    x = (torch.randn(1003, 1000, device="cuda") * 4).to(dtype)
+    y = torch.full_like(x, float("nan"))
+    sm.softmax(x, y)
+    torch.testing.assert_close(y, torch.softmax(x.float(), dim=1).to(dtype), **_tol(dtype))
+    w = torch.randn(1000, device="cuda").to(dtype)
+    z = torch.full_like(x, float("nan"))
+    nm.rms_norm(x, w, 1e-6, out=z)
+    xf = x.float()
+    ref = (xf * torch.rsqrt(xf.pow(2).mean(1, keepdim=True) + 1e-6) * w.float()).to(dtype)
+    torch.testing.assert_close(z, ref, **_tol(dtype))

@@ -63,3 +63,58 @@ def test_layer_norm_and_rms_norm(example, dtype, m, n, block_n):
     xf = x.float()
     ref = (xf * torch.rsqrt(xf.pow(2).mean(1, keepdim=True) + 1e-6) * w.float()).to(dtype)
     torch.testing.assert_close(z, ref, **_tol(dtype))
+
+
+def _limit_elements(monkeypatch, module, limit):
+    """Lower the per-call element limit of the wrappers (2^31 - 1) to `limit`."""
+    monkeypatch.setitem(module.row_slices.__globals__, "INT32_ELEMENTS", limit)
+
+
+def test_softmax_past_the_int32_limit_runs_in_slices_of_rows(example, monkeypatch):
+    sm = example("softmax")
+    _limit_elements(monkeypatch, sm, 100)  # 3 rows of 30 a call: 7 rows in 3 calls
+    assert [rows for rows, _ in sm.row_slices(torch.zeros(7, 30))] == [3, 3, 1]
+    x = torch.randn(7, 30) * 4
+    y = torch.full_like(x, float("nan"))
+    sm.softmax(x, y)
+    torch.testing.assert_close(y, torch.softmax(x, dim=1))
+    with pytest.raises(ValueError, match="rows of 101 elements: more than a kernel call indexes"):
+        sm.softmax(torch.randn(2, 101))
+
+
+def test_norms_past_the_int32_limit_run_in_slices_of_rows(example, monkeypatch):
+    nm = example("norms")
+    _limit_elements(monkeypatch, nm, 64)  # 2 rows of 30 a call
+    x, w, b = torch.randn(5, 30), torch.randn(30), torch.randn(30)
+    y = torch.full_like(x, float("nan"))
+    nm.layer_norm(x, w, b, 1e-5, out=y)
+    torch.testing.assert_close(y, torch.nn.functional.layer_norm(x, [30], w, b, 1e-5), atol=1e-5, rtol=1e-5)
+    z = torch.full_like(x, float("nan"))
+    nm.rms_norm(x, w, 1e-6, out=z)
+    torch.testing.assert_close(z, x * torch.rsqrt(x.pow(2).mean(1, keepdim=True) + 1e-6) * w)
+
+
+@pytest.mark.parametrize("bad", ["shape", "dtype", "strides"])
+def test_a_wrong_out_is_refused_before_anything_is_written(example, bad):
+    x = torch.randn(6, 40)
+    out = {"shape": torch.full((5, 40), 7.0), "dtype": torch.full((6, 40), 7.0, dtype=torch.float16),
+           "strides": torch.full((40, 6), 7.0).t()}[bad]
+    for call in (lambda: example("softmax").softmax(x, out),
+                 lambda: example("norms").layer_norm(x, torch.ones(40), torch.zeros(40), out=out),
+                 lambda: example("norms").rms_norm(x, torch.ones(40), out=out)):
+        with pytest.raises(ValueError, match=r"out must be a contiguous torch.float32 \[6, 40\] tensor"):
+            call()
+        assert (out == 7.0).all()
+
+
+def test_norm_parameters_of_the_wrong_shape_or_dtype_are_refused(example):
+    nm = example("norms")
+    x = torch.randn(6, 40)
+    with pytest.raises(ValueError, match=r"LayerNorm: weight must be a contiguous torch.float32 \[40\] tensor"):
+        nm.layer_norm(x, torch.ones(39), torch.zeros(40))
+    with pytest.raises(ValueError, match=r"LayerNorm: bias must be a contiguous torch.float32 \[40\] tensor"):
+        nm.layer_norm(x, torch.ones(40), torch.zeros(40, dtype=torch.float16))
+    with pytest.raises(ValueError, match=r"RMSNorm: weight must be"):
+        nm.rms_norm(x, torch.ones(40, 1))
+    with pytest.raises(ValueError, match="x must be a contiguous 2-D"):
+        nm.rms_norm(torch.randn(40), torch.ones(40))
