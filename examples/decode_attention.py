@@ -34,7 +34,7 @@ from tilus import bfloat16, float16, float32, int32
 from tilus.utils import benchmark_func, cdiv
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from flash_attention import OnlineSoftmax  # noqa: E402
+from flash_attention import OnlineSoftmax, check_out, check_same_device  # noqa: E402
 
 LOG2E = 1.4426950408889634
 
@@ -176,8 +176,11 @@ def decode_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, lengths:
                          "and [b, max_kv, h_kv, d] with h a multiple of h_kv")
     if lengths.dtype != torch.int32 or lengths.shape != (q.shape[0],):
         raise ValueError("decode_attention: lengths must be an int32 tensor of shape [batch]")
-    if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
-        raise ValueError("decode_attention: q, k and v must be contiguous")
+    check_same_device("decode_attention", q=q, k=k, v=v, lengths=lengths)
+    if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous() and lengths.is_contiguous()):
+        raise ValueError("decode_attention: q, k, v and lengths must be contiguous")
+    if out is not None:
+        check_out("decode_attention", out, tuple(q.shape), q.dtype, q.device)
     batch, heads, d = q.shape
     max_kv, kv_heads = k.shape[1], k.shape[2]
     splits = num_splits or default_splits(batch, kv_heads, max_kv, q.device)

@@ -178,15 +178,36 @@ _TORCH_TO_TILUS = {torch.float16: float16, torch.bfloat16: bfloat16}
 _SCRIPTS = {}
 
 
-def check_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor):
-    """Refuses what the attention kernels cannot take, naming the parameter."""
+def check_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor = None,
+                 owner: str = "flash_attention"):
+    """Refuses what the attention kernels cannot take, naming the parameter (they read
+    and write through raw pointers: a mismatch would read or write past a tensor)."""
     if q.dtype not in _TORCH_TO_TILUS or k.dtype != q.dtype or v.dtype != q.dtype:
-        raise ValueError("flash_attention: q, k, v must share one dtype, float16 or bfloat16")
+        raise ValueError(f"{owner}: q, k, v must share one dtype, float16 or bfloat16")
     if q.dim() != 4 or k.shape != v.shape or k.shape[::3] != q.shape[::3] or k.shape[1] != q.shape[1]:
-        raise ValueError(f"flash_attention: shapes q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"
+        raise ValueError(f"{owner}: shapes q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"
                          " are not [b, s, h, d] and [b, s, h_kv, d]")
+    check_same_device(owner, q=q, k=k, v=v)
     if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
-        raise ValueError("flash_attention: q, k and v must be contiguous")
+        raise ValueError(f"{owner}: q, k and v must be contiguous")
+    if out is not None:
+        check_out(owner, out, tuple(q.shape), q.dtype, q.device)
+
+
+def check_same_device(owner: str, **tensors: torch.Tensor):
+    """All of `tensors` on one device (the first one's)."""
+    devices = {name: t.device for name, t in tensors.items()}
+    if len(set(devices.values())) > 1:
+        raise ValueError(f"{owner}: {', '.join(devices)} must be on one device, got "
+                         + ", ".join(f"{name} on {d}" for name, d in devices.items()))
+
+
+def check_out(owner: str, out: torch.Tensor, shape: tuple, dtype: torch.dtype, device) -> None:
+    """`out` is what the kernel writes through a raw pointer: exactly this tensor."""
+    if tuple(out.shape) != shape or out.dtype != dtype or out.device != device or not out.is_contiguous():
+        raise ValueError(f"{owner}: out must be a contiguous {dtype} {list(shape)} tensor on {device}, got "
+                         f"{'' if out.is_contiguous() else 'a non-contiguous '}{out.dtype} "
+                         f"{list(out.shape)} on {out.device}")
 
 
 def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
@@ -194,7 +215,7 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
     """softmax(q k^T / sqrt(d)) v for contiguous q [b, s, h, d], k and v [b, s, h_kv, d]
     (fp16/bf16, h a multiple of h_kv); the result has q's shape. `config` fixes the tuning
     parameters (warps, block_q, block_kv, stages) instead of autotuning them."""
-    check_inputs(q, k, v)
+    check_inputs(q, k, v, out)
     batch, seqlen, heads, d = q.shape
     out = torch.empty_like(q) if out is None else out
     key = (q.dtype, heads, k.shape[2], d, causal, tuple(sorted((config or {}).items())))

@@ -236,7 +236,7 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
     (fp16/bf16, d 64 or 128, h a multiple of h_kv); the result has q's shape. `stages`,
     `epilogue` and `block_kv` fix the ring depth, the output path and the KV block width
     (default 2, "registers" and 128 when any is given) instead of autotuning them."""
-    check_inputs(q, k, v)
+    check_inputs(q, k, v, out)
     batch, seqlen, heads, d = q.shape
     out = torch.empty_like(q) if out is None else out
     key = (q.dtype, heads, k.shape[2], d, causal, stages, epilogue, block_kv)

@@ -366,6 +366,8 @@ def matmul(a: torch.Tensor, b: torch.Tensor, scale: float = 1.0, out: torch.Tens
         raise ValueError(f"matmul: a [m, k] and b [n, k] expected, got {tuple(a.shape)} and {tuple(b.shape)}")
     if not (a.is_contiguous() and b.is_contiguous()):
         raise ValueError("matmul: a and b must be contiguous (row-major)")
+    if b.device != a.device:
+        raise ValueError(f"matmul: a and b must be on one device, got a on {a.device}, b on {b.device}")
     m, k = a.shape
     n = b.shape[0]
     if (k * a.element_size()) % 16 or (n * 2) % 16:
@@ -373,6 +375,11 @@ def matmul(a: torch.Tensor, b: torch.Tensor, scale: float = 1.0, out: torch.Tens
     out_dtype = torch.bfloat16 if a.dtype == torch.bfloat16 else torch.float16
     if out is None:
         out = torch.empty(m, n, dtype=out_dtype, device=a.device)
+    elif out.shape != (m, n) or out.dtype != out_dtype or out.device != a.device or not out.is_contiguous():
+        # (written through a raw pointer by TMA stores)
+        raise ValueError(f"matmul: out must be a contiguous {out_dtype} [{m}, {n}] tensor on {a.device}, got "
+                         f"{'' if out.is_contiguous() else 'a non-contiguous '}{out.dtype} {list(out.shape)} "
+                         f"on {out.device}")
     key = a.dtype
     if key not in _SCRIPTS:
         _SCRIPTS[key] = MatmulWarpSpecialized(dtype=_TORCH_TO_TILUS[a.dtype])
