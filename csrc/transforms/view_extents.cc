@@ -1,11 +1,41 @@
 #include "transforms/view_extents.h"
 
+#include <unordered_map>
+
+#include "ir/functor.h"
+
 namespace tilus {
 
 ViewExtents::ViewExtents(const Program& program, const HostEvaluator& evaluator)
     : program_(program), evaluator_(evaluator) {
   std::vector<Guard> guards;
   collect(program.body, guards);
+  mark_tma_only(program);
+}
+
+void ViewExtents::mark_tma_only(const Program& program) {
+  std::unordered_map<const TensorNode*, View*> by_tensor;
+  for (View& v : views_) {
+    if (v.tensor) by_tensor[v.tensor] = &v;
+  }
+  if (by_tensor.empty()) return;
+  std::unordered_map<const TensorNode*, int> uses, tma_uses;
+  for_each_inst(program.body, [&](const StmtNode& s) {
+    const Instruction& i = *s.inst;
+    const bool tma = i.op == Op::TmaGlobalToShared || i.op == Op::TmaSharedToGlobal;
+    for (const Tensor& t : i.inputs) {
+      if (!t || !by_tensor.count(t.get())) continue;
+      ++uses[t.get()];
+      if (tma) ++tma_uses[t.get()];
+    }
+    if (i.output && !i.defines_output && by_tensor.count(i.output.get())) {  // written through out=
+      ++uses[i.output.get()];
+      if (tma) ++tma_uses[i.output.get()];
+    }
+  });
+  for (auto& [tensor, view] : by_tensor) {
+    view->tma_only = uses[tensor] > 0 && uses[tensor] == tma_uses[tensor];
+  }
 }
 
 void ViewExtents::collect(const Stmt& s, std::vector<Guard>& guards) {
@@ -38,7 +68,7 @@ void ViewExtents::collect(const Stmt& s, std::vector<Guard>& guards) {
       bool offsets32 = true;
       for (const Expr& stride : i.output->global_strides) offsets32 = offsets32 && stride->dtype.bits() <= 32;
       views_.push_back({param, i.output->dtype, i.output->global_shape, i.output->global_strides,
-                        guards, i.output->name, s->loc, offsets32});
+                        guards, i.output->name, s->loc, offsets32, false, i.output.get()});
       return;
     }
   }
@@ -92,7 +122,7 @@ int ViewExtents::first_overflow(const std::vector<HostArg>& args, Reach* reach_o
   Reach r;
   for (size_t i = 0; i < views_.size(); ++i) {
     const View& v = views_[i];
-    if (!v.offsets32 || !reach(v, args, r)) continue;
+    if (!v.offsets32 || v.tma_only || !reach(v, args, r)) continue;
     const int64_t elem_bits = v.dtype.bits();
     const int64_t first = r.first_byte * 8 / elem_bits, last = r.end_byte * 8 / elem_bits - 1;
     if (first < INT32_MIN || last > INT32_MAX) {

@@ -33,7 +33,8 @@ class ViewExtents {
   size_t size() const { return views_.size(); }
   // Whether every checkable view addressed with 32-bit element offsets (the generated code
   // computes them in its strides' type: int32 from int32 sizes) stays within them; a view
-  // that spans more would wrap around on the GPU. offset_overflow_message says which, and
+  // that spans more would wrap around on the GPU. Views used only by TMA copies are not
+  // addressed that way and may span more. offset_overflow_message says which, and
   // the way out (sizes declared int64 make the offsets 64-bit).
   bool offsets_fit(const std::vector<HostArg>& args) const { return first_overflow(args, nullptr) < 0; }
   std::string offset_overflow_message(const std::vector<HostArg>& args) const;
@@ -51,7 +52,12 @@ class ViewExtents {
     std::string name;
     SourceLoc loc;
     bool offsets32;  // every stride is a 32-bit integer: so are the element offsets
+    // Every use is a TMA copy (the hardware addresses through the tensor map the host
+    // encodes in 64 bits): the generated code computes no element offset into it.
+    bool tma_only = false;
+    const TensorNode* tensor = nullptr;
   };
+  void mark_tma_only(const Program& program);
   struct Reach {
     std::vector<int64_t> shape;
     int64_t first_byte = 0, end_byte = 0;  // [first, end) relative to the pointer

@@ -341,3 +341,35 @@ def test_an_unhashable_custom_key_is_reported(monkeypatch, fake_gpu):
     monkeypatch.setattr(Scale, "_tilus_tune_key", staticmethod(lambda n, x: [n]), raising=False)
     with pytest.raises(TypeError, match=r"the tuning key \[100\] is not hashable"):
         Scale(1.0)(100, _x())
+
+
+@tilus.autotune("span", ["row", "all"])
+class FirstRowOf(tilus.Script):
+    """Copies 32 elements of x's first row; span="all" views all m rows of x, which for a
+    large m spans more elements than 32-bit offsets reach (the view's sizes are int32)."""
+
+    def __init__(self, span):
+        super().__init__()
+        self.span = span
+
+    def __call__(self, m: int32, x_ptr: ~float32, y_ptr: ~float32):
+        self.attrs.blocks = [1]
+        self.attrs.warps = 1
+        gx = self.global_view(x_ptr, dtype=float32, shape=[m if self.span == "all" else 1, 32])
+        gy = self.global_view(y_ptr, dtype=float32, shape=[1, 32])
+        self.store_global(gy, self.load_global(gx, offsets=[0, 0], shape=[1, 32]), offsets=[0, 0])
+
+
+def test_configs_whose_views_pass_32_bit_offsets_are_unfit_not_timed(fake_gpu):
+    bench = fake_gpu(cost=lambda config: 0.5 if config["span"] == "all" else 1.0)  # "all" would win
+    x, y = _x(32), np.zeros(32, np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # expected for these arguments: no warning
+        FirstRowOf()(2**27, x, y)
+    np.testing.assert_array_equal(y, x)
+    assert bench.measured == [{"span": "row"}]
+    [row] = FirstRowOf().tuning_table()
+    assert row["skipped"] == 1
+    FirstRowOf()(1000, _x(32000), y)  # another key: both fit, and "all" is faster
+    assert bench.measured[1:] == [{"span": "row"}, {"span": "all"}]
+    assert FirstRowOf().chosen_config(1000, _x(32000), y) == {"span": "all"}

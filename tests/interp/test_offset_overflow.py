@@ -51,3 +51,20 @@ def test_the_largest_32_bit_view_and_int64_sizes_are_accepted():
     assert "spans 3221225472 elements" in tilus._C.view_offset_overflow(program, [3, 2**30, *pointers])
     program = Rows64().compile(65536, 65536, x, y).program
     assert tilus._C.view_offset_overflow(program, [65536, 65536, *pointers]) == ""
+
+
+def test_views_only_tma_copies_use_take_no_32_bit_offsets(example):
+    # The warp-specialised matmul reads A and B by TMA; its C goes out by TMA stores
+    # (epilogue "tma") or by register stores (epilogue "registers"), whose element
+    # offsets are 32-bit: a 16384 x 152064 C (an lm-head over 16k tokens) is refused only then.
+    ex = example("matmul_warp_specialized")
+    a = torch.zeros(8, 8, dtype=torch.float16)
+    pointers = [1 << 20, 2 << 20, 3 << 20]
+    for epilogue, refused in (("tma", False), ("registers", True)):
+        kernel = ex.MatmulWarpSpecialized(block_m=128, block_n=128, stages=3, group_m=8, cluster_m=1,
+                                          epilogue=epilogue, num_blocks=4)
+        program = kernel.compile(256, 256, 64, a, a, a, 1.0).program
+        message = tilus._C.view_offset_overflow(program, [16384, 152064, 8192, *pointers, 1.0])
+        assert ("global_view gc (shape [16384, 152064] of float16" in message) == refused, message
+        # A [m, k] past 2^31 elements: read by TMA only, in both
+        assert tilus._C.view_offset_overflow(program, [65536, 4096, 32768, *pointers, 1.0]) == ""

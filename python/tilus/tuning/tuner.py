@@ -188,6 +188,7 @@ def _search(tuned, sig, values, jit_key, target: GpuTarget, make_bench, label: s
     count("tunings")
     candidates, failures = transpile_all(tuned, values)
     runtime_args, _ = prepare_runtime_args(sig, values, tuned.cls.__name__)
+    candidates = _drop_offset_overflows(candidates, runtime_args, failures)
     aligned = [takes_aligned_build(c.compiled.program, runtime_args) for c in candidates]
     built, build_failures = build_candidates(candidates, target, aligned, label)
     failures.update(build_failures)
@@ -216,6 +217,20 @@ def _search(tuned, sig, values, jit_key, target: GpuTarget, make_bench, label: s
     winner = min(timings, key=lambda i: (timings[i], i))
     _release_losers(tuned, winner, candidates)
     return Decision(winner, "tuned", timings[winner], timings, failures)
+
+
+def _drop_offset_overflows(candidates, runtime_args: list, failures: Dict[int, Failure]):
+    """Configurations whose global views would span more than their 32-bit element
+    offsets reach for these arguments (every launch of them is refused): unfit, as one
+    that needs too much shared memory, not built, not timed."""
+    kept = []
+    for c in candidates:
+        message = _C.view_offset_overflow(c.compiled.program, runtime_args)
+        if message:
+            failures[c.index] = Failure("unfit", message)
+        else:
+            kept.append(c)
+    return kept
 
 
 def _release_losers(tuned, winner: int, candidates):
