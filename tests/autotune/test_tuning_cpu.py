@@ -343,8 +343,7 @@ def test_an_unhashable_custom_key_is_reported(monkeypatch, fake_gpu):
         Scale(1.0)(100, _x())
 
 
-@tilus.autotune("span", ["row", "all"])
-class FirstRowOf(tilus.Script):
+class _FirstRow(tilus.Script):
     """Copies 32 elements of x's first row; span="all" views all m rows of x, which for a
     large m spans more elements than 32-bit offsets reach (the view's sizes are int32)."""
 
@@ -360,6 +359,10 @@ class FirstRowOf(tilus.Script):
         self.store_global(gy, self.load_global(gx, offsets=[0, 0], shape=[1, 32]), offsets=[0, 0])
 
 
+FirstRowOf = tilus.autotune("span", ["row", "all"])(type("FirstRowOf", (_FirstRow,), {}))
+AllRowsFirst = tilus.autotune("span", ["all", "row"])(type("AllRowsFirst", (_FirstRow,), {}))
+
+
 def test_configs_whose_views_pass_32_bit_offsets_are_unfit_not_timed(fake_gpu):
     bench = fake_gpu(cost=lambda config: 0.5 if config["span"] == "all" else 1.0)  # "all" would win
     x, y = _x(32), np.zeros(32, np.float32)
@@ -373,3 +376,10 @@ def test_configs_whose_views_pass_32_bit_offsets_are_unfit_not_timed(fake_gpu):
     FirstRowOf()(1000, _x(32000), y)  # another key: both fit, and "all" is faster
     assert bench.measured[1:] == [{"span": "row"}, {"span": "all"}]
     assert FirstRowOf().chosen_config(1000, _x(32000), y) == {"span": "all"}
+
+
+def test_the_cpu_rule_passes_over_configs_whose_views_pass_32_bit_offsets():
+    x, y = _x(32), np.zeros(32, np.float32)
+    AllRowsFirst()(2**27, x, y)  # the first configuration ("all") would be refused
+    np.testing.assert_array_equal(y, x)
+    assert AllRowsFirst().chosen_config(2**27, x, y) == {"span": "row"}

@@ -146,8 +146,9 @@ def choose(tuned, sig, values: list, jit_key: tuple, key_desc: dict, device: int
 def first_that_compiles(tuned, values: list) -> Decision:
     """The CPU rule: the first configuration, in product order, that constructs,
     transpiles for these (positional) arguments and fits a GPU's shared memory (as the GPU
-    search leaves out the candidates over the device's limit: CompiledScript.check_fits_a_gpu)."""
-    failures = {}
+    search leaves out the candidates over the device's limit: CompiledScript.check_fits_a_gpu,
+    and those whose views pass their 32-bit offsets for these sizes)."""
+    failures, args = {}, None
     for i in range(len(tuned.configs)):
         try:
             instance = tuned.instance(i)
@@ -163,6 +164,12 @@ def first_that_compiles(tuned, values: list) -> Decision:
             compiled.check_fits_a_gpu()
         except ScriptError as e:
             failures[i] = Failure("unfit", e.message)
+            continue
+        if args is None:
+            args, _ = prepare_runtime_args(type(instance)._signature(), values, tuned.cls.__name__)
+        message = _C.view_offset_overflow(compiled.program, args)
+        if message:  # as the GPU search: refused for these sizes, so unfit
+            failures[i] = Failure("unfit", message)
             continue
         return Decision(i, "first-that-compiles", failures=failures)
     _raise_none_works(tuned, failures,
