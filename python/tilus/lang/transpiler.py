@@ -1627,6 +1627,13 @@ class Transpiler:
         self.current_func = parsed
         self.scopes = []
         try:
+            # A parameter holding the caller's runtime variable that the helper gives another
+            # value (`n = n + 1`, `n += 1`) names a copy: as in Python, rebinding it must not
+            # change the caller's variable (assign writes a variable in place)
+            rebound = _assigned_names(parsed.node)
+            for name, value in list(self.env.items()):
+                if name in rebound and isinstance(value, Expr) and value.kind == "var":
+                    self.env[name] = self.builder.declare(name, value.dtype, value)
             self.visit_body(parsed.node.body)
             result = None
         except _Return as r:
@@ -1640,6 +1647,11 @@ class Transpiler:
 
 
 _MISSING = object()
+
+
+def _assigned_names(fn_node: ast.AST) -> set:
+    """The names a function's body binds (assignment targets, loop targets, with-as)."""
+    return {n.id for n in ast.walk(fn_node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def _runtime_bool_op(is_and: bool, a: Expr, b: Expr) -> Expr:
