@@ -1532,7 +1532,12 @@ class Transpiler:
     def expr_IfExp(self, node: ast.IfExp):
         cond = self.eval(node.test)
         if isinstance(cond, Expr):
-            return _C.select(cond, as_expr(self.eval(node.body)), as_expr(self.eval(node.orelse)))
+            body, orelse = self.eval(node.body), self.eval(node.orelse)
+            if isinstance(body, Tensor) or isinstance(orelse, Tensor):
+                raise self.error("TypeError", "`a if condition else b` with a runtime condition chooses "
+                                 "between scalars; for tiles write an if statement, or self.where(condition, "
+                                 "a, b) to choose element by element", node)
+            return _C.select(cond, as_expr(body), as_expr(orelse))
         return self.eval(node.body) if cond else self.eval(node.orelse)
 
     def expr_Subscript(self, node: ast.Subscript):
