@@ -31,10 +31,10 @@ import torch
 
 import tilus
 from tilus import bfloat16, float16, float32, int32
-from tilus.utils import benchmark_func, cdiv
+from tilus.utils import benchmark_func, cdiv, check_tensor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from flash_attention import OnlineSoftmax, check_out, check_same_device  # noqa: E402
+from flash_attention import OnlineSoftmax, check_same_device  # noqa: E402
 
 LOG2E = 1.4426950408889634
 
@@ -180,7 +180,7 @@ def decode_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, lengths:
     if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous() and lengths.is_contiguous()):
         raise ValueError("decode_attention: q, k, v and lengths must be contiguous")
     if out is not None:
-        check_out("decode_attention", out, tuple(q.shape), q.dtype, q.device)
+        check_tensor(out, "out", q.shape, q.dtype, q.device, "decode_attention")
     batch, heads, d = q.shape
     max_kv, kv_heads = k.shape[1], k.shape[2]
     splits = num_splits or default_splits(batch, kv_heads, max_kv, q.device)

@@ -36,7 +36,7 @@ import torch
 
 import tilus
 from tilus import bfloat16, float16, float32, int32
-from tilus.utils import benchmark_func, cdiv
+from tilus.utils import benchmark_func, cdiv, check_tensor
 
 LOG2E = 1.4426950408889634
 
@@ -191,7 +191,7 @@ def check_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.T
     if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
         raise ValueError(f"{owner}: q, k and v must be contiguous")
     if out is not None:
-        check_out(owner, out, tuple(q.shape), q.dtype, q.device)
+        check_tensor(out, "out", q.shape, q.dtype, q.device, owner)
 
 
 def check_same_device(owner: str, **tensors: torch.Tensor):
@@ -201,13 +201,6 @@ def check_same_device(owner: str, **tensors: torch.Tensor):
         raise ValueError(f"{owner}: {', '.join(devices)} must be on one device, got "
                          + ", ".join(f"{name} on {d}" for name, d in devices.items()))
 
-
-def check_out(owner: str, out: torch.Tensor, shape: tuple, dtype: torch.dtype, device) -> None:
-    """`out` is what the kernel writes through a raw pointer: exactly this tensor."""
-    if tuple(out.shape) != shape or out.dtype != dtype or out.device != device or not out.is_contiguous():
-        raise ValueError(f"{owner}: out must be a contiguous {dtype} {list(shape)} tensor on {device}, got "
-                         f"{'' if out.is_contiguous() else 'a non-contiguous '}{out.dtype} "
-                         f"{list(out.shape)} on {out.device}")
 
 
 def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,

@@ -46,7 +46,7 @@ import torch
 import tilus
 from tilus import bfloat16, float16, float32, int32, uint8, void_p
 from tilus.layout import column_local, divide, local, mma_block_layouts, register_layout, replicate, spatial
-from tilus.utils import benchmark_func, cdiv, dtype_to_torch
+from tilus.utils import benchmark_func, cdiv, check_tensor, dtype_to_torch
 
 UNIT_K, UNIT_N = 16, 64  # the packing unit: one k16 step of eight n8 mma atoms
 
@@ -621,10 +621,8 @@ class QuantizedLinear:
         if x.dim() != 2 or x.shape[1] != self.k or x.dtype != t or x.device != device or not x.is_contiguous():
             raise ValueError(f"x must be a contiguous {t} [m, {self.k}] tensor on {device}, got "
                              f"{'' if x.is_contiguous() else 'a non-contiguous '}{x.dtype} {list(x.shape)} on {x.device}")
-        if out is not None and (tuple(out.shape) != (x.shape[0], self.n) or out.dtype != t or out.device != device
-                                or not out.is_contiguous()):
-            raise ValueError(f"out must be a contiguous {t} [{x.shape[0]}, {self.n}] tensor on {device}, got "
-                             f"{out.dtype} {list(out.shape)} on {out.device}")
+        if out is not None:
+            check_tensor(out, "out", (x.shape[0], self.n), t, device)
 
     @property
     def kernel_zeros(self) -> torch.Tensor:

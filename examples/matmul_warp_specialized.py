@@ -52,7 +52,7 @@ import torch
 
 import tilus
 from tilus import bfloat16, float16, float32, float8_e4m3, int32, uint32
-from tilus.utils import benchmark_func, cdiv
+from tilus.utils import benchmark_func, cdiv, check_tensor
 
 
 def multiprocessor_count() -> int:
@@ -375,11 +375,8 @@ def matmul(a: torch.Tensor, b: torch.Tensor, scale: float = 1.0, out: torch.Tens
     out_dtype = torch.bfloat16 if a.dtype == torch.bfloat16 else torch.float16
     if out is None:
         out = torch.empty(m, n, dtype=out_dtype, device=a.device)
-    elif out.shape != (m, n) or out.dtype != out_dtype or out.device != a.device or not out.is_contiguous():
-        # (written through a raw pointer by TMA stores)
-        raise ValueError(f"matmul: out must be a contiguous {out_dtype} [{m}, {n}] tensor on {a.device}, got "
-                         f"{'' if out.is_contiguous() else 'a non-contiguous '}{out.dtype} {list(out.shape)} "
-                         f"on {out.device}")
+    else:  # written through a raw pointer by TMA stores
+        check_tensor(out, "out", (m, n), out_dtype, a.device, "matmul")
     key = a.dtype
     if key not in _SCRIPTS:
         _SCRIPTS[key] = MatmulWarpSpecialized(dtype=_TORCH_TO_TILUS[a.dtype])

@@ -20,10 +20,10 @@ import torch
 
 import tilus
 from tilus import bfloat16, float16, float32, int32
-from tilus.utils import benchmark_func, cdiv
+from tilus.utils import benchmark_func, cdiv, check_tensor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from softmax import check_out, row_slices  # noqa: E402  (the same wrapper rules)
+from softmax import row_slices  # noqa: E402  (the same slicing of large tensors)
 
 
 def _check_tile(block_m, block_n, warps):
@@ -124,11 +124,9 @@ def _script(cls, x, block_n, out, **params):
     if x.dim() != 2 or not x.is_contiguous() or x.dtype not in _TORCH_TO_TILUS:
         raise ValueError(f"{cls.__name__}: x must be a contiguous 2-D float16/bfloat16/float32 tensor")
     n = x.shape[1]
-    check_out(out, x, cls.__name__)
+    check_tensor(out, "out", x.shape, x.dtype, x.device, cls.__name__)
     for name, t in params.items():
-        if t.shape != (n,) or t.dtype != x.dtype or t.device != x.device or not t.is_contiguous():
-            raise ValueError(f"{cls.__name__}: {name} must be a contiguous {x.dtype} [{n}] tensor on {x.device}, "
-                             f"got {t.dtype} {list(t.shape)} on {t.device}")
+        check_tensor(t, name, (n,), x.dtype, x.device, cls.__name__)
     if block_n is None:
         block_n = min(16384, max(32, 1 << (n - 1).bit_length()))
     key = (cls, x.dtype, block_n)

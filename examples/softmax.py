@@ -36,7 +36,7 @@ import torch
 
 import tilus
 from tilus import bfloat16, float16, float32, int32
-from tilus.utils import benchmark_func, cdiv
+from tilus.utils import benchmark_func, cdiv, check_tensor
 
 
 @tilus.autotune("warps", [4, 8, 16, 32])
@@ -134,7 +134,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
         raise ValueError("softmax: x must be a contiguous 2-D float16/bfloat16/float32 tensor")
     m, n = x.shape
     out = torch.empty_like(x) if out is None else out
-    check_out(out, x, "softmax")
+    check_tensor(out, "out", x.shape, x.dtype, x.device, "softmax")
     if block_n is None:
         block_n = min(32768, max(32, 1 << (n - 1).bit_length()))
     key = (x.dtype, block_n, persistent, staged)
@@ -166,13 +166,6 @@ def row_slices(*tensors: torch.Tensor):
     return [(min(m, first + rows) - first, tuple(t[first:first + rows] for t in tensors))
             for first in range(0, m, rows)]
 
-
-def check_out(out: torch.Tensor, x: torch.Tensor, owner: str) -> None:
-    """The kernels write `out` through a raw pointer: it must be x's twin."""
-    if out.shape != x.shape or out.dtype != x.dtype or out.device != x.device or not out.is_contiguous():
-        raise ValueError(f"{owner}: out must be a contiguous {x.dtype} {list(x.shape)} tensor on {x.device}, "
-                         f"got {'' if out.is_contiguous() else 'a non-contiguous '}{out.dtype} "
-                         f"{list(out.shape)} on {out.device}")
 
 
 def _multiprocessors(device: torch.device) -> int:

@@ -1,6 +1,7 @@
 #include "transforms/view_extents.h"
 
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/functor.h"
 
@@ -15,27 +16,21 @@ ViewExtents::ViewExtents(const Program& program, const HostEvaluator& evaluator)
 
 void ViewExtents::mark_tma_only(const Program& program) {
   std::unordered_map<const TensorNode*, View*> by_tensor;
-  for (View& v : views_) {
-    if (v.tensor) by_tensor[v.tensor] = &v;
-  }
+  for (View& v : views_) by_tensor[v.tensor] = &v;
   if (by_tensor.empty()) return;
-  std::unordered_map<const TensorNode*, int> uses, tma_uses;
+  std::unordered_set<const TensorNode*> used, used_otherwise;
+  auto use = [&](const Tensor& t, bool tma) {
+    if (!t || !by_tensor.count(t.get())) return;
+    used.insert(t.get());
+    if (!tma) used_otherwise.insert(t.get());
+  };
   for_each_inst(program.body, [&](const StmtNode& s) {
     const Instruction& i = *s.inst;
     const bool tma = i.op == Op::TmaGlobalToShared || i.op == Op::TmaSharedToGlobal;
-    for (const Tensor& t : i.inputs) {
-      if (!t || !by_tensor.count(t.get())) continue;
-      ++uses[t.get()];
-      if (tma) ++tma_uses[t.get()];
-    }
-    if (i.output && !i.defines_output && by_tensor.count(i.output.get())) {  // written through out=
-      ++uses[i.output.get()];
-      if (tma) ++tma_uses[i.output.get()];
-    }
+    for (const Tensor& t : i.inputs) use(t, tma);
+    if (!i.defines_output) use(i.output, tma);  // written through out=
   });
-  for (auto& [tensor, view] : by_tensor) {
-    view->tma_only = uses[tensor] > 0 && uses[tensor] == tma_uses[tensor];
-  }
+  for (auto& [tensor, view] : by_tensor) view->tma_only = used.count(tensor) && !used_otherwise.count(tensor);
 }
 
 void ViewExtents::collect(const Stmt& s, std::vector<Guard>& guards) {

@@ -1,7 +1,8 @@
 """Helpers used inside and around scripts: ``cdiv``, ``gcd``, ``dtype_to_torch``,
 ``benchmark_func``, and the rest of Tilus 0.2's ``tilus.utils`` arithmetic (``lcm``, ``prod``,
 ``idiv``, ``is_power_of_two``, ``floor_log2``, ``nbytes_from_nbits``, ``same_list``,
-``dtype_from_torch``, ``clear_cache``)."""
+``dtype_from_torch``, ``clear_cache``), and ``check_tensor`` for the torch-facing wrappers
+of kernels."""
 
 from __future__ import annotations
 
@@ -84,6 +85,16 @@ def clear_cache() -> None:
     from tilus.option import get_cache_dir
 
     shutil.rmtree(get_cache_dir(), ignore_errors=True)
+
+
+def check_tensor(t, name: str, shape, dtype, device, owner: str = "") -> None:
+    """Refuses (ValueError naming `owner` and the parameter `name`) a tensor that a kernel
+    reads or writes through a raw pointer unless it is contiguous and has exactly this
+    shape, torch dtype and device: anything else would be misread or written past."""
+    if tuple(t.shape) != tuple(shape) or t.dtype != dtype or t.device != device or not t.is_contiguous():
+        prefix = f"{owner}: " if owner else ""
+        raise ValueError(f"{prefix}{name} must be a contiguous {dtype} {list(shape)} tensor on {device}, got "
+                         f"{'' if t.is_contiguous() else 'a non-contiguous '}{t.dtype} {list(t.shape)} on {t.device}")
 
 
 def dtype_to_torch(dtype):

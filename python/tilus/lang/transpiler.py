@@ -164,6 +164,10 @@ class _Source:
         self.node = tree.body[0]
         if not isinstance(self.node, ast.FunctionDef):
             raise TypeError(f"{fn.__qualname__} is not a plain function definition")
+        # the names the body binds (assignment, loop and with-as targets): inline copies the
+        # caller's runtime variables passed for them
+        self.assigned_names = {n.id for n in ast.walk(self.node)
+                               if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 _SOURCE_CACHE: Dict[Any, _Source] = {}
@@ -182,6 +186,7 @@ class _Function:
         self.file = source.file
         self.node = source.node
         self.column_shift = source.column_shift
+        self.assigned_names = source.assigned_names
         self.globals = fn.__globals__
         self.closure = {}
         if fn.__closure__:
@@ -1635,7 +1640,7 @@ class Transpiler:
             # A parameter holding the caller's runtime variable that the helper gives another
             # value (`n = n + 1`, `n += 1`) names a copy: as in Python, rebinding it must not
             # change the caller's variable (assign writes a variable in place)
-            rebound = _assigned_names(parsed.node)
+            rebound = parsed.assigned_names
             for name, value in list(self.env.items()):
                 if name in rebound and isinstance(value, Expr) and value.kind == "var":
                     self.env[name] = self.builder.declare(name, value.dtype, value)
@@ -1652,11 +1657,6 @@ class Transpiler:
 
 
 _MISSING = object()
-
-
-def _assigned_names(fn_node: ast.AST) -> set:
-    """The names a function's body binds (assignment targets, loop targets, with-as)."""
-    return {n.id for n in ast.walk(fn_node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def _runtime_bool_op(is_and: bool, a: Expr, b: Expr) -> Expr:

@@ -71,7 +71,7 @@ test_backend = None
 def choose(tuned, sig, values: list, jit_key: tuple, key_desc: dict, device: int) -> Decision:
     """The configuration for one tuning key (`key_desc`: KeyMaker.describe)."""
     if test_backend is None and device < 0:
-        return first_that_compiles(tuned, values)
+        return first_that_compiles(tuned, sig, values)
     if test_backend is not None:
         target, make_bench = test_backend
     else:
@@ -143,12 +143,12 @@ def choose(tuned, sig, values: list, jit_key: tuple, key_desc: dict, device: int
                        store_combined, received)
 
 
-def first_that_compiles(tuned, values: list) -> Decision:
+def first_that_compiles(tuned, sig, values: list) -> Decision:
     """The CPU rule: the first configuration, in product order, that constructs,
     transpiles for these (positional) arguments and fits a GPU's shared memory (as the GPU
     search leaves out the candidates over the device's limit: CompiledScript.check_fits_a_gpu,
     and those whose views pass their 32-bit offsets for these sizes)."""
-    failures, args = {}, None
+    failures, runtime_args = {}, None
     for i in range(len(tuned.configs)):
         try:
             instance = tuned.instance(i)
@@ -165,11 +165,11 @@ def first_that_compiles(tuned, values: list) -> Decision:
         except ScriptError as e:
             failures[i] = Failure("unfit", e.message)
             continue
-        if args is None:
-            args, _ = prepare_runtime_args(type(instance)._signature(), values, tuned.cls.__name__)
-        message = _C.view_offset_overflow(compiled.program, args)
-        if message:  # as the GPU search: refused for these sizes, so unfit
-            failures[i] = Failure("unfit", message)
+        if runtime_args is None:
+            runtime_args, _ = prepare_runtime_args(sig, values, tuned.cls.__name__)
+        overflow = _offsets_unfit(compiled.program, runtime_args)
+        if overflow:  # as the GPU search
+            failures[i] = overflow
             continue
         return Decision(i, "first-that-compiles", failures=failures)
     _raise_none_works(tuned, failures,
@@ -232,12 +232,19 @@ def _drop_offset_overflows(candidates, runtime_args: list, failures: Dict[int, F
     that needs too much shared memory, not built, not timed."""
     kept = []
     for c in candidates:
-        message = _C.view_offset_overflow(c.compiled.program, runtime_args)
-        if message:
-            failures[c.index] = Failure("unfit", message)
+        overflow = _offsets_unfit(c.compiled.program, runtime_args)
+        if overflow:
+            failures[c.index] = overflow
         else:
             kept.append(c)
     return kept
+
+
+def _offsets_unfit(program, runtime_args: list) -> Optional[Failure]:
+    """An "unfit" failure when `program`'s views pass their 32-bit offsets for these
+    arguments (every launch would be refused), else None."""
+    message = _C.view_offset_overflow(program, runtime_args)
+    return Failure("unfit", message) if message else None
 
 
 def _release_losers(tuned, winner: int, candidates):
