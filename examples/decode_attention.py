@@ -2,7 +2,7 @@
 
     q        [batch, num_heads, head_dim]
     k, v     [batch, max_kv, num_kv_heads, head_dim]   (a contiguous cache)
-    lengths  [batch] int32, 1 <= lengths[b] <= max_kv  (tokens of sequence b in the cache)
+    lengths  [batch] int32, 0 <= lengths[b] <= max_kv  (tokens of sequence b in the cache)
     o        [batch, num_heads, head_dim]
 
 A single query row leaves a long KV sequence to few blocks, so each (sequence, KV head)
@@ -15,6 +15,10 @@ accumulates in fp32. It writes its unnormalised output with its row max m and
 sum-of-exponentials l to a workspace; the combine kernel then weighs the splits,
 O = sum_i 2^((m_i - M) c) o_i / sum_i 2^((m_i - M) c) l_i with M the largest m_i.
 A split past the end of its sequence writes m = -inf, l = 0, o = 0 and weighs nothing.
+The lengths live on the GPU, so the wrapper cannot check them without a synchronising
+copy; the kernel clamps each to [0, max_kv] instead (no read past a sequence's cache, a
+length past max_kv attends to the whole cache) and an empty sequence gets zeros, not the
+0 / 0 of an empty softmax.
 
 The kernel reads each K/V byte of the live tokens once; it is memory-bound, so the
 number of splits is chosen to give every SM several blocks.
@@ -64,7 +68,7 @@ class DecodeAttentionSplit(OnlineSoftmax, tilus.Script):
         b = self.blockIdx.z
 
         glen = self.global_view(lengths_ptr, dtype=int32, shape=[batch])
-        length = glen[b].item()
+        length = max(min(glen[b].item(), max_kv), 0)  # never past the cache (module docstring)
         chunk = cdiv(cdiv(length, splits), bkv) * bkv
         kv_begin = split * chunk
         kv_end = min(kv_begin + chunk, length)
@@ -148,8 +152,11 @@ class DecodeAttentionCombine(tilus.Script):
         po = self.load_global(gpo, offsets=[b, kv_head, 0, r, 0], shape=[splits, d], dims=[2, 4])
         pm = self.load_global(gpm, offsets=[b, kv_head, 0, r, 0], shape=[splits, 1], dims=[2, 4])
         pl = self.load_global(gpl, offsets=[b, kv_head, 0, r, 0], shape=[splits, 1], dims=[2, 4])
-        w = self.exp2((pm - self.max(pm, dim=0, keepdim=True)) * self.qk_scale)
-        out = self.sum(po * w, dim=0, keepdim=True) / self.sum(pl * w, dim=0, keepdim=True)
+        top = self.max(pm, dim=0, keepdim=True)
+        top = self.where(top == float("-inf"), 0.0, top)  # an empty sequence: every split weighs 0
+        w = self.exp2((pm - top) * self.qk_scale)
+        mass = self.sum(pl * w, dim=0, keepdim=True)
+        out = self.sum(po * w, dim=0, keepdim=True) / self.where(mass == 0.0, 1.0, mass)
         self.store_global(go, out.to(self.dtype), offsets=[b, head, 0], dims=[1, 2])
 
 
@@ -166,8 +173,8 @@ def default_splits(batch: int, kv_heads: int, max_kv: int, device) -> int:
 def decode_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, lengths: torch.Tensor,
                      out: torch.Tensor = None, num_splits: int = None, config: dict = None) -> torch.Tensor:
     """Attention of q [b, h, d] over the first lengths[i] tokens of k, v [b, max_kv, h_kv, d]
-    (fp16/bf16, contiguous; lengths int32 [b], each at least 1). `config` fixes block_kv
-    and stages instead of autotuning them."""
+    (fp16/bf16, contiguous; lengths int32 [b]: clamped to [0, max_kv] on the GPU, an empty
+    sequence's output is zeros). `config` fixes block_kv and stages instead of autotuning them."""
     if q.dtype not in _TORCH_TO_TILUS or k.dtype != q.dtype or v.dtype != q.dtype:
         raise ValueError("decode_attention: q, k, v must share one dtype, float16 or bfloat16")
     if (q.dim() != 3 or k.dim() != 4 or k.shape != v.shape or k.shape[0] != q.shape[0]

@@ -132,7 +132,7 @@ BlockLayouts simt_operands_for(const RegisterLayout& c, int64_t k) {
   return out;
 }
 
-LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
+LayoutPlan infer_layouts(const Program& program, bool allow_wgmma, bool scalar_global) {
   LayoutPlan plan;
   const int64_t threads = program.warps * 32;
   GroupThreadCounts group_threads = group_thread_counts(program);
@@ -380,22 +380,28 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma) {
   // tile allows, whichever tile of the group comes first: a float16 row loaded, computed
   // in float32 and stored as float16 moves 8 elements per access, not 4.
   std::unordered_map<int, int> memory_bits;
+  std::unordered_set<int> packed_groups;
   auto narrowest = [&](const Tensor& t) {
     if (!is_reg(t) || t->dtype.is_pointer) return;
     auto [it, fresh] = memory_bits.emplace(groups.find(t->id), t->dtype.bits());
     if (!fresh) it->second = std::min(it->second, t->dtype.bits());
   };
   for (auto& [id, t] : tensors)
-    if (is_packed(t->dtype)) narrowest(t);
+    if (is_packed(t->dtype)) {
+      narrowest(t);
+      packed_groups.insert(groups.find(id));
+    }
   for_each_inst(program.body, [&](const StmtNode& s) {
     if (!op_has_effect(s.inst->op, eff::ReadsGlobal | eff::WritesGlobal)) return;
     if (s.inst->output) narrowest(s.inst->output);
     for (const Tensor& t : s.inst->inputs) narrowest(t);
   });
   auto default_layout = [&](const Tensor& t) {
+    const int g = groups.find(t->id);
     int bits = t->dtype.bits();
-    if (auto mb = memory_bits.find(groups.find(t->id)); mb != memory_bits.end()) bits = mb->second;
+    if (auto mb = memory_bits.find(g); mb != memory_bits.end()) bits = mb->second;
     int64_t vec = std::max<int64_t>(1, 128 / bits);
+    if (scalar_global && memory_bits.count(g) && !packed_groups.count(g)) vec = 1;
     return default_tile_layout(t->shape, threads_of(t), vec);
   };
   for (const Derivation& d : derivations) {

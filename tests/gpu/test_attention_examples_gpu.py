@@ -68,6 +68,22 @@ def test_decode_attention(example, dtype, batch, max_kv, heads, kv_heads, splits
     torch.testing.assert_close(out.float(), da.decode_reference(q, k, v, lengths), **_tol(dtype))
 
 
+def test_decode_attention_clamps_lengths_outside_the_cache(example):
+    """A length past max_kv attends to the whole cache (the last sequence's cache ends the
+    tensor: nothing is read past it); zero or negative gives zeros."""
+    da = example("decode_attention")
+    batch, max_kv = 4, 3001
+    q = torch.randn(batch, 32, 128, device="cuda").to(torch.float16)
+    k = torch.randn(batch, max_kv, 8, 128, device="cuda").to(torch.float16)
+    v = torch.randn(batch, max_kv, 8, 128, device="cuda").to(torch.float16)
+    out = torch.full_like(q, float("nan"))
+    da.decode_attention(q, k, v, torch.tensor([100, 0, -7, max_kv + 999], dtype=torch.int32, device="cuda"),
+                        out=out, num_splits=5)
+    expected = da.decode_reference(q, k, v, torch.tensor([100, 1, 1, max_kv], dtype=torch.int32))
+    expected[1:3] = 0.0
+    torch.testing.assert_close(out.float(), expected, **_tol(torch.float16))
+
+
 def _hopper():
     return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 

@@ -53,6 +53,22 @@ def test_decode_attention_matches_torch(heads, kv_heads, splits, dtype):
     torch.testing.assert_close(out.float(), DA.decode_reference(q, k, v, lengths), atol=2e-2, rtol=2e-2)
 
 
+def test_decode_attention_clamps_lengths_outside_the_cache():
+    """Lengths live on the GPU, so the kernel clamps them: past max_kv attends to the whole
+    cache (nothing read beyond it), zero or negative gives zeros (no 0 / 0)."""
+    torch.manual_seed(5)
+    batch, max_kv, heads, kv_heads = 4, 90, 4, 2
+    q = torch.randn(batch, heads, 64).to(torch.float16)
+    k = torch.randn(batch, max_kv, kv_heads, 64).to(torch.float16)
+    v = torch.randn(batch, max_kv, kv_heads, 64).to(torch.float16)
+    out = torch.full_like(q, float("nan"))
+    DA.decode_attention(q, k, v, torch.tensor([max_kv + 40, 0, -3, 33], dtype=torch.int32), out=out,
+                        num_splits=3, config={"block_kv": 32, "stages": 4})
+    expected = DA.decode_reference(q, k, v, torch.tensor([max_kv, 1, 1, 33], dtype=torch.int32))
+    expected[1:3] = 0.0
+    torch.testing.assert_close(out.float(), expected, atol=2e-2, rtol=2e-2)
+
+
 FAH = load_example("flash_attention_hopper")
 
 
