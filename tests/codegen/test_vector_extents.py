@@ -55,6 +55,19 @@ def test_the_aligned_build_moves_rows_as_16_byte_vectors():
     assert "load_global_vec<16>" not in unaligned and "store_global_vec<16>" not in unaligned
 
 
+def test_the_unaligned_build_gives_consecutive_elements_to_consecutive_lanes():
+    """Every global access of the unaligned build is one element: thread t takes elements
+    t, t + 128, ... of the row (a warp's access is one 64-byte run), not elements 8t..8t+7
+    (lanes 16 bytes apart, four times the L1 wavefronts for the same bytes)."""
+    program = _program()
+    unaligned = _C.generate_cuda(program, False, "sm_80")["source"]
+    aligned = _C.generate_cuda(program, True, "sm_80")["source"]
+    assert "*(gx + (((int)blockIdx.x * n_) + (tl_tid + (i * 128))))" in unaligned, unaligned
+    assert "*(gy + (((int)blockIdx.x * n_) + (tl_tid + (i_1 * 128))))" in unaligned, unaligned
+    assert "tl_tid * 8" not in unaligned
+    assert "tl_tid * 8" in aligned  # a 16-byte run per thread where the rows are vectors
+
+
 @pytest.mark.parametrize("n,pointer,expected", [(1024, 4096, True), (1040, 4096, True),
                                                 (1000, 4096, False), (1024, 4104, False)])
 def test_which_build_a_call_takes(n, pointer, expected):
