@@ -53,6 +53,7 @@ import torch
 import tilus
 from tilus import bfloat16, float16, float32, float8_e4m3, int32, uint32
 from tilus.utils import benchmark_func, cdiv, check_tensor
+from tilus.tuning.key import bucket
 
 
 def multiprocessor_count() -> int:
@@ -83,12 +84,13 @@ class TmaStoreEpilogue:
 
 
 def tuning_key(m_size, n_size, k_size, *rest):
-    """Which calls share a tuned configuration: m and k rounded up to a power of two (the
-    default for every size), n exact. The number of output tiles against the SMs decides
-    between the tiles at m = 128, and n = 12288 and 14336 share a power of two but not a
-    winner: on an H100 (2026-12-06, benchmarks/README.md) 128x14336x4096 ran the 64 x 64
-    tile that won at 12288 (0.89x cuBLAS) where the 128 x 112 tile ran at 0.98x."""
-    return (1 << (m_size - 1).bit_length(), n_size, 1 << (k_size - 1).bit_length())
+    """Which calls share a tuned configuration: m and k bucketed as every size is by
+    default (tilus.tuning.key.bucket), n exact. The number of output tiles against the SMs
+    decides between the tiles at m = 128, so sizes of one bucket need not share a winner:
+    on an H100 (2026-12-06, benchmarks/README.md) 128x14336x4096 ran the 64 x 64 tile that
+    won at 12288 (0.89x cuBLAS; the two shared a bucket then) where the 128 x 112 tile ran
+    at 0.98x."""
+    return (bucket(m_size), n_size, bucket(k_size))
 
 
 @tilus.autotune_key(tuning_key)

@@ -142,7 +142,8 @@ def autotune_key(fn: Callable):
     ``fn`` gets the kernel's arguments in ``__call__`` order and returns a hashable
     value with a process-independent repr; calls with equal values share one tuned
     configuration. The JIT arguments and the GPU always stay part of the key. Without
-    this decorator every runtime integer argument is rounded up to a power of two."""
+    this decorator every runtime integer argument is bucketed (tilus.tuning.key.bucket:
+    rounded up to two significant bits, 3072, 4096, 6144, 8192, 12288, ...)."""
     if not callable(fn):
         raise TypeError(f"autotune_key: expected a function, got {type(fn).__name__}")
 

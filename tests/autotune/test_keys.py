@@ -12,9 +12,10 @@ from tilus.tuning.key import KeyMaker, bucket, device_of, label
 from .kernels import Scale
 
 
-@pytest.mark.parametrize("value,expected", [(1, 1), (2, 2), (3, 4), (1000, 1024), (3000, 4096),
-                                            (4096, 4096), (4097, 8192), (0, 0), (-5, -5),
-                                            (np.int64(33), 64), (True, True), (2.5, 2.5)])
+@pytest.mark.parametrize("value,expected", [(1, 1), (2, 2), (3, 3), (5, 6), (7, 8), (1000, 1024), (3000, 3072),
+                                            (3500, 4096), (4096, 4096), (4097, 6144), (6145, 8192),
+                                            (12288, 12288), (14336, 16384), (0, 0), (-5, -5),
+                                            (np.int64(33), 48), (True, True), (2.5, 2.5)])
 def test_bucket(value, expected):
     assert bucket(value) == expected
 
@@ -27,12 +28,13 @@ def test_matmul_keys_bucket_m_and_keep_jit_values(example):
     def key(m, n, k):
         return maker((m, n, k, a, a, a))
 
-    assert key(3000, 4096, 4096) == key(4096, 4096, 4096)
+    assert key(3500, 4096, 4096) == key(4096, 4096, 4096)
+    assert key(3000, 4096, 4096) == key(3072, 4096, 4096) != key(4096, 4096, 4096)
     assert key(1, 4096, 4096) != key(4096, 4096, 4096)
     assert key(4096, 4096, 4096) != key(4096, 4096, 14336)  # k is a JIT value
     assert key(4096, 4096, 14336) == ((4096, 14336), (4096,), -1)
-    assert key(np.int64(3000), 4096, np.int32(14336)) == key(4096, 4096, 14336)
-    values = [3000, 4096, np.int64(14336), a, a, a]
+    assert key(np.int64(3500), 4096, np.int32(14336)) == key(4096, 4096, 14336)
+    values = [3500, 4096, np.int64(14336), a, a, a]
     assert maker.describe(maker(values), sig.jit_key(values)) == \
         {"jit": {"n_size": 4096, "k_size": 14336}, "runtime": {"m_size": 4096}}
     assert label("matmul_v5", (4096, 14336)) == "matmul_v5-4096-14336"

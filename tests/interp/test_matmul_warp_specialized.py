@@ -168,12 +168,14 @@ def test_configurations_that_cannot_work_are_refused(example):
 
 
 def test_tuning_key_keeps_n_exact_and_rounds_m_and_k(example):
-    # n = 12288 and 14336 round to one power of two but want different tiles at m = 128
-    # (the number of output tiles against the SMs); m varies with the batch, so it rounds
+    # n = 14336 and 16384 share a bucket but want different tiles at m = 128 (the number
+    # of output tiles against the SMs); m varies with the batch, so it is bucketed
     ex = example("matmul_warp_specialized")
     key = ex.MatmulWarpSpecialized._tilus_tune_key
     assert key is ex.tuning_key
     a = torch.zeros(1)
     assert key(128, 12288, 4096, a, a, a, 1.0) != key(128, 14336, 4096, a, a, a, 1.0)
-    assert key(3000, 4096, 4000, a, a, a, 1.0) == key(4096, 4096, 4096, a, a, a, 1.0) == (4096, 4096, 4096)
+    assert key(128, 14336, 4096, a, a, a, 1.0) != key(128, 16384, 4096, a, a, a, 1.0)
+    assert key(3500, 4096, 4000, a, a, a, 1.0) == key(4096, 4096, 4096, a, a, a, 1.0) == (4096, 4096, 4096)
+    assert key(3000, 4096, 4096, a, a, a, 1.0) == (3072, 4096, 4096)
     assert key(1, 4096, 14336, a, a, a, 1.0) == (1, 4096, 16384)

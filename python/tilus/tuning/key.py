@@ -4,8 +4,10 @@ A key has three parts:
 
 * the JIT values (arguments annotated ``int``/``float``/``bool``): each set of them is a
   different program, so each is tuned on its own;
-* the runtime part: by default every runtime integer argument rounded up to the next
-  power of two (``m_size=3000`` and ``4096`` share a winner, ``m_size=1`` gets its own).
+* the runtime part: by default every runtime integer argument rounded up to two
+  significant bits, as Tilus 0.2 rounds (the next multiple of a quarter of its power of
+  two: 3072, 4096, 6144, 8192, 12288, 16384, ...; ``m_size=3500`` and ``4096`` share a
+  winner, ``3000`` gets 3072's, ``m_size=1`` its own).
   Runtime floats, bools and tensors do not enter it; tensor dtypes are fixed by the
   ``~dtype`` annotations, which are part of the script's identity (identity.py).
   ``@tilus.autotune_key(fn)`` replaces this part with ``fn(*args)``, called with the
@@ -27,11 +29,17 @@ from tilus import _C
 
 
 def bucket(value):
-    """The next power of two for an integer >= 1; anything else unchanged."""
+    """An integer >= 1 rounded up to a multiple of 2^(bits - 2), bits its bit length: the
+    next number of the form 2^j or 3 * 2^j (Tilus 0.2's tuning buckets). A pure power of
+    two would put n = 12288 and 14336 in one bucket, whose tile counts on 132 SMs want
+    different tiles (docs/autotune.md). Anything else unchanged."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         return value
     value = int(value)
-    return 1 << (value - 1).bit_length() if value > 1 else value
+    if value < 1:
+        return value
+    step = 1 << max(value.bit_length() - 2, 0)
+    return (value + step - 1) // step * step
 
 
 def device_of(value) -> int:
