@@ -89,21 +89,30 @@ class Softmax(tilus.Script):
                     self.softmax_tile(x, cols, n_size, gy, first)
             else:
                 self.softmax_tile(self.load_global(gx, offsets=[row, 0], shape=[bm, bn]), cols, n_size, gy, row)
+        elif self.persistent:  # the grid walks the rows as above
+            for first in range(row, m_size, grid * bm):
+                self.softmax_long_rows(gx, gy, cols, n_size, first)
         else:
-            run_max = self.register_tensor(dtype=float32, shape=[bm, 1], init=float("-inf"))
-            run_sum = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
-            for col in range(0, n_size, bn):
-                x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
-                x = self.where(cols + col < n_size, x, float("-inf"))
-                new_max = self.maximum(run_max, self.max(x, dim=1, keepdim=True))
-                run_sum = run_sum * self.exp(run_max - new_max) + self.sum(
-                    self.exp(x - new_max), dim=1, keepdim=True)
-                run_max = new_max
-            inv_sum = 1.0 / run_sum
-            for col in range(0, n_size, bn):
-                x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
-                y = self.exp(x - run_max) * inv_sum
-                self.store_global(gy, y.to(self.dtype), offsets=[row, col])
+            self.softmax_long_rows(gx, gy, cols, n_size, row)
+
+    def softmax_long_rows(self, gx, gy, cols, n_size: int32, row: int32):
+        """Rows longer than the tile, at `row`: an online pass keeps the running max and the
+        rescaled running sum, then a second pass writes the result."""
+        bm, bn = self.block_m, self.block_n
+        run_max = self.register_tensor(dtype=float32, shape=[bm, 1], init=float("-inf"))
+        run_sum = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
+        for col in range(0, n_size, bn):
+            x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
+            x = self.where(cols + col < n_size, x, float("-inf"))
+            new_max = self.maximum(run_max, self.max(x, dim=1, keepdim=True))
+            run_sum = run_sum * self.exp(run_max - new_max) + self.sum(
+                self.exp(x - new_max), dim=1, keepdim=True)
+            run_max = new_max
+        inv_sum = 1.0 / run_sum
+        for col in range(0, n_size, bn):
+            x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
+            y = self.exp(x - run_max) * inv_sum
+            self.store_global(gy, y.to(self.dtype), offsets=[row, col])
 
     def softmax_tile(self, x, cols, n_size: int32, gy, row: int32):
         """Writes the softmax of the rows in the tile `x` (input dtype) at `row`."""

@@ -16,7 +16,7 @@ def _tol(dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("m,n,block_n", [(1823, 781, None), (3, 1, None), (64, 4097, None),
                                          (7, 20000, None), (37, 3000, 1024), (5, 32768, None),
-                                         (1000, 32768, None)])
+                                         (1000, 32768, None), (300, 50257, None)])
 @pytest.mark.parametrize("persistent,staged", [(False, False), (True, False), (True, True)])
 def test_softmax_gpu(example, dtype, m, n, block_n, persistent, staged):
     sm = example("softmax")
