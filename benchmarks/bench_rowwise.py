@@ -102,7 +102,10 @@ def bench_norms(shapes, dtypes, results):
 def main(argv):
     quick = "--quick" in argv
     results = []
-    softmax_shapes = [(8192, 8192), (4096, 32768)] if quick else [(8192, 8192), (4096, 4096), (1823, 781), (4096, 32768)]
+    # (4096, 50257): logits over a GPT-2-sized vocabulary, rows longer than one tile and
+    # not 16-byte aligned
+    softmax_shapes = ([(8192, 8192), (4096, 32768)] if quick else
+                      [(8192, 8192), (4096, 4096), (1823, 781), (4096, 32768), (4096, 50257)])
     bench_softmax(softmax_shapes, ["fp16"] if quick else ["fp16", "bf16", "fp32"], results)
     bench_norms([(4096, 4096), (8192, 8192)], ["fp16"] if quick else ["fp16", "bf16"], results)
     write_results("bench_rowwise", argv, results)
