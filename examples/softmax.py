@@ -18,7 +18,10 @@ Memory-bound, so the kernel's job is to read x once and write y once. Each block
   registers: a float32 row of 32768 fills half the register file (128 registers a thread
   at 16 warps), so a second one in registers spills, while shared memory holds it whole;
 * longer rows take the general path: an online pass keeps a running max and a running
-  sum rescaled whenever the max grows, then a second pass writes the result.
+  sum rescaled whenever the max grows, then a second pass writes the result. With
+  `row_tiles` (the wrapper's choice for rows of at most 128 KB: a 50257-word vocabulary
+  in fp16 or bf16) the first pass also keeps the row in shared memory, so the second
+  reads it there instead of from global memory: the row is read once, not twice.
 
 Elements past the end of a row read as zero (load_global's padding); the mask turns them
 into -inf so they add nothing to the sum. Arithmetic is float32 for every input dtype;
@@ -45,15 +48,19 @@ from tilus.utils import benchmark_func, cdiv, check_tensor
 @tilus.autotune("staged", [False, True])
 class Softmax(tilus.Script):
     def __init__(self, dtype, block_n: int, block_m: int, warps: int, persistent: bool = False,
-                 staged: bool = False):
+                 staged: bool = False, row_tiles: int = 0):
+        """`row_tiles` > 0: rows of more than one and at most `row_tiles` tiles stay in
+        shared memory between the two passes of the long-row path (0: read twice)."""
         super().__init__()
         # at most 64 elements a thread (a 32768-wide row over 16 or 32 warps)
         if block_m * block_n > 64 * 32 * warps or block_m * block_n < 32 * warps:
             raise ValueError("tile too large for registers, or too small for the threads")
-        if staged and (not persistent or block_m * block_n * dtype.nbits // 8 > 128 * 1024):
-            raise ValueError("staged: the persistent kernel's next rows, at most 128 KB of shared memory")
+        if staged and (not persistent or row_tiles or block_m * block_n * dtype.nbits // 8 > 128 * 1024):
+            raise ValueError("staged: the persistent kernel's next rows of one tile, at most 128 KB of shared memory")
+        if row_tiles * block_m * block_n * dtype.nbits // 8 > 128 * 1024:
+            raise ValueError("row_tiles: the rows kept in shared memory take more than 128 KB")
         self.dtype, self.block_n, self.block_m, self.warps = dtype, block_n, block_m, warps
-        self.persistent, self.staged = persistent, staged
+        self.persistent, self.staged, self.row_tiles = persistent, staged, row_tiles
 
     def __call__(self, m_size: int32, n_size: int32, grid: int32, x_ptr: tilus.void_p, y_ptr: tilus.void_p):
         """`grid`: the number of blocks of a persistent kernel (one an SM), else unused."""
@@ -89,11 +96,40 @@ class Softmax(tilus.Script):
                     self.softmax_tile(x, cols, n_size, gy, first)
             else:
                 self.softmax_tile(self.load_global(gx, offsets=[row, 0], shape=[bm, bn]), cols, n_size, gy, row)
-        elif self.persistent:  # the grid walks the rows as above
+        elif self.row_tiles:
+            resident = self.shared_tensor(dtype=self.dtype, shape=[self.row_tiles, bm, bn])
+            if self.persistent:  # the grid walks the rows as above
+                for first in range(row, m_size, grid * bm):
+                    self.softmax_resident_rows(gx, gy, cols, n_size, first, resident)
+            else:
+                self.softmax_resident_rows(gx, gy, cols, n_size, row, resident)
+            self.free_shared(resident)
+        elif self.persistent:
             for first in range(row, m_size, grid * bm):
                 self.softmax_long_rows(gx, gy, cols, n_size, first)
         else:
             self.softmax_long_rows(gx, gy, cols, n_size, row)
+
+    def softmax_resident_rows(self, gx, gy, cols, n_size: int32, row: int32, resident):
+        """Rows of `row_tiles` tiles at most, at `row`: the online pass leaves each tile in
+        `resident` (shared memory), the second pass reads it from there."""
+        bm, bn = self.block_m, self.block_n
+        run_max = self.register_tensor(dtype=float32, shape=[bm, 1], init=float("-inf"))
+        run_sum = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
+        for t in range(self.row_tiles):
+            x = self.load_global(gx, offsets=[row, t * bn], shape=[bm, bn])
+            self.store_shared(resident[t], x)
+            x = self.where(cols + t * bn < n_size, x.to(float32), float("-inf"))
+            new_max = self.maximum(run_max, self.max(x, dim=1, keepdim=True))
+            run_sum = run_sum * self.exp(run_max - new_max) + self.sum(
+                self.exp(x - new_max), dim=1, keepdim=True)
+            run_max = new_max
+        inv_sum = 1.0 / run_sum
+        self.sync()  # the second pass's layout need not be the first's
+        for t in range(self.row_tiles):
+            y = self.exp(self.load_shared(resident[t]).to(float32) - run_max) * inv_sum
+            self.store_global(gy, y.to(self.dtype), offsets=[row, t * bn])
+        self.sync()  # read before the next rows overwrite it
 
     def softmax_long_rows(self, gx, gy, cols, n_size: int32, row: int32):
         """Rows longer than the tile, at `row`: an online pass keeps the running max and the
@@ -146,11 +182,15 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     check_tensor(out, "out", x.shape, x.dtype, x.device, "softmax")
     if block_n is None:
         block_n = min(32768, max(32, 1 << (n - 1).bit_length()))
-    key = (x.dtype, block_n, persistent, staged)
+    # rows longer than a tile that fit 128 KB of shared memory are read once, not twice
+    row_tiles = cdiv(n, block_n) if n > block_n and cdiv(n, block_n) * block_n * x.element_size() <= 128 * 1024 else 0
+    if row_tiles:
+        staged = False if staged is not None else None  # (staging is for rows of one tile)
+    key = (x.dtype, block_n, persistent, staged, row_tiles)
     if key not in _SCRIPTS:
         fixed = {name: value for name, value in (("persistent", persistent), ("staged", staged))
                  if value is not None}
-        _SCRIPTS[key] = Softmax(_TORCH_TO_TILUS[x.dtype], block_n, **fixed)
+        _SCRIPTS[key] = Softmax(_TORCH_TO_TILUS[x.dtype], block_n, row_tiles=row_tiles, **fixed)
     for rows, (x_part, out_part) in row_slices(x, out):
         _SCRIPTS[key](rows, n, _multiprocessors(x.device), x_part, out_part)
     return out

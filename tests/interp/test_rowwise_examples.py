@@ -38,6 +38,25 @@ def test_persistent_softmax_walks_more_rows_than_blocks(example, staged):
     torch.testing.assert_close(y, torch.softmax(x, dim=1))
 
 
+@pytest.mark.parametrize("row_tiles", [0, 5])
+@pytest.mark.parametrize("persistent", [False, True])
+def test_long_rows_read_twice_or_kept_in_shared_memory(example, row_tiles, persistent):
+    # rows of 5 tiles of 32 (the last one partial): read twice from global memory
+    # (row_tiles 0, rows over 128 KB) or kept in shared memory between the passes; 13 rows
+    # of 2 a tile over the interpreter's 3 persistent blocks
+    x = torch.randn(13, 150) * 4
+    y = torch.full_like(x, float("nan"))
+    example("softmax").Softmax(tilus.float32, 32, block_m=2, warps=2, persistent=persistent,
+                               row_tiles=row_tiles)(13, 150, 3, x, y)
+    torch.testing.assert_close(y, torch.softmax(x, dim=1))
+
+
+def test_rows_kept_in_shared_memory_are_limited_to_128_kb(example):
+    with pytest.raises(ValueError, match="row_tiles"):
+        example("softmax").Softmax(tilus.float16, 32768, block_m=2, warps=32, persistent=False, staged=False,
+                                   row_tiles=2)
+
+
 def test_staged_softmax_is_refused_without_the_persistent_walk(example):
     with pytest.raises(ValueError, match="staged"):
         example("softmax").Softmax(tilus.float32, 512, block_m=1, warps=4, persistent=False, staged=True)
