@@ -57,6 +57,50 @@ def test_rows_kept_in_shared_memory_are_limited_to_128_kb(example):
                                    row_tiles=2)
 
 
+@pytest.mark.parametrize("cols,row_tiles", [(200, 0), (700, 0), (700, 3)])
+def test_every_softmax_configuration_on_every_path(example, cols, row_tiles):
+    """Every configuration of the tuning space, fixed, on each path (rows of one tile; longer
+    rows read twice; longer rows kept in shared memory), 11 rows: more row tiles than the
+    interpreter's 3 persistent blocks. The tuner keeps the fastest configuration, so one that
+    skips work would be chosen (the persistent long-row path once computed 3 x block_m rows)."""
+    sm = example("softmax")
+    x = (torch.randn(11, cols) * 4).to(torch.float16)
+    expected = torch.softmax(x.float(), dim=1).to(torch.float16)
+    ran = []
+    for config in sm.Softmax(tilus.float16, 256, row_tiles=row_tiles).configs:
+        try:
+            kernel = sm.Softmax(tilus.float16, 256, row_tiles=row_tiles, **config)
+        except ValueError:  # refused at construction (too many threads for the tile, ...)
+            continue
+        y = torch.full_like(x, float("nan"))
+        kernel(11, cols, 3, x, y)
+        torch.testing.assert_close(y, expected, atol=2e-2, rtol=2e-2, msg=lambda m: f"{config}: {m}")
+        ran.append(config)
+    assert len(ran) >= 18 and {c["persistent"] for c in ran} == {False, True}
+
+
+@pytest.mark.parametrize("cols", [200, 700])
+def test_every_norm_configuration_on_both_paths(example, cols):
+    nm = example("norms")
+    x = torch.randn(11, cols).to(torch.float16)
+    w, b = torch.randn(cols).to(torch.float16), torch.randn(cols).to(torch.float16)
+    ln = torch.nn.functional.layer_norm(x.float(), (cols,), w.float(), b.float(), 1e-5).to(torch.float16)
+    rms = (x.float() * torch.rsqrt(x.float().pow(2).mean(1, keepdim=True) + 1e-6) * w.float()).to(torch.float16)
+    ran = 0
+    for config in nm.LayerNorm(tilus.float16, 256).configs:
+        try:
+            layer, rms_kernel = nm.LayerNorm(tilus.float16, 256, **config), nm.RMSNorm(tilus.float16, 256, **config)
+        except ValueError:
+            continue
+        y, z = torch.full_like(x, float("nan")), torch.full_like(x, float("nan"))
+        layer(11, cols, x, w, b, y, 1e-5)
+        rms_kernel(11, cols, x, w, z, 1e-6)
+        torch.testing.assert_close(y, ln, atol=2e-2, rtol=2e-2, msg=lambda m: f"layer norm {config}: {m}")
+        torch.testing.assert_close(z, rms, atol=2e-2, rtol=2e-2, msg=lambda m: f"RMS norm {config}: {m}")
+        ran += 1
+    assert ran >= 6
+
+
 def test_staged_softmax_is_refused_without_the_persistent_walk(example):
     with pytest.raises(ValueError, match="staged"):
         example("softmax").Softmax(tilus.float32, 512, block_m=1, warps=4, persistent=False, staged=True)
