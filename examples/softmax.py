@@ -21,7 +21,11 @@ Memory-bound, so the kernel's job is to read x once and write y once. Each block
   sum rescaled whenever the max grows, then a second pass writes the result. With
   `row_tiles` (the wrapper's choice for rows of at most 128 KB: a 50257-word vocabulary
   in fp16 or bf16) the first pass also keeps the row in shared memory, so the second
-  reads it there instead of from global memory: the row is read once, not twice.
+  reads it there instead of from global memory: the row is read once, not twice. A
+  kernel built for long rows (`long_rows`) has no one-tile path and walks a row in tiles
+  of block_n / `long_split` columns (tuned): narrower tiles take fewer registers (40 a
+  thread at 16 warps for 8192-wide fp16 tiles against 128 for 32768), so several blocks
+  can share an SM where one did.
 
 Elements past the end of a row read as zero (load_global's padding); the mask turns them
 into -inf so they add nothing to the sum. Arithmetic is float32 for every input dtype;
@@ -46,21 +50,30 @@ from tilus.utils import benchmark_func, cdiv, check_tensor
 @tilus.autotune("block_m", [1, 2, 4])
 @tilus.autotune("persistent", [False, True])
 @tilus.autotune("staged", [False, True])
+@tilus.autotune("long_split", [1, 2, 4])
 class Softmax(tilus.Script):
     def __init__(self, dtype, block_n: int, block_m: int, warps: int, persistent: bool = False,
-                 staged: bool = False, row_tiles: int = 0):
-        """`row_tiles` > 0: rows of more than one and at most `row_tiles` tiles stay in
-        shared memory between the two passes of the long-row path (0: read twice)."""
+                 staged: bool = False, row_tiles: int = 0, long_rows: bool = False, long_split: int = 1):
+        """`long_rows`: the calls' rows are longer than `block_n` (the wrapper knows). Their
+        path walks a row in tiles of block_n / `long_split` columns (narrower tiles take
+        fewer registers, so more blocks share an SM; tuned). `row_tiles` > 0: such rows,
+        at most `row_tiles` x block_n long, stay in shared memory between the two passes
+        (0: read twice)."""
         super().__init__()
-        # at most 64 elements a thread (a 32768-wide row over 16 or 32 warps)
-        if block_m * block_n > 64 * 32 * warps or block_m * block_n < 32 * warps:
+        # at most 64 elements a thread (a 32768-wide row over 16 or 32 warps); a kernel for
+        # long rows holds only tiles of block_n / long_split (it has no one-tile path)
+        tile = block_m * block_n // long_split
+        if tile > 64 * 32 * warps or tile < 32 * warps:
             raise ValueError("tile too large for registers, or too small for the threads")
-        if staged and (not persistent or row_tiles or block_m * block_n * dtype.nbits // 8 > 128 * 1024):
+        if long_split > 1 and not long_rows:
+            raise ValueError("long_split: a tile of a row longer than block_n (long_rows)")
+        if staged and (not persistent or long_rows or block_m * block_n * dtype.nbits // 8 > 128 * 1024):
             raise ValueError("staged: the persistent kernel's next rows of one tile, at most 128 KB of shared memory")
         if row_tiles * block_m * block_n * dtype.nbits // 8 > 128 * 1024:
             raise ValueError("row_tiles: the rows kept in shared memory take more than 128 KB")
         self.dtype, self.block_n, self.block_m, self.warps = dtype, block_n, block_m, warps
-        self.persistent, self.staged, self.row_tiles = persistent, staged, row_tiles
+        self.persistent, self.staged, self.row_tiles, self.long_rows = persistent, staged, row_tiles, long_rows
+        self.long_tile = block_n // long_split  # the long-row paths' tile width
 
     def __call__(self, m_size: int32, n_size: int32, grid: int32, x_ptr: tilus.void_p, y_ptr: tilus.void_p):
         """`grid`: the number of blocks of a persistent kernel (one an SM), else unused."""
@@ -70,9 +83,10 @@ class Softmax(tilus.Script):
         row = self.blockIdx.x * bm
         gx = self.global_view(x_ptr, dtype=self.dtype, shape=[m_size, n_size])
         gy = self.global_view(y_ptr, dtype=self.dtype, shape=[m_size, n_size])
-        cols = self.register_tensor(dtype=int32, shape=[bm, bn], init=lambda i, j: j)
-
-        if n_size <= bn:
+        if self.long_rows:  # (a Python bool: the one-tile path is not compiled in)
+            self.long_rows_walk(gx, gy, m_size, n_size, grid, row)
+        elif n_size <= bn:
+            cols = self.register_tensor(dtype=int32, shape=[bm, bn], init=lambda i, j: j)
             if self.persistent and self.staged:
                 following_rows = self.shared_tensor(dtype=self.dtype, shape=[bm, bn])
                 self.copy_async(src=gx, dst=following_rows, offsets=[row, 0])
@@ -96,8 +110,17 @@ class Softmax(tilus.Script):
                     self.softmax_tile(x, cols, n_size, gy, first)
             else:
                 self.softmax_tile(self.load_global(gx, offsets=[row, 0], shape=[bm, bn]), cols, n_size, gy, row)
-        elif self.row_tiles:
-            resident = self.shared_tensor(dtype=self.dtype, shape=[self.row_tiles, bm, bn])
+        else:
+            self.long_rows_walk(gx, gy, m_size, n_size, grid, row)
+
+    def long_rows_walk(self, gx, gy, m_size: int32, n_size: int32, grid: int32, row: int32):
+        """Rows longer than one tile: the block's rows (with `persistent`, every grid x
+        block_m-th row block from `row` on), each kept in shared memory between its two
+        passes (`row_tiles`) or read twice."""
+        bm, bn, lt = self.block_m, self.block_n, self.long_tile
+        cols = self.register_tensor(dtype=int32, shape=[bm, lt], init=lambda i, j: j)
+        if self.row_tiles:
+            resident = self.shared_tensor(dtype=self.dtype, shape=[self.row_tiles * bn // lt, bm, lt])
             if self.persistent:  # the grid walks the rows as above
                 for first in range(row, m_size, grid * bm):
                     self.softmax_resident_rows(gx, gy, cols, n_size, first, resident)
@@ -111,30 +134,30 @@ class Softmax(tilus.Script):
             self.softmax_long_rows(gx, gy, cols, n_size, row)
 
     def softmax_resident_rows(self, gx, gy, cols, n_size: int32, row: int32, resident):
-        """Rows of `row_tiles` tiles at most, at `row`: the online pass leaves each tile in
-        `resident` (shared memory), the second pass reads it from there."""
-        bm, bn = self.block_m, self.block_n
+        """Rows of `row_tiles` x block_n columns at most, at `row`: the online pass leaves
+        each tile in `resident` (shared memory), the second pass reads it from there."""
+        bm, lt = self.block_m, self.long_tile
         run_max = self.register_tensor(dtype=float32, shape=[bm, 1], init=float("-inf"))
         run_sum = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
-        for t in range(self.row_tiles):
-            x = self.load_global(gx, offsets=[row, t * bn], shape=[bm, bn])
+        for t in range(cdiv(n_size, lt)):
+            x = self.load_global(gx, offsets=[row, t * lt], shape=[bm, lt])
             self.store_shared(resident[t], x)
-            x = self.where(cols + t * bn < n_size, x.to(float32), float("-inf"))
+            x = self.where(cols + t * lt < n_size, x.to(float32), float("-inf"))
             new_max = self.maximum(run_max, self.max(x, dim=1, keepdim=True))
             run_sum = run_sum * self.exp(run_max - new_max) + self.sum(
                 self.exp(x - new_max), dim=1, keepdim=True)
             run_max = new_max
         inv_sum = 1.0 / run_sum
         self.sync()  # the second pass's layout need not be the first's
-        for t in range(self.row_tiles):
+        for t in range(cdiv(n_size, lt)):
             y = self.exp(self.load_shared(resident[t]).to(float32) - run_max) * inv_sum
-            self.store_global(gy, y.to(self.dtype), offsets=[row, t * bn])
+            self.store_global(gy, y.to(self.dtype), offsets=[row, t * lt])
         self.sync()  # read before the next rows overwrite it
 
     def softmax_long_rows(self, gx, gy, cols, n_size: int32, row: int32):
         """Rows longer than the tile, at `row`: an online pass keeps the running max and the
         rescaled running sum, then a second pass writes the result."""
-        bm, bn = self.block_m, self.block_n
+        bm, bn = self.block_m, self.long_tile
         run_max = self.register_tensor(dtype=float32, shape=[bm, 1], init=float("-inf"))
         run_sum = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
         for col in range(0, n_size, bn):
@@ -183,14 +206,15 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     if block_n is None:
         block_n = min(32768, max(32, 1 << (n - 1).bit_length()))
     # rows longer than a tile that fit 128 KB of shared memory are read once, not twice
-    row_tiles = cdiv(n, block_n) if n > block_n and cdiv(n, block_n) * block_n * x.element_size() <= 128 * 1024 else 0
-    if row_tiles:
+    long_rows = n > block_n
+    row_tiles = cdiv(n, block_n) if long_rows and cdiv(n, block_n) * block_n * x.element_size() <= 128 * 1024 else 0
+    if long_rows:
         staged = False if staged is not None else None  # (staging is for rows of one tile)
-    key = (x.dtype, block_n, persistent, staged, row_tiles)
+    key = (x.dtype, block_n, persistent, staged, row_tiles, long_rows)
     if key not in _SCRIPTS:
         fixed = {name: value for name, value in (("persistent", persistent), ("staged", staged))
                  if value is not None}
-        _SCRIPTS[key] = Softmax(_TORCH_TO_TILUS[x.dtype], block_n, row_tiles=row_tiles, **fixed)
+        _SCRIPTS[key] = Softmax(_TORCH_TO_TILUS[x.dtype], block_n, row_tiles=row_tiles, long_rows=long_rows, **fixed)
     for rows, (x_part, out_part) in row_slices(x, out):
         _SCRIPTS[key](rows, n, _multiprocessors(x.device), x_part, out_part)
     return out

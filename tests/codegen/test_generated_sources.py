@@ -79,8 +79,16 @@ def _programs(example):
                                        (float16, 32768, 1, 32, "staged")):
         rows = torch.zeros(8, 8)  # void_p parameters: any tensor
         yield (f"softmax[{dtype.name},{bn},{bm}x,{warps}w,{walk}]",
-               sm.Softmax(dtype, bn, block_m=bm, warps=warps, persistent=walk != "grid", staged=walk == "staged"),
+               sm.Softmax(dtype, bn, block_m=bm, warps=warps, persistent=walk != "grid", staged=walk == "staged",
+                          long_split=1),
                (4096, bn, 132, rows, rows))
+    for dtype, warps, split, row_tiles, persistent in ((float16, 16, 4, 2, False), (float16, 16, 1, 2, True),
+                                                       (float16, 32, 2, 0, True), (float32, 16, 4, 0, False)):
+        rows = torch.zeros(8, 8)
+        yield (f"softmax_long[{dtype.name},{warps}w,split{split},tiles{row_tiles},{persistent}]",
+               sm.Softmax(dtype, 32768, block_m=1, warps=warps, persistent=persistent, staged=False,
+                          row_tiles=row_tiles, long_rows=True, long_split=split),
+               (4096, 50257, 132, rows, rows))
     yield ("matmul_relu_fp32_simt", example("matmul_relu_fp32_simt").MatmulReluSimt(),
            (37, 100, 72, *_mats(37, 100, 72, torch.float32)))
 

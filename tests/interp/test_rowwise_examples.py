@@ -40,21 +40,24 @@ def test_persistent_softmax_walks_more_rows_than_blocks(example, staged):
 
 @pytest.mark.parametrize("row_tiles", [0, 5])
 @pytest.mark.parametrize("persistent", [False, True])
-def test_long_rows_read_twice_or_kept_in_shared_memory(example, row_tiles, persistent):
-    # rows of 5 tiles of 32 (the last one partial): read twice from global memory
-    # (row_tiles 0, rows over 128 KB) or kept in shared memory between the passes; 13 rows
-    # of 2 a tile over the interpreter's 3 persistent blocks
-    x = torch.randn(13, 150) * 4
+# long_rows False: a kernel with both paths, choosing at run time (n > block_n here)
+@pytest.mark.parametrize("long_rows,long_split", [(True, 1), (True, 2), (False, 1)])
+def test_long_rows_read_twice_or_kept_in_shared_memory(example, row_tiles, persistent, long_rows, long_split):
+    # rows of 5 tiles of 64 (the last one partial; long_split 2: 10 tiles of 32, the last
+    # one past the row): read twice from global memory (row_tiles 0, rows over 128 KB) or
+    # kept in shared memory between the passes; 13 rows of 2 a tile over the interpreter's
+    # 3 persistent blocks
+    x = torch.randn(13, 290) * 4
     y = torch.full_like(x, float("nan"))
-    example("softmax").Softmax(tilus.float32, 32, block_m=2, warps=2, persistent=persistent,
-                               row_tiles=row_tiles)(13, 150, 3, x, y)
+    example("softmax").Softmax(tilus.float32, 64, block_m=2, warps=1, persistent=persistent, staged=False,
+                               row_tiles=row_tiles, long_rows=long_rows, long_split=long_split)(13, 290, 3, x, y)
     torch.testing.assert_close(y, torch.softmax(x, dim=1))
 
 
 def test_rows_kept_in_shared_memory_are_limited_to_128_kb(example):
     with pytest.raises(ValueError, match="row_tiles"):
         example("softmax").Softmax(tilus.float16, 32768, block_m=2, warps=32, persistent=False, staged=False,
-                                   row_tiles=2)
+                                   row_tiles=2, long_rows=True, long_split=1)
 
 
 @pytest.mark.parametrize("cols,row_tiles", [(200, 0), (700, 0), (700, 3)])
@@ -67,9 +70,10 @@ def test_every_softmax_configuration_on_every_path(example, cols, row_tiles):
     x = (torch.randn(11, cols) * 4).to(torch.float16)
     expected = torch.softmax(x.float(), dim=1).to(torch.float16)
     ran = []
-    for config in sm.Softmax(tilus.float16, 256, row_tiles=row_tiles).configs:
+    long_rows = cols > 256
+    for config in sm.Softmax(tilus.float16, 256, row_tiles=row_tiles, long_rows=long_rows).configs:
         try:
-            kernel = sm.Softmax(tilus.float16, 256, row_tiles=row_tiles, **config)
+            kernel = sm.Softmax(tilus.float16, 256, row_tiles=row_tiles, long_rows=long_rows, **config)
         except ValueError:  # refused at construction (too many threads for the tile, ...)
             continue
         y = torch.full_like(x, float("nan"))
@@ -77,6 +81,7 @@ def test_every_softmax_configuration_on_every_path(example, cols, row_tiles):
         torch.testing.assert_close(y, expected, atol=2e-2, rtol=2e-2, msg=lambda m: f"{config}: {m}")
         ran.append(config)
     assert len(ran) >= 18 and {c["persistent"] for c in ran} == {False, True}
+    assert {c["long_split"] for c in ran} == ({1, 2, 4} if long_rows else {1})
 
 
 @pytest.mark.parametrize("cols", [200, 700])
@@ -103,7 +108,14 @@ def test_every_norm_configuration_on_both_paths(example, cols):
 
 def test_staged_softmax_is_refused_without_the_persistent_walk(example):
     with pytest.raises(ValueError, match="staged"):
-        example("softmax").Softmax(tilus.float32, 512, block_m=1, warps=4, persistent=False, staged=True)
+        example("softmax").Softmax(tilus.float32, 512, block_m=1, warps=4, persistent=False, staged=True,
+                                   long_split=1)
+
+
+def test_narrower_long_row_tiles_are_refused_for_rows_of_one_tile(example):
+    with pytest.raises(ValueError, match="long_split"):
+        example("softmax").Softmax(tilus.float32, 512, block_m=1, warps=4, persistent=False, staged=False,
+                                   long_split=2)
 
 
 def test_softmax_of_very_negative_rows(example):
