@@ -298,6 +298,18 @@ class TunedScript:
         args = self._positional(args, kwargs)
         return self._decide(args).compiled(*args)
 
+    def check_configs(self, *args, rtol: float = 1e-2, atol: float = 1e-2, **kwargs) -> List[dict]:
+        """Run every configuration on these arguments, each from the arguments' state
+        before the check, and compare each one's tensor arguments afterwards with the
+        first configuration that ran (tilus/tuning/check.py): one report per
+        configuration, {"index", "config", "status", "max_diff", "message"}, status
+        "reference", "ok", "mismatch", "refused" or "failed". A configuration that skips
+        work is fast and would win the tuning; this finds it on the shapes it fails. The
+        tensors hold their state from before the call afterwards; nothing is tuned."""
+        from tilus.tuning.check import check_configurations
+
+        return check_configurations(self, self._positional(args, kwargs), rtol, atol)
+
     def tuning_table(self) -> List[dict]:
         """One row per tuning key chosen in this process: the key, the configuration,
         its median time and how it was chosen ("tuned", "stored" = read from the disk
