@@ -55,19 +55,29 @@ def test_matmul_examples(example, name, cls, m):
     assert _run_every(make, _matmul_check(m, 136, 200)) >= 4
 
 
+def _a16wx_case(base, w_dtype, a_dtype, has_zero, m, n, k, group, seed):
+    """Activations, weight codes, scales, zero points and the dequantised product."""
+    codes, scales, zeros = base.random_weights(k, n, w_dtype, group, a_dtype, has_zero, "cpu", seed=seed)
+    x = torch.randn(m, k).to(scales.dtype)
+    expected = x.float() @ base.dequantize(codes, w_dtype, scales, zeros, group, a_dtype).float()
+    return x, codes, scales, zeros if has_zero else scales, expected
+
+
+def _check_product(m, n, k, x, packed, scales, zeros, expected, tol):
+    def run(kernel, config):
+        out = torch.full((m, n), float("nan"), dtype=x.dtype)
+        kernel(m, n, k, x, packed, scales, zeros, out)
+        torch.testing.assert_close(out.float(), expected, rtol=tol, atol=tol, msg=lambda e: f"{config}: {e}")
+    return run
+
+
 def test_a16wx_every_tile(example):
     ex = example("matmul_a16wx")
     m, n, k, group = 11, 264, 544, 32  # two 8-row blocks, a partial n block, splits past k
-    codes, scales, zeros = ex.random_weights(k, n, tilus.uint4b, group, float16, True, "cpu", seed=3)
-    x = torch.randn(m, k).half()
+    x, codes, scales, zeros, expected = _a16wx_case(ex, tilus.uint4b, float16, True, m, n, k, group, 3)
     packed = ex.prepack(codes, tilus.uint4b)
-    expected = x.float() @ ex.dequantize(codes, tilus.uint4b, scales, zeros, group, float16).float()
-
-    def run(kernel, config):
-        out = torch.full((m, n), float("nan"), dtype=torch.float16)
-        kernel(m, n, k, x, packed, scales, zeros, out)
-        torch.testing.assert_close(out.float(), expected, rtol=1e-2, atol=1e-2, msg=lambda e: f"{config}: {e}")
-    assert _run_every(lambda **c: ex.MatmulA16Wx(float16, tilus.uint4b, group, True, **c), run) >= 30
+    assert _run_every(lambda **c: ex.MatmulA16Wx(float16, tilus.uint4b, group, True, **c),
+                      _check_product(m, n, k, x, packed, scales, zeros, expected, 1e-2)) >= 30
 
     w_t = ex.dequantize(codes, tilus.uint4b, scales, zeros, group, float16).T.contiguous()
 
@@ -81,19 +91,12 @@ def test_a16wx_every_tile(example):
 
 def test_a16wx_hopper_every_configuration(example):
     ex = example("matmul_a16wx_hopper")
-    base = example("matmul_a16wx")
     m, n, k, group = 300, 264, 192, 64  # partial 256-row and 128-column tiles, 3 blocks walking 6
-    codes, scales, zeros = base.random_weights(k, n, tilus.int4b, group, bfloat16, False, "cpu", seed=4)
-    x = torch.randn(m, k).to(torch.bfloat16)
+    x, codes, scales, zeros, expected = _a16wx_case(example("matmul_a16wx"), tilus.int4b, bfloat16, False,
+                                                    m, n, k, group, 4)
     packed = ex.prepack_hopper(codes, tilus.int4b)
-    expected = x.float() @ base.dequantize(codes, tilus.int4b, scales, None, group, bfloat16).float()
-
-    def run(kernel, config):
-        out = torch.full((m, n), float("nan"), dtype=torch.bfloat16)
-        kernel(m, n, k, x, packed, scales, scales, out)
-        torch.testing.assert_close(out.float(), expected, rtol=3e-2, atol=3e-2, msg=lambda e: f"{config}: {e}")
     assert _run_every(lambda **c: ex.MatmulA16WxHopper(bfloat16, tilus.int4b, group, False, num_blocks=3, **c),
-                      run) >= 6
+                      _check_product(m, n, k, x, packed, scales, zeros, expected, 3e-2)) >= 6
 
 
 def test_warp_specialized_matmul_every_configuration(example):
@@ -109,33 +112,24 @@ def test_warp_specialized_matmul_every_configuration(example):
     assert _run_every(lambda **c: ex.MatmulWarpSpecialized(num_blocks=3, **c), run) >= 20
 
 
+# flash_attention.py: one block per query block; flash_attention_hopper.py: 2 x 3 heads x 3
+# query blocks = 18 units walked by 4 persistent blocks; KV blocks past the end in both
+@pytest.mark.parametrize("name,cls,batch,seqlen,heads,extra", [
+    ("flash_attention", "FlashAttention", 1, 150, 2, {}),
+    ("flash_attention_hopper", "FlashAttentionHopper", 2, 300, 3, {"num_blocks": 4})])
 @pytest.mark.parametrize("causal", [False, True])
-def test_flash_attention_every_configuration(example, causal):
-    fa = example("flash_attention")
-    q = torch.randn(1, 150, 2, 64).half()
-    k, v = torch.randn(1, 150, 1, 64).half(), torch.randn(1, 150, 1, 64).half()
+def test_attention_every_configuration(example, name, cls, batch, seqlen, heads, extra, causal):
+    fa = example(name)
+    q = torch.randn(batch, seqlen, heads, 64).half()
+    k, v = torch.randn(batch, seqlen, 1, 64).half(), torch.randn(batch, seqlen, 1, 64).half()
     expected = fa.attention_reference(q, k, v, causal)
 
     def run(kernel, config):
         out = torch.full_like(q, float("nan"))
-        kernel(1, 150, q, k, v, out)
+        kernel(batch, seqlen, q, k, v, out)
         torch.testing.assert_close(out.float(), expected, atol=2e-2, rtol=2e-2, msg=lambda e: f"{config}: {e}")
-    assert _run_every(lambda **c: fa.FlashAttention(float16, 2, 1, 64, causal, **c), run) >= 3
-
-
-@pytest.mark.parametrize("causal", [False, True])
-def test_hopper_flash_attention_every_configuration(example, causal):
-    fah = example("flash_attention_hopper")
-    # 2 x 3 heads x 3 query blocks = 18 units over 4 blocks; KV blocks past the end
-    q = torch.randn(2, 300, 3, 64).half()
-    k, v = torch.randn(2, 300, 1, 64).half(), torch.randn(2, 300, 1, 64).half()
-    expected = fah.attention_reference(q, k, v, causal)
-
-    def run(kernel, config):
-        out = torch.full_like(q, float("nan"))
-        kernel(2, 300, q, k, v, out)
-        torch.testing.assert_close(out.float(), expected, atol=2e-2, rtol=2e-2, msg=lambda e: f"{config}: {e}")
-    assert _run_every(lambda **c: fah.FlashAttentionHopper(float16, 3, 1, 64, causal, num_blocks=4, **c), run) >= 5
+    make = getattr(fa, cls)
+    assert _run_every(lambda **c: make(float16, heads, 1, 64, causal, **extra, **c), run) >= 3
 
 
 def test_decode_attention_every_configuration(example):
