@@ -245,6 +245,10 @@ class TunedScript:
                 key_desc = self._key_maker.describe(key, jit_key)
                 decision = tuner.choose(self, sig, values, jit_key, key_desc,
                                         KeyMaker.device(key))
+                if option.debug.get_tune_check():
+                    from tilus.tuning.check import check_configurations, raise_on_mismatch
+
+                    raise_on_mismatch(self, check_configurations(self, tuple(args), 1e-2, 1e-2))
                 winner = self.instance(decision.index)
                 self._chosen[key] = (decision, key_desc)
                 self._winners[key] = winner

@@ -34,6 +34,9 @@ set here, which then wins for the rest of the process::
     tilus.option.debug.hang_check(5.0)         # TILUS_DEBUG_HANG_CHECK (seconds; default
                                                # off): mbarrier waits that give up, print
                                                # their script line and fail the launch
+    tilus.option.debug.tune_check(True)        # TILUS_DEBUG_TUNE_CHECK (default 0): a new
+                                               # tuning key runs every configuration and
+                                               # raises if some disagree
 
 
     tilus.option.verify(True)                  # TILUS_VERIFY (default: the build's choice,
@@ -531,6 +534,21 @@ class _DebugOptions:
         """Whether GPU kernels are compiled with ptxas -O0 (:meth:`disable_ptxas_opt`)."""
         value = _set.get("disable_ptxas_opt")
         return _env_flag("TILUS_DISABLE_PTXAS_OPT", False) if value is None else value
+
+    def tune_check(self, enabled: Optional[bool]) -> None:
+        """When an autotuned script chooses a configuration for a new tuning key, run
+        every configuration on that call's arguments too and raise
+        :class:`tilus.tuning.check.ConfigurationMismatchError` if some disagree with the
+        first that ran (``TunedScript.check_configs``, docs/autotune.md): the tuner keeps
+        the fastest, and a configuration that skips work is fast. For test runs; each new
+        key then costs one run of every configuration. None: $TILUS_DEBUG_TUNE_CHECK
+        (default off)."""
+        _set["debug.tune_check"] = self._flag("tune_check", "TILUS_DEBUG_TUNE_CHECK", False, enabled)
+
+    def get_tune_check(self) -> bool:
+        """Whether new tuning keys check every configuration (:meth:`tune_check`)."""
+        value = _set.get("debug.tune_check")
+        return _env_flag("TILUS_DEBUG_TUNE_CHECK", False) if value is None else value
 
     def omit(self, part: Optional[str]) -> None:
         """Build GPU kernels without one part, to time the rest: ``"mma"`` leaves out

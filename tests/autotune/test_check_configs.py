@@ -89,3 +89,23 @@ def test_the_softmax_example_has_no_configuration_that_skips_rows(example, cols)
     reports = sm.Softmax(tilus.float16, 256, long_rows=long_rows).check_configs(11, cols, 3, x, y)
     ran = [r for r in reports if r["status"] in ("reference", "ok", "mismatch")]
     assert len(ran) >= 18 and all(r["status"] != "mismatch" for r in ran), [r for r in ran if r["status"] == "mismatch"]
+
+
+def test_tune_check_raises_when_a_new_key_finds_configurations_that_disagree():
+    from tilus.tuning.check import ConfigurationMismatchError
+
+    x, y = torch.randn(300), torch.full((300,), float("nan"))
+    tilus.option.debug.tune_check(True)
+    try:
+        with pytest.raises(ConfigurationMismatchError) as info:
+            Double()(300, x, y)
+        message = str(info.value)
+        assert message.startswith("Double: 2 of 6 configurations disagree with config 0 {'block': 32, 'walk': 'grid'}")
+        assert "'walk': 'persistent_early_exit'}: differs from the reference in 'y_ptr' by up to inf" in message
+        assert torch.isnan(y).all()  # nothing ran on the user's tensors
+        # agreeing configurations pass, and the call runs
+        Double(walk="persistent")(300, x, y)
+        torch.testing.assert_close(y, 2 * x)
+    finally:
+        tilus.option.debug.tune_check(None)
+    assert not tilus.option.debug.get_tune_check()

@@ -14,6 +14,11 @@ from __future__ import annotations
 from typing import List, Optional
 
 
+class ConfigurationMismatchError(RuntimeError):
+    """Raised under ``tilus.option.debug.tune_check`` when configurations of an autotuned
+    script disagree on a call's results."""
+
+
 def _tensors(args) -> List[int]:
     """Positions of the torch tensors among the arguments."""
     import torch
@@ -87,3 +92,17 @@ def check_configurations(tuned, args: tuple, rtol: float, atol: float) -> List[d
     finally:
         restore()
     return reports
+
+
+def raise_on_mismatch(tuned, reports: List[dict]) -> None:
+    """ConfigurationMismatchError naming each configuration whose results differ from the
+    reference's (``tilus.option.debug.tune_check``)."""
+    wrong = [r for r in reports if r["status"] == "mismatch"]
+    if not wrong:
+        return
+    reference = next(r for r in reports if r["status"] == "reference")
+    lines = [f"  config {r['index']} {r['config']}: {r['message']}" for r in wrong]
+    raise ConfigurationMismatchError(
+        f"{tuned.cls.__name__}: {len(wrong)} of {len(reports)} configurations disagree with config "
+        f"{reference['index']} {reference['config']} on this call (tilus.option.debug.tune_check):\n"
+        + "\n".join(lines))
