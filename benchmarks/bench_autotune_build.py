@@ -58,7 +58,7 @@ def make_inputs(m, n, k):
 
     a = (torch.rand(m, k, dtype=torch.float16, device="cuda") - 0.5) / k ** 0.5
     b = (torch.rand(k, n, dtype=torch.float16, device="cuda") - 0.5) / k ** 0.5
-    c = torch.empty(m, n, dtype=torch.float16, device="cuda")
+    c = torch.full((m, n), float("nan"), dtype=torch.float16, device="cuda")  # unwritten elements show
     return a, b, c
 
 
