@@ -47,9 +47,10 @@ def _matmul_check(m, n, k):
 
 
 # partial tiles along m and n; k = 200: split-K slices (up to 32 of 64-deep tiles) past the end
-@pytest.mark.parametrize("name,cls,m", [("matmul_v2_autotune", "MatmulV2", 200), ("matmul_v5_splitk", "MatmulV5", 70),
-                                        ("matmul_tma_pipeline", "MatmulTmaPipeline", 200),
-                                        ("matmul_wgmma", "MatmulWgmma", 200), ("matmul_decode_splitk", "MatmulDecode", 20)])
+@pytest.mark.parametrize("name,cls,m", [
+    ("matmul_v2_autotune", "MatmulV2", 200), ("matmul_v5_splitk", "MatmulV5", 70),
+    ("matmul_tma_pipeline", "MatmulTmaPipeline", 200), ("matmul_wgmma", "MatmulWgmma", 200),
+    ("matmul_decode_splitk", "MatmulDecode", 20)])
 def test_matmul_examples(example, name, cls, m):
     make = getattr(example(name), cls)
     assert _run_every(make, _matmul_check(m, 136, 200)) >= 4
