@@ -25,7 +25,8 @@ Memory-bound, so the kernel's job is to read x once and write y once. Each block
   kernel built for long rows (`long_rows`) has no one-tile path and walks a row in tiles
   of block_n / `long_split` columns (tuned): narrower tiles take fewer registers (40 a
   thread at 16 warps for 8192-wide fp16 tiles against 128 for 32768), so several blocks
-  can share an SM where one did.
+  can share an SM where one did; with `prefetch` (tuned) the next tile loads while this
+  one is reduced, instead of each tile's load, max and sum running one after the other.
 
 Elements past the end of a row read as zero (load_global's padding); the mask turns them
 into -inf so they add nothing to the sum. Arithmetic is float32 for every input dtype;
@@ -51,22 +52,27 @@ from tilus.utils import benchmark_func, cdiv, check_tensor
 @tilus.autotune("persistent", [False, True])
 @tilus.autotune("staged", [False, True])
 @tilus.autotune("long_split", [1, 2, 4])
+@tilus.autotune("prefetch", [False, True])
 class Softmax(tilus.Script):
     def __init__(self, dtype, block_n: int, block_m: int, warps: int, persistent: bool = False,
-                 staged: bool = False, row_tiles: int = 0, long_rows: bool = False, long_split: int = 1):
+                 staged: bool = False, row_tiles: int = 0, long_rows: bool = False, long_split: int = 1,
+                 prefetch: bool = False):
         """`long_rows`: the calls' rows are longer than `block_n` (the wrapper knows). Their
         path walks a row in tiles of block_n / `long_split` columns (narrower tiles take
-        fewer registers, so more blocks share an SM; tuned). `row_tiles` > 0: such rows,
-        at most `row_tiles` x block_n long, stay in shared memory between the two passes
-        (0: read twice)."""
+        fewer registers, so more blocks share an SM; tuned), with `prefetch` the next tile
+        loading while this one is reduced (two tiles in registers; tuned). `row_tiles` > 0:
+        such rows, at most `row_tiles` x block_n long, stay in shared memory between the
+        two passes (0: read twice)."""
         super().__init__()
         # at most 64 elements a thread (a 32768-wide row over 16 or 32 warps); a kernel for
         # long rows holds only tiles of block_n / long_split (it has no one-tile path)
         tile = block_m * block_n // long_split
         if tile > 64 * 32 * warps or tile < 32 * warps:
             raise ValueError("tile too large for registers, or too small for the threads")
-        if long_split > 1 and not long_rows:
-            raise ValueError("long_split: a tile of a row longer than block_n (long_rows)")
+        if (long_split > 1 or prefetch) and not long_rows:
+            raise ValueError("long_split, prefetch: the tiles of rows longer than block_n (long_rows)")
+        if prefetch and tile * dtype.nbits // 8 > 64 * 32 * warps:  # (float32: 1024 x 32 spills 400+ bytes)
+            raise ValueError("prefetch: two tiles of more than 64 bytes a thread")
         if staged and (not persistent or long_rows or block_m * block_n * dtype.nbits // 8 > 128 * 1024):
             raise ValueError("staged: the persistent kernel's next rows of one tile, at most 128 KB of shared memory")
         if row_tiles * block_m * block_n * dtype.nbits // 8 > 128 * 1024:
@@ -74,6 +80,7 @@ class Softmax(tilus.Script):
         self.dtype, self.block_n, self.block_m, self.warps = dtype, block_n, block_m, warps
         self.persistent, self.staged, self.row_tiles, self.long_rows = persistent, staged, row_tiles, long_rows
         self.long_tile = block_n // long_split  # the long-row paths' tile width
+        self.prefetch = prefetch
 
     def __call__(self, m_size: int32, n_size: int32, grid: int32, x_ptr: tilus.void_p, y_ptr: tilus.void_p):
         """`grid`: the number of blocks of a persistent kernel (one an SM), else unused."""
@@ -139,14 +146,16 @@ class Softmax(tilus.Script):
         bm, lt = self.block_m, self.long_tile
         run_max = self.register_tensor(dtype=float32, shape=[bm, 1], init=float("-inf"))
         run_sum = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
+        if self.prefetch:
+            following = self.load_global(gx, offsets=[row, 0], shape=[bm, lt])
         for t in range(cdiv(n_size, lt)):
-            x = self.load_global(gx, offsets=[row, t * lt], shape=[bm, lt])
+            if self.prefetch:  # the next tile in flight during this one's reductions
+                x = following
+                following = self.load_global(gx, offsets=[row, (t + 1) * lt], shape=[bm, lt])
+            else:
+                x = self.load_global(gx, offsets=[row, t * lt], shape=[bm, lt])
             self.store_shared(resident[t], x)
-            x = self.where(cols + t * lt < n_size, x.to(float32), float("-inf"))
-            new_max = self.maximum(run_max, self.max(x, dim=1, keepdim=True))
-            run_sum = run_sum * self.exp(run_max - new_max) + self.sum(
-                self.exp(x - new_max), dim=1, keepdim=True)
-            run_max = new_max
+            run_max, run_sum = self.online_step(x, cols, t * lt, n_size, run_max, run_sum)
         inv_sum = 1.0 / run_sum
         self.sync()  # the second pass's layout need not be the first's
         for t in range(cdiv(n_size, lt)):
@@ -157,21 +166,37 @@ class Softmax(tilus.Script):
     def softmax_long_rows(self, gx, gy, cols, n_size: int32, row: int32):
         """Rows longer than the tile, at `row`: an online pass keeps the running max and the
         rescaled running sum, then a second pass writes the result."""
-        bm, bn = self.block_m, self.long_tile
+        bm, lt = self.block_m, self.long_tile
         run_max = self.register_tensor(dtype=float32, shape=[bm, 1], init=float("-inf"))
         run_sum = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
-        for col in range(0, n_size, bn):
-            x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
-            x = self.where(cols + col < n_size, x, float("-inf"))
-            new_max = self.maximum(run_max, self.max(x, dim=1, keepdim=True))
-            run_sum = run_sum * self.exp(run_max - new_max) + self.sum(
-                self.exp(x - new_max), dim=1, keepdim=True)
-            run_max = new_max
+        if self.prefetch:
+            following = self.load_global(gx, offsets=[row, 0], shape=[bm, lt])
+        for col in range(0, n_size, lt):
+            if self.prefetch:  # the next tile in flight during this one's reductions
+                x = following
+                following = self.load_global(gx, offsets=[row, col + lt], shape=[bm, lt])
+            else:
+                x = self.load_global(gx, offsets=[row, col], shape=[bm, lt])
+            run_max, run_sum = self.online_step(x, cols, col, n_size, run_max, run_sum)
         inv_sum = 1.0 / run_sum
-        for col in range(0, n_size, bn):
-            x = self.load_global(gx, offsets=[row, col], shape=[bm, bn]).to(float32)
-            y = self.exp(x - run_max) * inv_sum
+        if self.prefetch:
+            following = self.load_global(gx, offsets=[row, 0], shape=[bm, lt])
+        for col in range(0, n_size, lt):
+            if self.prefetch:
+                x = following
+                following = self.load_global(gx, offsets=[row, col + lt], shape=[bm, lt])
+            else:
+                x = self.load_global(gx, offsets=[row, col], shape=[bm, lt])
+            y = self.exp(x.to(float32) - run_max) * inv_sum
             self.store_global(gy, y.to(self.dtype), offsets=[row, col])
+
+    def online_step(self, x, cols, col: int32, n_size: int32, run_max, run_sum):
+        """The running max and rescaled running sum of exponentials after the tile `x`
+        (input dtype) of columns [col, col + tile): elements past the row add nothing."""
+        x = self.where(cols + col < n_size, x.to(float32), float("-inf"))
+        new_max = self.maximum(run_max, self.max(x, dim=1, keepdim=True))
+        run_sum = run_sum * self.exp(run_max - new_max) + self.sum(self.exp(x - new_max), dim=1, keepdim=True)
+        return new_max, run_sum
 
     def softmax_tile(self, x, cols, n_size: int32, gy, row: int32):
         """Writes the softmax of the rows in the tile `x` (input dtype) at `row`."""

@@ -80,14 +80,16 @@ def _programs(example):
         rows = torch.zeros(8, 8)  # void_p parameters: any tensor
         yield (f"softmax[{dtype.name},{bn},{bm}x,{warps}w,{walk}]",
                sm.Softmax(dtype, bn, block_m=bm, warps=warps, persistent=walk != "grid", staged=walk == "staged",
-                          long_split=1),
+                          long_split=1, prefetch=False),
                (4096, bn, 132, rows, rows))
-    for dtype, warps, split, row_tiles, persistent in ((float16, 16, 4, 2, False), (float16, 16, 1, 2, True),
-                                                       (float16, 32, 2, 0, True), (float32, 16, 4, 0, False)):
+    for dtype, warps, split, row_tiles, persistent, prefetch in (
+            (float16, 16, 4, 2, False, False), (float16, 16, 1, 2, True, False), (float16, 32, 2, 0, True, False),
+            (float32, 16, 4, 0, False, False), (float16, 16, 4, 2, False, True), (float16, 16, 2, 0, True, True),
+            (float32, 32, 4, 0, False, True)):
         rows = torch.zeros(8, 8)
-        yield (f"softmax_long[{dtype.name},{warps}w,split{split},tiles{row_tiles},{persistent}]",
+        yield (f"softmax_long[{dtype.name},{warps}w,split{split},tiles{row_tiles},{persistent},{prefetch}]",
                sm.Softmax(dtype, 32768, block_m=1, warps=warps, persistent=persistent, staged=False,
-                          row_tiles=row_tiles, long_rows=True, long_split=split),
+                          row_tiles=row_tiles, long_rows=True, long_split=split, prefetch=prefetch),
                (4096, 50257, 132, rows, rows))
     yield ("matmul_relu_fp32_simt", example("matmul_relu_fp32_simt").MatmulReluSimt(),
            (37, 100, 72, *_mats(37, 100, 72, torch.float32)))

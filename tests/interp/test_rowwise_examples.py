@@ -41,8 +41,10 @@ def test_persistent_softmax_walks_more_rows_than_blocks(example, staged):
 @pytest.mark.parametrize("row_tiles", [0, 5])
 @pytest.mark.parametrize("persistent", [False, True])
 # long_rows False: a kernel with both paths, choosing at run time (n > block_n here)
-@pytest.mark.parametrize("long_rows,long_split", [(True, 1), (True, 2), (False, 1)])
-def test_long_rows_read_twice_or_kept_in_shared_memory(example, row_tiles, persistent, long_rows, long_split):
+@pytest.mark.parametrize("long_rows,long_split,prefetch", [(True, 1, False), (True, 2, False), (True, 1, True),
+                                                         (True, 2, True), (False, 1, False)])
+def test_long_rows_read_twice_or_kept_in_shared_memory(example, row_tiles, persistent, long_rows, long_split,
+                                                       prefetch):
     # rows of 5 tiles of 64 (the last one partial; long_split 2: 10 tiles of 32, the last
     # one past the row): read twice from global memory (row_tiles 0, rows over 128 KB) or
     # kept in shared memory between the passes; 13 rows of 2 a tile over the interpreter's
@@ -50,14 +52,15 @@ def test_long_rows_read_twice_or_kept_in_shared_memory(example, row_tiles, persi
     x = torch.randn(13, 290) * 4
     y = torch.full_like(x, float("nan"))
     example("softmax").Softmax(tilus.float32, 64, block_m=2, warps=1, persistent=persistent, staged=False,
-                               row_tiles=row_tiles, long_rows=long_rows, long_split=long_split)(13, 290, 3, x, y)
+                               row_tiles=row_tiles, long_rows=long_rows, long_split=long_split,
+                               prefetch=prefetch)(13, 290, 3, x, y)
     torch.testing.assert_close(y, torch.softmax(x, dim=1))
 
 
 def test_rows_kept_in_shared_memory_are_limited_to_128_kb(example):
     with pytest.raises(ValueError, match="row_tiles"):
         example("softmax").Softmax(tilus.float16, 32768, block_m=2, warps=32, persistent=False, staged=False,
-                                   row_tiles=2, long_rows=True, long_split=1)
+                                   row_tiles=2, long_rows=True, long_split=1, prefetch=False)
 
 
 @pytest.mark.parametrize("cols,row_tiles", [(200, 0), (700, 0), (700, 3)])
@@ -82,6 +85,7 @@ def test_every_softmax_configuration_on_every_path(example, cols, row_tiles):
         ran.append(config)
     assert len(ran) >= 18 and {c["persistent"] for c in ran} == {False, True}
     assert {c["long_split"] for c in ran} == ({1, 2, 4} if long_rows else {1})
+    assert {c["prefetch"] for c in ran} == ({False, True} if long_rows else {False})
 
 
 @pytest.mark.parametrize("cols", [200, 700])
@@ -109,13 +113,13 @@ def test_every_norm_configuration_on_both_paths(example, cols):
 def test_staged_softmax_is_refused_without_the_persistent_walk(example):
     with pytest.raises(ValueError, match="staged"):
         example("softmax").Softmax(tilus.float32, 512, block_m=1, warps=4, persistent=False, staged=True,
-                                   long_split=1)
+                                   long_split=1, prefetch=False)
 
 
 def test_narrower_long_row_tiles_are_refused_for_rows_of_one_tile(example):
     with pytest.raises(ValueError, match="long_split"):
         example("softmax").Softmax(tilus.float32, 512, block_m=1, warps=4, persistent=False, staged=False,
-                                   long_split=2)
+                                   long_split=2, prefetch=False)
 
 
 def test_softmax_of_very_negative_rows(example):
