@@ -35,10 +35,10 @@ import torch
 
 import tilus
 from tilus import bfloat16, float16, float32, int32
-from tilus.utils import benchmark_func, cdiv, check_tensor
+from tilus.utils import benchmark_func, cdiv, check_same_device, check_tensor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from flash_attention import OnlineSoftmax, check_same_device  # noqa: E402
+from flash_attention import OnlineSoftmax  # noqa: E402
 
 LOG2E = 1.4426950408889634
 

@@ -36,7 +36,7 @@ import torch
 
 import tilus
 from tilus import bfloat16, float16, float32, int32
-from tilus.utils import benchmark_func, cdiv, check_tensor
+from tilus.utils import benchmark_func, cdiv, check_same_device, check_tensor
 
 LOG2E = 1.4426950408889634
 
@@ -192,15 +192,6 @@ def check_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.T
         raise ValueError(f"{owner}: q, k and v must be contiguous")
     if out is not None:
         check_tensor(out, "out", q.shape, q.dtype, q.device, owner)
-
-
-def check_same_device(owner: str, **tensors: torch.Tensor):
-    """All of `tensors` on one device (the first one's)."""
-    devices = {name: t.device for name, t in tensors.items()}
-    if len(set(devices.values())) > 1:
-        raise ValueError(f"{owner}: {', '.join(devices)} must be on one device, got "
-                         + ", ".join(f"{name} on {d}" for name, d in devices.items()))
-
 
 
 def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,

@@ -52,7 +52,7 @@ import torch
 
 import tilus
 from tilus import bfloat16, float16, float32, float8_e4m3, int32, uint32
-from tilus.utils import benchmark_func, cdiv, check_tensor
+from tilus.utils import benchmark_func, cdiv, check_same_device, check_tensor
 from tilus.tuning.key import bucket
 
 
@@ -368,8 +368,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor, scale: float = 1.0, out: torch.Tens
         raise ValueError(f"matmul: a [m, k] and b [n, k] expected, got {tuple(a.shape)} and {tuple(b.shape)}")
     if not (a.is_contiguous() and b.is_contiguous()):
         raise ValueError("matmul: a and b must be contiguous (row-major)")
-    if b.device != a.device:
-        raise ValueError(f"matmul: a and b must be on one device, got a on {a.device}, b on {b.device}")
+    check_same_device("matmul", a=a, b=b)
     m, k = a.shape
     n = b.shape[0]
     if (k * a.element_size()) % 16 or (n * 2) % 16:

@@ -1,8 +1,8 @@
 """Helpers used inside and around scripts: ``cdiv``, ``gcd``, ``dtype_to_torch``,
 ``benchmark_func``, and the rest of Tilus 0.2's ``tilus.utils`` arithmetic (``lcm``, ``prod``,
 ``idiv``, ``is_power_of_two``, ``floor_log2``, ``nbytes_from_nbits``, ``same_list``,
-``dtype_from_torch``, ``clear_cache``), and ``check_tensor`` for the torch-facing wrappers
-of kernels."""
+``dtype_from_torch``, ``clear_cache``), and ``check_tensor`` / ``check_same_device`` for the
+torch-facing wrappers of kernels."""
 
 from __future__ import annotations
 
@@ -95,6 +95,17 @@ def check_tensor(t, name: str, shape, dtype, device, owner: str = "") -> None:
         prefix = f"{owner}: " if owner else ""
         raise ValueError(f"{prefix}{name} must be a contiguous {dtype} {list(shape)} tensor on {device}, got "
                          f"{'' if t.is_contiguous() else 'a non-contiguous '}{t.dtype} {list(t.shape)} on {t.device}")
+
+
+def check_same_device(owner: str, **tensors) -> None:
+    """Refuses (ValueError naming `owner` and the parameters) tensors a kernel takes
+    together unless they all live on one device."""
+    devices = {name: t.device for name, t in tensors.items()}
+    if len(set(devices.values())) > 1:
+        names = list(devices)
+        listed = " and ".join(names) if len(names) == 2 else ", ".join(names)
+        raise ValueError(f"{owner}: {listed} must be on one device, got "
+                         + ", ".join(f"{name} on {d}" for name, d in devices.items()))
 
 
 def dtype_to_torch(dtype):
