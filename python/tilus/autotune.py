@@ -25,7 +25,7 @@ from tilus.logging import get_logger
 from tilus.arguments import prepare_runtime_args
 from tilus.lang import errors
 from tilus.lang.errors import ScriptError
-from tilus.tuning import tuner
+from tilus.tuning import check, tuner
 from tilus.tuning.identity import script_identity
 from tilus.tuning.key import KeyMaker
 from tilus.tuning.tuner import NoValidConfigError
@@ -246,9 +246,7 @@ class TunedScript:
                 decision = tuner.choose(self, sig, values, jit_key, key_desc,
                                         KeyMaker.device(key))
                 if option.debug.get_tune_check():
-                    from tilus.tuning.check import check_configurations, raise_on_mismatch
-
-                    raise_on_mismatch(self, check_configurations(self, tuple(args), 1e-2, 1e-2))
+                    check.raise_on_mismatch(self, check.check_configurations(self, tuple(args)))
                 winner = self.instance(decision.index)
                 self._chosen[key] = (decision, key_desc)
                 self._winners[key] = winner
@@ -302,7 +300,7 @@ class TunedScript:
         args = self._positional(args, kwargs)
         return self._decide(args).compiled(*args)
 
-    def check_configs(self, *args, rtol: float = 1e-2, atol: float = 1e-2, **kwargs) -> List[dict]:
+    def check_configs(self, *args, rtol: float = check.RTOL, atol: float = check.ATOL, **kwargs) -> List[dict]:
         """Run every configuration on these arguments, each from the arguments' state
         before the check, and compare each one's tensor arguments afterwards with the
         first configuration that ran (tilus/tuning/check.py): one report per
@@ -310,9 +308,7 @@ class TunedScript:
         "reference", "ok", "mismatch", "refused" or "failed". A configuration that skips
         work is fast and would win the tuning; this finds it on the shapes it fails. The
         tensors hold their state from before the call afterwards; nothing is tuned."""
-        from tilus.tuning.check import check_configurations
-
-        return check_configurations(self, self._positional(args, kwargs), rtol, atol)
+        return check.check_configurations(self, self._positional(args, kwargs), rtol, atol)
 
     def tuning_table(self) -> List[dict]:
         """One row per tuning key chosen in this process: the key, the configuration,

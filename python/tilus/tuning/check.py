@@ -11,7 +11,11 @@ differ, on the GPU as in the interpreter (the same launches as any call).
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List
+
+# How far a configuration's results may stand from the reference's: atol + rtol * the
+# reference's largest magnitude (check_configs' defaults and tune_check's bounds).
+RTOL = ATOL = 1e-2
 
 
 class ConfigurationMismatchError(RuntimeError):
@@ -26,12 +30,12 @@ def _tensors(args) -> List[int]:
     return [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
 
 
-def _difference(got, want) -> Optional[float]:
-    """None when equal (NaN equal to NaN; rtol/atol are applied by the caller), else the
-    largest absolute difference (inf where only one side is NaN or infinite)."""
+def _difference(got, want) -> float:
+    """The largest absolute difference (NaN equal to NaN and an infinity to itself; inf
+    where only one side is NaN or infinite); the caller applies rtol and atol."""
     import torch
 
-    if got.dtype.is_floating_point or got.dtype.is_complex:
+    if got.dtype.is_floating_point:
         g, w = got.double(), want.double()
         both_nan = torch.isnan(g) & torch.isnan(w)
         same_inf = torch.isinf(g) & (g == w)
@@ -41,7 +45,7 @@ def _difference(got, want) -> Optional[float]:
     return 0.0 if torch.equal(got, want) else float((got.long() - want.long()).abs().max())
 
 
-def check_configurations(tuned, args: tuple, rtol: float, atol: float) -> List[dict]:
+def check_configurations(tuned, args: tuple, rtol: float = RTOL, atol: float = ATOL) -> List[dict]:
     """One report per configuration of `tuned`: {"index", "config", "status", "max_diff",
     "message"}, status "reference" (the first that ran: what the others are compared
     with), "ok", "mismatch", "refused" (its constructor refused the configuration) or
@@ -56,7 +60,7 @@ def check_configurations(tuned, args: tuple, rtol: float, atol: float) -> List[d
         for i in positions:
             args[i].copy_(saved[i])
 
-    reports, reference = [], None
+    reports, reference, bounds = [], None, {}
     try:
         for index, config in enumerate(tuned.configs):
             report = {"index": index, "config": dict(config), "status": "ok", "max_diff": 0.0, "message": ""}
@@ -77,14 +81,15 @@ def check_configurations(tuned, args: tuple, rtol: float, atol: float) -> List[d
             after = {i: args[i].clone() for i in positions}
             if reference is None:
                 reference = after
+                bounds = {i: atol + rtol * (float(t.double().abs().nan_to_num(0.0).max()) if t.numel() else 0.0)
+                          for i, t in reference.items()}
                 report["status"] = "reference"
                 continue
             differing = []
             for i in positions:
                 diff = _difference(after[i], reference[i])
-                scale = float(reference[i].double().abs().nan_to_num(0.0).max()) if reference[i].numel() else 0.0
                 report["max_diff"] = max(report["max_diff"], diff)
-                if diff > atol + rtol * scale:
+                if diff > bounds[i]:
                     differing.append(f"'{tuned._sig.params[i].name}' by up to {diff:.3g}")
             if differing:
                 report.update(status="mismatch",
