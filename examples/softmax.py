@@ -146,14 +146,9 @@ class Softmax(tilus.Script):
         bm, lt = self.block_m, self.long_tile
         run_max = self.register_tensor(dtype=float32, shape=[bm, 1], init=float("-inf"))
         run_sum = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
-        if self.prefetch:
-            following = self.load_global(gx, offsets=[row, 0], shape=[bm, lt])
+        following = self.first_tile(gx, row)
         for t in range(cdiv(n_size, lt)):
-            if self.prefetch:  # the next tile in flight during this one's reductions
-                x = following
-                following = self.load_global(gx, offsets=[row, (t + 1) * lt], shape=[bm, lt])
-            else:
-                x = self.load_global(gx, offsets=[row, t * lt], shape=[bm, lt])
+            x, following = self.tile_at(gx, row, t * lt, following)
             self.store_shared(resident[t], x)
             run_max, run_sum = self.online_step(x, cols, t * lt, n_size, run_max, run_sum)
         inv_sum = 1.0 / run_sum
@@ -169,26 +164,31 @@ class Softmax(tilus.Script):
         bm, lt = self.block_m, self.long_tile
         run_max = self.register_tensor(dtype=float32, shape=[bm, 1], init=float("-inf"))
         run_sum = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
-        if self.prefetch:
-            following = self.load_global(gx, offsets=[row, 0], shape=[bm, lt])
+        following = self.first_tile(gx, row)
         for col in range(0, n_size, lt):
-            if self.prefetch:  # the next tile in flight during this one's reductions
-                x = following
-                following = self.load_global(gx, offsets=[row, col + lt], shape=[bm, lt])
-            else:
-                x = self.load_global(gx, offsets=[row, col], shape=[bm, lt])
+            x, following = self.tile_at(gx, row, col, following)
             run_max, run_sum = self.online_step(x, cols, col, n_size, run_max, run_sum)
         inv_sum = 1.0 / run_sum
-        if self.prefetch:
-            following = self.load_global(gx, offsets=[row, 0], shape=[bm, lt])
+        following = self.first_tile(gx, row)
         for col in range(0, n_size, lt):
-            if self.prefetch:
-                x = following
-                following = self.load_global(gx, offsets=[row, col + lt], shape=[bm, lt])
-            else:
-                x = self.load_global(gx, offsets=[row, col], shape=[bm, lt])
+            x, following = self.tile_at(gx, row, col, following)
             y = self.exp(x.to(float32) - run_max) * inv_sum
             self.store_global(gy, y.to(self.dtype), offsets=[row, col])
+
+    def first_tile(self, gx, row: int32):
+        """With `prefetch`, the load of a row's first tile, issued ahead (tile_at); else None."""
+        if self.prefetch:
+            return self.load_global(gx, offsets=[row, 0], shape=[self.block_m, self.long_tile])
+        return None
+
+    def tile_at(self, gx, row: int32, col: int32, following):
+        """The tile of columns [col, col + tile) and what `following` holds next: with
+        `prefetch` the tile loaded ahead, and the next one's load issued now, in flight
+        while this one is reduced; else a load of this tile."""
+        bm, lt = self.block_m, self.long_tile
+        if self.prefetch:
+            return following, self.load_global(gx, offsets=[row, col + lt], shape=[bm, lt])
+        return self.load_global(gx, offsets=[row, col], shape=[bm, lt]), following
 
     def online_step(self, x, cols, col: int32, n_size: int32, run_max, run_sum):
         """The running max and rescaled running sum of exponentials after the tile `x`
@@ -233,8 +233,8 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     # rows longer than a tile that fit 128 KB of shared memory are read once, not twice
     long_rows = n > block_n
     row_tiles = cdiv(n, block_n) if long_rows and cdiv(n, block_n) * block_n * x.element_size() <= 128 * 1024 else 0
-    if long_rows:
-        staged = False if staged is not None else None  # (staging is for rows of one tile)
+    if long_rows and staged:
+        staged = False  # (staging is for rows of one tile)
     key = (x.dtype, block_n, persistent, staged, row_tiles, long_rows)
     if key not in _SCRIPTS:
         fixed = {name: value for name, value in (("persistent", persistent), ("staged", staged))
@@ -263,7 +263,6 @@ def row_slices(*tensors: torch.Tensor):
     rows = INT32_ELEMENTS // n
     return [(min(m, first + rows) - first, tuple(t[first:first + rows] for t in tensors))
             for first in range(0, m, rows)]
-
 
 
 def _multiprocessors(device: torch.device) -> int:
