@@ -518,7 +518,8 @@ const CudaEmitter::PackedWords* CudaEmitter::packed_words_of(const Tensor& t) co
 // ------------------------------------------------------------------ kernel
 
 CudaEmitter::CudaEmitter(const Program& program, const CodegenOptions& options)
-    : program_(program), options_(options), plan_(infer_layouts(program, options.wgmma, /*scalar_global=*/!options.pointers_aligned)),
+    : program_(program), options_(options),
+      plan_(infer_layouts(program, options.wgmma, /*scalar_global=*/!options.pointers_aligned)),
       div_(program, options.pointers_aligned ? vector_extent_params(program) : std::vector<int>{}),
       threads_(program.warps * 32) {
   if (verify_enabled()) verify_layouts(program, plan_, "layout inference");

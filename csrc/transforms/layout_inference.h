@@ -73,7 +73,8 @@ struct LayoutPlan {
 // lanes (a warp's load is one contiguous run) instead of a 16-byte run to each thread
 // (lanes 16 bytes apart: four times the L1 wavefronts for the same bytes). Groups holding
 // packed sub-byte tensors keep their whole words.
-LayoutPlan infer_layouts(const Program& program, bool allow_wgmma = false, bool scalar_global = false);
+LayoutPlan infer_layouts(const Program& program, bool allow_wgmma = false,
+                         bool scalar_global = false);
 
 // The A and B layouts a SIMT dot needs for a given accumulator layout: every thread
 // holds, for all k, the rows of A and the columns of B of its accumulator elements.
