@@ -621,13 +621,17 @@ void CudaEmitter::emit_copy_async(const Instruction& i) {
   const GlobalInfo& g = globals_.at(src->id);
   const SharedInfo& s = shared_.at(dst->id);
   const int64_t bits = dst->dtype.bits();
-  RegisterLayout layout = auto_global_layout(dst->shape, threads_, std::max<int64_t>(1, 128 / bits));
+  // The access width first (what the global view's alignment and the shared layout
+  // allow), then the spread: each thread takes runs of that width, so consecutive lanes
+  // touch consecutive accesses. (Spread for 16 bytes and copied narrower, lanes would sit
+  // 16 bytes apart and each warp access touch several times the sectors it uses.)
   int64_t vec = global_vector(g, i.args, i.dims, dst->shape.back(), bits, false);
-  vec = pow2_divisor(innermost_run(layout), vec);
   while (vec > 1 && !shared_contiguous(s, vec)) vec /= 2;
   int64_t bytes = whole_bytes(dst->dtype, vec, "copy_async: one access");
   bool async = bytes == 4 || bytes == 8 || bytes == 16;
   if (!async) vec = 1;
+  RegisterLayout layout = auto_global_layout(dst->shape, threads_, vec);
+  TILUS_ASSERT(innermost_run(layout) % vec == 0);  // vec divides the tile's rows (global_vector)
   std::string leader = replica_leader(layout);
   line(std::string("// copy_async ") + (async ? "with cp.async of " + std::to_string(bytes) + " bytes"
                                               : "as plain loads and stores (alignment unknown)"));
@@ -663,8 +667,8 @@ void CudaEmitter::emit_copy_async(const Instruction& i) {
     const std::string size = ok.empty() ? n : "(" + ok + " ? " + n + " : 0)";
     line("tilus::cp_async_" + std::to_string(bytes) + "(tilus::smem_u32(" + s.ptr + " + " + soff + "), " +
          g.ptr + " + " + goff + ", " + size + ");");
-  }, /*keep_outer_loop=*/!async);  // element copies: a full unroll puts every load in flight
-                                   // at once, which spills beside a matmul's accumulators
+  }, /*outer_unroll=*/async ? 0 : 8);  // element copies: 8 loads in flight a thread (a full
+                                       // unroll spills beside a matmul's accumulators)
   if (!leader.empty()) close();
 }
 

@@ -279,7 +279,7 @@ void CudaEmitter::emit_copy_async_packed(const Instruction& i) {
            " >> 3) + " + std::to_string(c) + "), " + gbase + " + (" + bit_of(goff, bits) + " >> 3) + " +
            std::to_string(c) + ", " + nc + ");");
     }
-  }, /*keep_outer_loop=*/!async);
+  }, /*outer_unroll=*/async ? 0 : 1);
   if (!leader.empty()) close();
 }
 

@@ -224,7 +224,7 @@ int64_t CudaEmitter::innermost_run(const RegisterLayout& layout) {
 }
 
 void CudaEmitter::for_each_local(const RegisterLayout& layout, int64_t vec,
-                                 const std::function<void(const Element&)>& body, bool keep_outer_loop) {
+                                 const std::function<void(const Element&)>& body, int outer_unroll) {
   auto dims = layout.mode_dims();
   std::vector<int64_t> inner_stride(layout.mode_shape.size(), 1);
   for (size_t m = 0; m < layout.mode_shape.size(); ++m)
@@ -251,7 +251,7 @@ void CudaEmitter::for_each_local(const RegisterLayout& layout, int64_t vec,
     if (trips == 1) continue;
     std::string name = fresh("i");
     Expr v = internal_var(name);
-    line(keep_outer_loop && opened == 0 ? "#pragma unroll 1" : "#pragma unroll");
+    line(outer_unroll > 0 && opened == 0 ? "#pragma unroll " + std::to_string(outer_unroll) : "#pragma unroll");
     open("for (int " + name + " = 0; " + name + " < " + std::to_string(trips) + "; ++" + name + ")");
     ++opened;
     el.coords[dims[m]] = make_binary(BinaryOp::Add, el.coords[dims[m]],

@@ -99,9 +99,10 @@ class CudaEmitter {
     };
     std::vector<Loop> loops;
   };
-  // keep_outer_loop: the outermost loop stays a loop (fewer values in flight at once).
+  // outer_unroll: 0 unrolls every loop; k > 0 unrolls the outermost one k times only
+  // (at most k of its iterations' values in flight at once).
   void for_each_local(const RegisterLayout& layout, int64_t vec,
-                      const std::function<void(const Element&)>& body, bool keep_outer_loop = false);
+                      const std::function<void(const Element&)>& body, int outer_unroll = 0);
   // Largest vector (elements) the innermost local mode of `layout` allows along the
   // last dimension, at most max_elems.
   static int64_t innermost_run(const RegisterLayout& layout);

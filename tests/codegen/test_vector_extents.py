@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import tilus
-from tilus import _C, float16, float32, int32
+from tilus import _C, float16, float32, int32, void_p
 from tilus.runtime.launcher import takes_aligned_build, unaligned_reasons
 from tilus.utils import cdiv
 
@@ -66,6 +66,48 @@ def test_the_unaligned_build_gives_consecutive_elements_to_consecutive_lanes():
     assert "*(gy + (((int)blockIdx.x * n_) + (tl_tid + (i_1 * 128))))" in unaligned, unaligned
     assert "tl_tid * 8" not in unaligned
     assert "tl_tid * 8" in aligned  # a 16-byte run per thread where the rows are vectors
+
+
+class RowStage(tilus.Script):
+    """A row staged in shared memory by copy_async, then doubled."""
+
+    def __init__(self, dtype):
+        super().__init__()
+        self.dtype = dtype
+
+    def __call__(self, m: int32, n: int32, x: void_p, y: void_p):
+        self.attrs.blocks = [m]
+        self.attrs.warps = 4
+        gx = self.global_view(x, dtype=self.dtype, shape=[m, n])
+        gy = self.global_view(y, dtype=self.dtype, shape=[m, n])
+        staged = self.shared_tensor(dtype=self.dtype, shape=[1, 1024])
+        self.copy_async(src=gx, dst=staged, offsets=[self.blockIdx.x, 0])
+        self.copy_async_wait_all()
+        self.sync()
+        self.store_global(gy, self.load_shared(staged) * 2, offsets=[self.blockIdx.x, 0])
+        self.free_shared(staged)
+
+
+@pytest.mark.parametrize("dtype,aligned_access,unaligned_access", [
+    (float16, "cp_async_16", None),  # 2-byte elements: no cp.async, plain element copies
+    (float32, "cp_async_16", "cp_async_4")])
+def test_an_unaligned_copy_async_gives_consecutive_elements_to_consecutive_lanes(dtype, aligned_access,
+                                                                                 unaligned_access):
+    """copy_async spreads its tile for the access width it can use: 16-byte runs per thread
+    where rows are vectors, one element per lane otherwise (lanes 16 bytes apart would
+    touch several times the sectors a warp access uses), with 8 element loads in flight."""
+    t = tilus.utils.dtype_to_torch(dtype)
+    program = RowStage(dtype).compile(8, 1024, torch.zeros(8, 1024, dtype=t), torch.zeros(8, 1024, dtype=t)).program
+    aligned = _C.generate_cuda(program, True, "sm_80")["source"]
+    unaligned = _C.generate_cuda(program, False, "sm_80")["source"]
+    per_thread = 128 // dtype.bits
+    assert aligned_access in aligned and f"tl_tid * {per_thread}" in aligned
+    assert f"tl_tid * {per_thread}" not in unaligned, unaligned
+    assert "(((int)blockIdx.x * n_) + (tl_tid + (i * 128)))" in unaligned, unaligned
+    if unaligned_access is None:
+        assert "tilus::cp_async_4(" not in unaligned and "#pragma unroll 8" in unaligned
+    else:
+        assert unaligned_access in unaligned
 
 
 @pytest.mark.parametrize("n,pointer,expected", [(1024, 4096, True), (1040, 4096, True),
