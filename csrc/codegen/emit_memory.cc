@@ -622,16 +622,25 @@ void CudaEmitter::emit_copy_async(const Instruction& i) {
   const SharedInfo& s = shared_.at(dst->id);
   const int64_t bits = dst->dtype.bits();
   // The access width first (what the global view's alignment and the shared layout
-  // allow), then the spread: each thread takes runs of that width, so consecutive lanes
-  // touch consecutive accesses. (Spread for 16 bytes and copied narrower, lanes would sit
-  // 16 bytes apart and each warp access touch several times the sectors it uses.)
+  // allow), then the spread over the threads. Vector copies: runs of that width, lanes
+  // consecutive. Element copies (no cp.async: 1- and 2-byte elements of rows that are not
+  // vectors): runs of 8 bytes, lanes consecutive, so that the accesses of a run cover
+  // whole 128-byte lines warp-wide while each lane's elements stay adjacent. Measured on
+  // an H100 (2026-12-06, fp16, benchmarks/README.md): 16-byte runs put the lanes 16 bytes apart
+  // (the seed matmul at 4096 x 4097 x 4103: 2785 us against 2014), single elements
+  // leave each warp access half a line (a staged softmax over 8191-wide rows: 912 us
+  // against 271).
   int64_t vec = global_vector(g, i.args, i.dims, dst->shape.back(), bits, false);
   while (vec > 1 && !shared_contiguous(s, vec)) vec /= 2;
   int64_t bytes = whole_bytes(dst->dtype, vec, "copy_async: one access");
   bool async = bytes == 4 || bytes == 8 || bytes == 16;
   if (!async) vec = 1;
-  RegisterLayout layout = auto_global_layout(dst->shape, threads_, vec);
+  const int64_t spread = async ? vec : std::max<int64_t>(1, 64 / bits);
+  RegisterLayout layout = auto_global_layout(dst->shape, threads_, spread);
   TILUS_ASSERT(innermost_run(layout) % vec == 0);  // vec divides the tile's rows (global_vector)
+  // element copies: about 8 loads in flight a thread (a full unroll spills beside a
+  // matmul's accumulators)
+  const int outer_unroll = async ? 0 : static_cast<int>(std::max<int64_t>(1, 8 / spread));
   std::string leader = replica_leader(layout);
   line(std::string("// copy_async ") + (async ? "with cp.async of " + std::to_string(bytes) + " bytes"
                                               : "as plain loads and stores (alignment unknown)"));
@@ -667,8 +676,7 @@ void CudaEmitter::emit_copy_async(const Instruction& i) {
     const std::string size = ok.empty() ? n : "(" + ok + " ? " + n + " : 0)";
     line("tilus::cp_async_" + std::to_string(bytes) + "(tilus::smem_u32(" + s.ptr + " + " + soff + "), " +
          g.ptr + " + " + goff + ", " + size + ");");
-  }, /*outer_unroll=*/async ? 0 : 8);  // element copies: 8 loads in flight a thread (a full
-                                       // unroll spills beside a matmul's accumulators)
+  }, outer_unroll);
   if (!leader.empty()) close();
 }
 

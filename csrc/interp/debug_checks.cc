@@ -216,7 +216,9 @@ const ThreadMap& thread_map_of(BlockState& st, const TensorNode* reg) {
 }
 
 const ThreadMap& copy_thread_map(BlockState& st, const TensorNode* dst) {
-  // CudaEmitter::emit_copy_async spreads the destination with auto_global_layout.
+  // CudaEmitter::emit_copy_async spreads the destination with auto_global_layout: 16-byte
+  // runs, as the aligned build does (where rows are not vectors it spreads shorter runs,
+  // which the interpreter, knowing no alignment, does not model).
   return default_map(st.launch->debug->threads, dst);
 }
 
