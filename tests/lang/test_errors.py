@@ -44,6 +44,61 @@ def test_unknown_instruction():
         UnknownInstruction()(4, torch.zeros(4))
     assert_located(err, "MARK-unknown")
     assert "load_globl" in str(err.value)
+    assert "did you mean 'load_global'" in str(err.value)
+
+
+class NoSuchInstruction(tilus.Script):
+    def __call__(self, n: int32, a_ptr: ~float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        self.frobnicate()  # MARK-nosuch
+
+
+def test_an_unknown_name_unlike_any_instruction():
+    with pytest.raises(AttributeError) as err:
+        NoSuchInstruction()(4, torch.zeros(4))
+    assert_located(err, "MARK-nosuch")
+    assert "'frobnicate' (unknown instruction?)" in str(err.value)
+
+
+class TensorMethodTypo(tilus.Script):
+    def __call__(self, n: int32, a_ptr: ~float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        g = self.global_view(a_ptr, dtype=float32, shape=[n])
+        self.load_global(g, offsets=[0], shape=[4]).transpos()  # MARK-transpos
+
+
+def test_a_mistyped_tensor_method_names_the_closest():
+    with pytest.raises(AttributeError) as err:
+        TensorMethodTypo()(4, torch.zeros(4))
+    assert_located(err, "MARK-transpos")
+    assert "has no attribute 'transpos' (did you mean 'transpose'?)" in str(err.value)
+
+
+class BlackwellTensorMemory(tilus.Script):
+    def __call__(self, n: int32, a_ptr: ~float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 4
+        self.tcgen05.alloc(dtype=float32, shape=[128, 32])  # MARK-tcgen05
+
+
+class BlackwellLaunchControl(tilus.Script):
+    def __call__(self, n: int32, a_ptr: ~float32):
+        self.attrs.blocks = 1
+        self.attrs.warps = 4
+        self.clc.try_cancel()  # MARK-clc
+
+
+@pytest.mark.parametrize("script,marker,group", [(BlackwellTensorMemory, "MARK-tcgen05", "tcgen05"),
+                                                 (BlackwellLaunchControl, "MARK-clc", "clc")])
+def test_tilus02_blackwell_instructions_are_refused_by_name(script, marker, group):
+    """Tilus 0.2 scripts for Blackwell (self.tcgen05, self.clc) stop at their first use
+    with the reason, not a bare unknown attribute."""
+    with pytest.raises(AttributeError) as err:
+        script()(4, torch.zeros(4))
+    assert_located(err, marker)
+    assert f"self.{group}" in str(err.value) and "sm_100" in str(err.value)
 
 
 class WrongArgumentType(tilus.Script):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import difflib
 import inspect
 import linecache
 import numbers
@@ -45,6 +46,27 @@ _PY_CMPOPS = {
     ast.IsNot: operator.is_not, ast.In: lambda a, b: a in b,
     ast.NotIn: lambda a, b: a not in b,
 }
+
+
+
+# Tilus 0.2's instruction groups for Blackwell (sm_100), which tilus does not compile for
+BLACKWELL_GROUPS = {"tcgen05": "tensor memory and tcgen05.mma", "clc": "cluster launch control"}
+
+
+def _unknown_instruction_hint(script, name: str) -> str:
+    """What to say after "the script has no attribute NAME": Tilus 0.2's Blackwell
+    instruction groups by name, else the closest instruction names (a typo), else that
+    it is no instruction."""
+    if name in BLACKWELL_GROUPS:
+        return (f": Tilus 0.2's self.{name} ({BLACKWELL_GROUPS[name]}) is for Blackwell GPUs (sm_100), "
+                "which tilus does not compile for (sm_80 and sm_90)")
+    return _close_names(script, name) or " (unknown instruction?)"
+
+
+def _close_names(obj, name: str) -> str:
+    """" (did you mean 'x'?)" for the public names of obj closest to name, or ""."""
+    close = difflib.get_close_matches(name, [n for n in dir(obj) if not n.startswith("_")], n=3, cutoff=0.75)
+    return " (did you mean " + " or ".join(f"'{c}'" for c in close) + "?)" if close else ""
 
 
 class _Unbound:
@@ -1316,10 +1338,8 @@ class Transpiler:
             return getattr(obj, node.attr)
         except AttributeError:
             what = type(obj).__name__ if obj is not self.script else "the script"
-            raise self.error("AttributeError",
-                             f"{what} has no attribute '{node.attr}'"
-                             + (" (unknown instruction?)" if obj is self.script else ""),
-                             node) from None
+            hint = _unknown_instruction_hint(obj, node.attr) if obj is self.script else _close_names(obj, node.attr)
+            raise self.error("AttributeError", f"{what} has no attribute '{node.attr}'{hint}", node) from None
 
     def expr_Lambda(self, node: ast.Lambda):
         """A lambda in a script is a function whose body the transpiler evaluates when it
