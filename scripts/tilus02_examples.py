@@ -13,6 +13,11 @@ the example's own torch reference), outputs poisoned. On the CPU the examples' o
 ``--compile ARCH`` also compiles a few configurations of each autotuned kernel through
 NVRTC (no GPU needed) and prints registers and spilled bytes. Their code is not copied
 here; the script imports it from the given folder. Exits 1 when anything fails.
+
+A later checkout (the repository's main branch after v0.2.0) adds the Hopper matmuls v4
+and v5 and two FP8 quantization kernels from DeepSeek's TileKernels (per-token cast,
+SwiGLU + per-token cast); they run too when the folder has them, against references
+written here (the examples' own import TileKernels, which is stubbed when absent).
 """
 
 from __future__ import annotations
@@ -182,6 +187,55 @@ def quantized_matmul(dev):
         close(linear(a), a @ b, 1e-2)
 
 
+def fp8_group_cast_reference(values: torch.Tensor, group: int = 128):
+    """Per row and group of `group` columns: scale = amax / 448 (1 where amax is 0) and
+    the values times 448 / amax as float8 e4m3 -- the per-token cast the quantization
+    examples make (DeepSeek TileKernels' semantics, which those examples check against)."""
+    rows, cols = values.shape
+    grouped = values.float().reshape(rows, cols // group, group)
+    amax = grouped.abs().amax(-1)
+    ones = torch.ones_like(amax)
+    codes = grouped * torch.where(amax > 0, 448.0 / amax, ones)[..., None]
+    return codes.to(torch.float8_e4m3fn).reshape(rows, cols), torch.where(amax > 0, amax / 448.0, ones)
+
+
+def assert_fp8_cast(out, scales, values, rows=None):
+    codes, expected_scales = fp8_group_cast_reference(values)
+    rows = slice(None) if rows is None else rows
+    close(scales[rows], expected_scales[rows], 1e-5)
+    close(out[rows].float(), codes[rows].float(), 0)
+
+
+def per_token_cast(dev):
+    module = load("quantization/per_token_cast.py")
+    for tokens, hidden in [(5, 256), (3, 1152)]:
+        x = (torch.randn(tokens, hidden, device=dev) * 2).half()
+        out = torch.empty(tokens, hidden, dtype=torch.float8_e4m3fn, device=dev)
+        scales = torch.full((tokens, hidden // 128), float("nan"), device=dev)
+        module.PerTokenCast(num_per_channels=128)(tokens, hidden, x, out, scales)
+        assert_fp8_cast(out, scales, x)
+
+
+def swiglu_per_token_cast(dev):
+    module = load("quantization/swiglu_forward_and_per_token_cast.py")
+    tokens, hidden, topk, clamp = 6, 256, 12, 3.0
+    x = (torch.randn(tokens, 2 * hidden, device=dev) * 2).half()
+    out = torch.empty(tokens, hidden, dtype=torch.float8_e4m3fn, device=dev)
+    scales = torch.full((tokens, hidden // 128), float("nan"), device=dev)
+    slot = torch.tensor([0, 3, -1, 5, 7, 2], dtype=torch.int32, device=dev)  # -1: no routing weight
+    weights = torch.rand(topk, device=dev)
+    expert = torch.tensor([0, 1, 2, -1, 1, 0], dtype=torch.int32, device=dev)  # -1: row skipped
+    module.SwiGLUForwardAndPerTokenCast()(tokens, hidden, topk, x, out, scales, slot, weights, expert, clamp)
+    left, right = x[:, :hidden].float().clamp(max=clamp), x[:, hidden:].float().clamp(-clamp, clamp)
+    weight = torch.where(slot >= 0, weights[slot.clamp(min=0).long()], torch.ones(tokens, device=dev))
+    assert_fp8_cast(out, scales, left / (torch.exp(-left) + 1) * right * weight[:, None], rows=expert >= 0)
+
+
+# examples of checkouts later than v0.2.0, run when the folder has them
+LATER = {"hopper_matmul_v4": "hopper_matmul/matmul_v4.py", "hopper_matmul_v5": "hopper_matmul/matmul_v5.py",
+         "per_token_cast": "quantization/per_token_cast.py",
+         "swiglu_per_token_cast": "quantization/swiglu_forward_and_per_token_cast.py"}
+
 RUNS = {
     "vector_add": vector_add, "softmax": softmax, "layer_norm": layer_norm,
     **{f"matmul_v{i}": matmul(f"matmul/matmul_v{i}.py", f"MatmulV{i}") for i in range(6)},
@@ -192,6 +246,9 @@ RUNS = {
     **{f"attention_v{i}": attention(f"attention/flash_attention_v{i}.py") for i in (1, 2, 3)},
     "attention_with_kvcache": attention_with_kvcache, "flash_attention_decode": flash_attention_decode,
     "quantized_matmul": quantized_matmul,
+    "hopper_matmul_v4": matmul("hopper_matmul/matmul_v4.py", "MatmulWGMMAV4", True),
+    "hopper_matmul_v5": matmul("hopper_matmul/matmul_v5.py", "MatmulWGMMAV5", True),
+    "per_token_cast": per_token_cast, "swiglu_per_token_cast": swiglu_per_token_cast,
 }
 
 
@@ -218,6 +275,19 @@ def compile_reports(arch: str, per_kernel: int = 4):
     for v in range(6):
         kernels.append((f"matmul_v{v}", getattr(load(f"matmul/matmul_v{v}.py"), f"MatmulV{v}"), {},
                         (256, 256, 256, mat, mat, mat)))
+    later = lambda name: os.path.exists(os.path.join(EXAMPLES, LATER[name]))  # noqa: E731
+    for v in (4, 5):
+        if arch.startswith("sm_90") and later(f"hopper_matmul_v{v}"):
+            kernels.append((f"hopper_matmul_v{v}", getattr(load(LATER[f"hopper_matmul_v{v}"]), f"MatmulWGMMAV{v}"), {},
+                            (256, 256, 256, mat, mat, mat)))
+    f8 = torch.zeros(64, 1024, dtype=torch.float8_e4m3fn)
+    f32, i32 = torch.zeros(64, 8), torch.zeros(64, dtype=torch.int32)
+    if later("per_token_cast"):
+        kernels.append(("per_token_cast", load(LATER["per_token_cast"]).PerTokenCast, {},
+                        (64, 1024, torch.zeros(64, 1024, dtype=h), f8, f32)))
+    if later("swiglu_per_token_cast"):
+        kernels.append(("swiglu_per_token_cast", load(LATER["swiglu_per_token_cast"]).SwiGLUForwardAndPerTokenCast, {},
+                        (64, 1024, 64, torch.zeros(64, 2048, dtype=h), f8, f32, i32, torch.zeros(64), i32, 3.0)))
     failed = 0
     for label, cls, fixed, args in kernels:
         space = getattr(cls, "_tilus_tune_space", None)
@@ -242,7 +312,7 @@ def compile_reports(arch: str, per_kernel: int = 4):
 def main() -> int:
     global EXAMPLES
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--examples", required=True, help="the examples folder of a Tilus v0.2.0 checkout")
+    parser.add_argument("--examples", required=True, help="the examples folder of a Tilus checkout (v0.2.0 or later)")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--only", default="", help="comma-separated example names")
     parser.add_argument("--compile", default="", metavar="ARCH", help="also compile through NVRTC for ARCH")
@@ -251,9 +321,20 @@ def main() -> int:
     for missing in ("pandas", "einops"):  # imported by the examples' benchmark code only
         if importlib.util.find_spec(missing) is None:
             sys.modules[missing] = types.ModuleType(missing)
+    # the quantization examples import DeepSeek's TileKernels for their own reference
+    # (their main() only); ours is fp8_group_cast_reference
+    if importlib.util.find_spec("tile_kernels") is None:
+        for name, function in [("per_token_cast_kernel", "per_token_cast"),
+                               ("swiglu_forward_and_per_token_cast_kernel", "swiglu_forward_and_per_token_cast")]:
+            module = types.ModuleType(f"tile_kernels.quant.{name}")
+            setattr(module, function, None)
+            sys.modules[module.__name__] = module
+        sys.modules["tile_kernels"] = types.ModuleType("tile_kernels")
+        sys.modules["tile_kernels.quant"] = types.ModuleType("tile_kernels.quant")
     if args.device == "cpu":
         redirect_cuda_to_cpu()
-    names = [n for n in args.only.split(",") if n] or list(RUNS)
+    names = [n for n in args.only.split(",") if n] or [
+        n for n in RUNS if n not in LATER or os.path.exists(os.path.join(EXAMPLES, LATER[n]))]
     failed = 0
     for name in names:
         start = time.time()
