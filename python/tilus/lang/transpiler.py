@@ -48,7 +48,6 @@ _PY_CMPOPS = {
 }
 
 
-
 # Tilus 0.2's instruction groups for Blackwell (sm_100), which tilus does not compile for
 BLACKWELL_GROUPS = {"tcgen05": "tensor memory and tcgen05.mma", "clc": "cluster launch control"}
 
@@ -64,7 +63,7 @@ def _unknown_instruction_hint(script, name: str) -> str:
 
 
 def _close_names(obj, name: str) -> str:
-    """" (did you mean 'x'?)" for the public names of obj closest to name, or ""."""
+    """The public names of obj closest to name, as " (did you mean 'x'?)", or "" when none is."""
     close = difflib.get_close_matches(name, [n for n in dir(obj) if not n.startswith("_")], n=3, cutoff=0.75)
     return " (did you mean " + " or ".join(f"'{c}'" for c in close) + "?)" if close else ""
 
