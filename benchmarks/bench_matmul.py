@@ -4,8 +4,9 @@ pipeline), beside the seed script's "tilus" column.
 
     python benchmarks/bench_matmul.py [--out DIR] [--quick] [--tma-only]
 
-Prints one table per workload group: median CUDA-event time, TFLOP/s, GB/s of the
-minimum traffic (A, B read once, C written once), and the ratio to cuBLAS. Results are
+Prints one table per workload group (large, LLM decode and odd sizes): median CUDA-event
+time, TFLOP/s, GB/s of the minimum traffic (A, B read once, C written once), and the ratio
+to cuBLAS. Results are
 checked against torch before timing; inputs are fresh random data. On sm_90 a last group
 times the TMA + mbarrier pipeline (examples/matmul_tma_pipeline.py, autotuned over its
 12 configurations) on the same shapes; --tma-only runs just that group.
@@ -109,6 +110,8 @@ def main(argv):
         "seed and large shapes": [(4096, 4096, 4096), (4096, 4096, 14336)] + ([] if quick else [(8192, 8192, 8192)]),
         "LLM decode shapes": [(m, n, k) for m in (1, 16, 128)
                               for n, k in [(4096, 4096), (12288, 4096), (14336, 4096), (4096, 14336)]],
+        # rows that are not 16-byte multiples (the unaligned build: element copies)
+        "odd sizes": [(4096, 4097, 4103)] + ([] if quick else [(2048, 4095, 4095)]),
     }
     factories = {title: tilus_kernel for title in groups}
     if "--tma-only" in argv:
