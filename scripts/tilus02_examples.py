@@ -239,6 +239,11 @@ LATER = {"hopper_matmul_v4": "hopper_matmul/matmul_v4.py", "hopper_matmul_v5": "
          "per_token_cast": "quantization/per_token_cast.py",
          "swiglu_per_token_cast": "quantization/swiglu_forward_and_per_token_cast.py"}
 
+
+def in_checkout(name: str) -> bool:
+    """Whether the examples folder has example `name` (v0.2.0's always; LATER's if there)."""
+    return name not in LATER or os.path.exists(os.path.join(EXAMPLES, LATER[name]))
+
 RUNS = {
     "vector_add": vector_add, "softmax": softmax, "layer_norm": layer_norm,
     **{f"matmul_v{i}": matmul(f"matmul/matmul_v{i}.py", f"MatmulV{i}") for i in range(6)},
@@ -249,8 +254,8 @@ RUNS = {
     **{f"attention_v{i}": attention(f"attention/flash_attention_v{i}.py") for i in (1, 2, 3)},
     "attention_with_kvcache": attention_with_kvcache, "flash_attention_decode": flash_attention_decode,
     "quantized_matmul": quantized_matmul,
-    "hopper_matmul_v4": matmul("hopper_matmul/matmul_v4.py", "MatmulWGMMAV4", True),
-    "hopper_matmul_v5": matmul("hopper_matmul/matmul_v5.py", "MatmulWGMMAV5", True),
+    "hopper_matmul_v4": matmul(LATER["hopper_matmul_v4"], "MatmulWGMMAV4", True),
+    "hopper_matmul_v5": matmul(LATER["hopper_matmul_v5"], "MatmulWGMMAV5", True),
     "per_token_cast": per_token_cast, "swiglu_per_token_cast": swiglu_per_token_cast,
 }
 
@@ -278,17 +283,16 @@ def compile_reports(arch: str, per_kernel: int = 4):
     for v in range(6):
         kernels.append((f"matmul_v{v}", getattr(load(f"matmul/matmul_v{v}.py"), f"MatmulV{v}"), {},
                         (256, 256, 256, mat, mat, mat)))
-    later = lambda name: os.path.exists(os.path.join(EXAMPLES, LATER[name]))  # noqa: E731
     for v in (4, 5):
-        if arch.startswith("sm_90") and later(f"hopper_matmul_v{v}"):
+        if arch.startswith("sm_90") and in_checkout(f"hopper_matmul_v{v}"):
             kernels.append((f"hopper_matmul_v{v}", getattr(load(LATER[f"hopper_matmul_v{v}"]), f"MatmulWGMMAV{v}"), {},
                             (256, 256, 256, mat, mat, mat)))
     f8 = torch.zeros(64, 1024, dtype=torch.float8_e4m3fn)
     f32, i32 = torch.zeros(64, 8), torch.zeros(64, dtype=torch.int32)
-    if later("per_token_cast"):
+    if in_checkout("per_token_cast"):
         kernels.append(("per_token_cast", load(LATER["per_token_cast"]).PerTokenCast, {},
                         (64, 1024, torch.zeros(64, 1024, dtype=h), f8, f32)))
-    if later("swiglu_per_token_cast"):
+    if in_checkout("swiglu_per_token_cast"):
         kernels.append(("swiglu_per_token_cast", load(LATER["swiglu_per_token_cast"]).SwiGLUForwardAndPerTokenCast, {},
                         (64, 1024, 64, torch.zeros(64, 2048, dtype=h), f8, f32, i32, torch.zeros(64), i32, 3.0)))
     failed = 0
@@ -336,8 +340,7 @@ def main() -> int:
         sys.modules["tile_kernels.quant"] = types.ModuleType("tile_kernels.quant")
     if args.device == "cpu":
         redirect_cuda_to_cpu()
-    names = [n for n in args.only.split(",") if n] or [
-        n for n in RUNS if n not in LATER or os.path.exists(os.path.join(EXAMPLES, LATER[n]))]
+    names = [n for n in args.only.split(",") if n] or [n for n in RUNS if in_checkout(n)]
     failed = 0
     for name in names:
         start = time.time()
