@@ -25,7 +25,7 @@ import tilus  # noqa: E402
 from tilus import _C  # noqa: E402
 from tilus.arguments import prepare_runtime_args  # noqa: E402
 from tilus.runtime import bounds  # noqa: E402
-from tilus.runtime.launcher import takes_aligned_build  # noqa: E402
+from tilus.runtime.launcher import alignment_of  # noqa: E402
 
 
 def kernel_launcher(script, args, checked: bool):
@@ -37,7 +37,7 @@ def kernel_launcher(script, args, checked: bool):
     compiled._ensure_gpu()
     gpu = compiled.gpu
     device = torch.cuda.current_device()
-    variant = gpu.variant(takes_aligned_build(compiled.program, runtime_args), device, checked)
+    variant = gpu.variant(alignment_of(compiled.program, runtime_args), device, checked)
     grid, workspaces = _C.evaluate_launch_shape(compiled.program, runtime_args)
     assert not workspaces, "this benchmark's kernels use no workspace"
     stream = torch.cuda.current_stream().cuda_stream

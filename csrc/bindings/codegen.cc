@@ -3,6 +3,7 @@
 
 #include "bindings/bindings.h"
 #include "codegen/codegen.h"
+#include <algorithm>
 #include <cstring>
 
 #include "runtime/build.h"
@@ -137,12 +138,13 @@ void bind_tma_maps(py::module_& m) {
 }  // namespace
 
 const char* const kCodegenChoiceNames =
-    "wgmma, unroll_budget, bounds_check, copy_tma, ptxas_optimize, omit, hang_check_ns";
+    "wgmma, unroll_budget, bounds_check, copy_tma, ptxas_optimize, omit, hang_check_ns, unaligned_params";
 
 CodegenOptions codegen_options_from(const std::string& arch, bool pointers_aligned, const py::kwargs& choices) {
   bool wgmma = true, bounds_check = false, copy_tma = true, ptxas_optimize = true;
   int64_t unroll_budget = 64, hang_check_ns = 0;
   std::string omit;
+  std::vector<int> unaligned_params;
   for (const auto& [key, value] : choices) {
     const std::string name = py::cast<std::string>(key);
     if (name == "wgmma") wgmma = py::cast<bool>(value);
@@ -152,11 +154,16 @@ CodegenOptions codegen_options_from(const std::string& arch, bool pointers_align
     else if (name == "ptxas_optimize") ptxas_optimize = py::cast<bool>(value);
     else if (name == "omit") omit = py::cast<std::string>(value);
     else if (name == "hang_check_ns") hang_check_ns = py::cast<int64_t>(value);
+    else if (name == "unaligned_params") unaligned_params = py::cast<std::vector<int>>(value);
     else throw py::type_error("unexpected keyword argument '" + name + "'; the code generator's options are " +
                               kCodegenChoiceNames);
   }
-  return runtime::codegen_options_for(arch, pointers_aligned, wgmma, unroll_budget, bounds_check, copy_tma,
-                                      ptxas_optimize, omit, hang_check_ns);
+  CodegenOptions options = runtime::codegen_options_for(arch, pointers_aligned, wgmma, unroll_budget, bounds_check,
+                                                        copy_tma, ptxas_optimize, omit, hang_check_ns);
+  std::sort(unaligned_params.begin(), unaligned_params.end());
+  unaligned_params.erase(std::unique(unaligned_params.begin(), unaligned_params.end()), unaligned_params.end());
+  options.unaligned_params = std::move(unaligned_params);
+  return options;
 }
 
 void init_codegen(py::module_& m) {
@@ -194,7 +201,8 @@ void init_codegen(py::module_& m) {
           "keeps dots on mma.sync; unroll_budget: codegen/unroll_budget.h; bounds_check: "
           "tilus.option.debug.bounds_check; copy_tma=False keeps copy_async on cp.async on sm_90a "
           "(ops/async_copy.cc); ptxas_optimize=False adds --ptxas-options=-O0 to the dict's nvrtc_options; "
-          "omit ('mma' or 'loads'): tilus.option.debug.omit; hang_check_ns: tilus.option.debug.hang_check.")
+          "omit ('mma' or 'loads'): tilus.option.debug.omit; hang_check_ns: tilus.option.debug.hang_check; "
+          "unaligned_params (parameter indices): a partly aligned build, CodegenOptions::unaligned_params.")
           .c_str());
   m.def(
       "build_kernel",

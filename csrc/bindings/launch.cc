@@ -10,6 +10,7 @@
 // device's context current for the launch only, so the caller's current device stays.
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -98,11 +99,16 @@ class FastLauncher {
   }
 
   // The kernel of one variant on one device (the LoadedKernel has that device's module),
-  // and its TMA tensor maps (None: it has none), encoded before each launch.
-  void set_kernel(bool aligned, py::object kernel, int64_t smem, int device, py::object tma) {
+  // and its TMA tensor maps (None: it has none), encoded before each launch. `unaligned`:
+  // the variant's parameters that the call need not meet the aligned build's assumption
+  // for, one bit each (0: the aligned build; runtime/launcher.py alignment_of).
+  void set_kernel(uint64_t unaligned, py::object kernel, int64_t smem, int device, py::object tma) {
     if (device < 0 || device >= kMaxDevices) throw py::value_error("FastLauncher: bad device ordinal");
     if (size_t(device) >= devices_.size()) devices_.resize(device + 1);
-    Variant& v = aligned ? devices_[device].aligned : devices_[device].unaligned;
+    std::vector<std::pair<uint64_t, Variant>>& list = devices_[device];
+    auto it = std::find_if(list.begin(), list.end(), [&](const auto& e) { return e.first == unaligned; });
+    if (it == list.end()) it = list.insert(list.end(), {unaligned, Variant{}});
+    Variant& v = it->second;
     v.owner = kernel;
     v.kernel = kernel.cast<runtime::LoadedKernel*>();
     v.smem = smem;
@@ -117,14 +123,14 @@ class FastLauncher {
   }
 
   bool call(py::args args) {
-    bool aligned = true;
+    uint64_t unaligned = 0;
     int device = -1;
-    if (!read_args(args.ptr(), aligned, device)) return false;
+    if (!read_args(args.ptr(), unaligned, device)) return false;
     // A view that does not fit goes to the slow path, which refuses it by name.
     if (interpret_everything || bounds_check) return false;
     if (check_view_bounds && views_.size() && !views_fit(args.ptr())) return false;
     if (views_.size() && !views_.offsets_fit(host_args_)) return false;  // refused by name there
-    Variant* v = variant(device, aligned);
+    Variant* v = variant(device, unaligned);
     if (!v) return false;  // the Python side builds this variant for this device first
     LaunchShape shape;
     if (!evaluator_.launch_shape(host_args_, shape)) return false;
@@ -155,10 +161,10 @@ class FastLauncher {
       }
       out[name] = std::chrono::duration<double, std::nano>(clock::now() - start).count() / iterations;
     };
-    bool aligned = true;
+    uint64_t unaligned = 0;
     int device = -1;
-    timed("arguments", [&] { aligned = true; return read_args(args.ptr(), aligned, device); });
-    Variant* v = variant(device, aligned);
+    timed("arguments", [&] { unaligned = 0; return read_args(args.ptr(), unaligned, device); });
+    Variant* v = variant(device, unaligned);
     if (!v) throw py::value_error("call the kernel once before timing its launches");
     if (check_view_bounds && views_.size()) timed("view_bounds", [&] { return views_fit(args.ptr()); });
     timed("device", [&] { cuda::DeviceScope scope(device); return true; });
@@ -194,22 +200,28 @@ class FastLauncher {
       args_.set_opaque(first + k, tma_blobs_[k].data(), tma_blobs_[k].size());
     return true;
   }
-  struct DeviceVariants {
-    Variant aligned, unaligned;
-  };
   static constexpr int kMaxDevices = 1024;
 
-  Variant* variant(int device, bool aligned) {
+  static bool mark_unaligned(uint64_t& unaligned, size_t param) {
+    if (param >= 64) return false;  // the slow path keys its variants without a limit
+    unaligned |= uint64_t(1) << param;
+    return true;
+  }
+
+  // A device's variants, keyed by their unaligned parameters (a call meets one or two).
+  Variant* variant(int device, uint64_t unaligned) {
     if (device < 0 || size_t(device) >= devices_.size()) return nullptr;
-    Variant& v = aligned ? devices_[device].aligned : devices_[device].unaligned;
-    return v.kernel ? &v : nullptr;
+    for (auto& [key, v] : devices_[device])
+      if (key == unaligned) return v.kernel ? &v : nullptr;
+    return nullptr;
   }
 
   // Reads the runtime arguments into args_ / host_args_; false if any is not what the
-  // plan expects. `aligned` ends false if some tensor address is not 16-byte aligned;
+  // plan expects. `unaligned` gets bit i for parameter i when it is a tensor address not
+  // 16-byte aligned or a vector extent not a multiple of 16 (past 64 parameters: false);
   // `device` is the tensors' device (all must share it; the slow path names the
   // parameters otherwise), or the current device without tensors.
-  bool read_args(PyObject* tuple, bool& aligned, int& device) {
+  bool read_args(PyObject* tuple, uint64_t& unaligned, int& device) {
     device = -1;
     const Py_ssize_t n = PyTuple_GET_SIZE(tuple);
     for (auto& j : jit_)
@@ -223,7 +235,7 @@ class FastLauncher {
       if (p.kind == ParamKind::Pointer) {
         uintptr_t address;
         if (!tensor_address(obj, p.dtype.ptr(), address, device)) return false;
-        aligned = aligned && address % 16 == 0;
+        if (address % 16 && !mark_unaligned(unaligned, i)) return false;
         h.ptr = address;
         bits = static_cast<uint64_t>(address);
       } else if (p.kind == ParamKind::F32 || p.kind == ParamKind::F64 || p.kind == ParamKind::F16 ||
@@ -246,7 +258,7 @@ class FastLauncher {
           return false;
         }
         h.i = v;
-        if (p.vector_extent) aligned = aligned && v % kVectorExtentMultiple == 0;
+        if (p.vector_extent && v % kVectorExtentMultiple && !mark_unaligned(unaligned, i)) return false;
         if (!runtime::encode_int(p.kind, v, bits)) return false;
       }
       args_.set(i, bits);
@@ -356,7 +368,7 @@ class FastLauncher {
   std::vector<std::string> workspace_keys_;
   std::vector<bool> workspace_clean_;
   int threads_;
-  std::vector<DeviceVariants> devices_;  // by device ordinal
+  std::vector<std::vector<std::pair<uint64_t, Variant>>> devices_;  // by device ordinal
   // reused per call (the GIL serialises calls on one launcher)
   runtime::KernelArgs args_;  // the runtime parameters, the workspaces, the tensor maps
   size_t tma_slots_ = 0;
@@ -397,7 +409,7 @@ void init_launch(py::module_& m) {
   py::class_<FastLauncher>(m, "FastLauncher")
       .def(py::init<std::shared_ptr<Program>, py::object, py::object, int, const std::vector<py::tuple>&,
                     const std::vector<py::tuple>&, std::vector<std::string>, std::vector<bool>, int>())
-      .def("set_kernel", &FastLauncher::set_kernel, py::arg("aligned"), py::arg("kernel"), py::arg("smem"),
+      .def("set_kernel", &FastLauncher::set_kernel, py::arg("unaligned"), py::arg("kernel"), py::arg("smem"),
            py::arg("device"), py::arg("tma") = py::none())
       .def("__call__", &FastLauncher::call)
       .def("time_phases", &FastLauncher::time_phases)

@@ -13,6 +13,11 @@ struct CodegenOptions {
   // extent parameter (transforms/vector_extents.h) a multiple of 16, before using a
   // kernel built with this set; otherwise it uses one built without it.
   bool pointers_aligned = true;
+  // With pointers_aligned: the parameters (indices into Program::params) this build may
+  // not assume that of -- a pointer not 16-byte aligned, a vector extent not a multiple
+  // of 16 -- so only the views using them move element by element (a partly aligned
+  // build; transforms/vector_extents.h scalar_globals). Increasing; empty: all aligned.
+  std::vector<int> unaligned_params;
   // Lower qualifying dots to wgmma (sm_90a only; layout_inference.h says which).
   bool wgmma = false;
   // The target is sm_90a: mbarrier transaction counts, TMA and proxy fences may be used.

@@ -1,6 +1,7 @@
 // Global and shared memory: views, allocations, loads and stores, cp.async, ldmatrix,
 // and layout conversions through shared memory.
 #include <algorithm>
+#include <numeric>
 
 #include "codegen/emitter.h"
 #include "ir/packed.h"
@@ -33,7 +34,7 @@ using memory_index::pow2_divisor;
 // ------------------------------------------------------------------ global tensors
 
 void CudaEmitter::emit_global_view(const Instruction& i) {
-  bind_global(i.output, expr(i.args[0]), "");
+  bind_global(i.output, expr(i.args[0]), "", pointer_alignment(i.args[0]));
   if (!options_.bounds_check) return;
   const int k = pointer_origin(i.args[0]);
   if (k < 0) return;  // no single parameter's tensor holds it: left unchecked
@@ -47,12 +48,14 @@ void CudaEmitter::emit_global_view(const Instruction& i) {
 
 void CudaEmitter::emit_global_tensor(const Instruction& i) {
   bind_global(i.output, "tl_workspace" + std::to_string(i.workspace),
-              i.requires_clean ? ", kept zeroed between launches" : "");
+              i.requires_clean ? ", kept zeroed between launches" : "", 16);  // runtime/workspace: 256-byte blocks
 }
 
-void CudaEmitter::bind_global(const Tensor& t, const std::string& pointer, const std::string& note) {
+void CudaEmitter::bind_global(const Tensor& t, const std::string& pointer, const std::string& note,
+                              int64_t align_bytes) {
   GlobalInfo g;
   g.ptr = fresh(t->name);
+  g.align_bytes = align_bytes;
   g.shape = t->global_shape;
   g.strides = t->global_strides;
   line(ctype(t->dtype.pointer_to()) + " " + g.ptr + " = " + pointer + ";  // " + t->type_str() + note);
@@ -75,6 +78,38 @@ void CudaEmitter::bind_global(const Tensor& t, const std::string& pointer, const
   globals_[t->id] = g;
 }
 
+int64_t CudaEmitter::pointer_alignment(const Expr& e) const {
+  const int64_t element = e->dtype.is_pointer ? std::max<int64_t>(1, e->dtype.pointee().bits() / 8) : 1;
+  switch (e->kind) {
+    case ExprKind::Var:
+      for (size_t k = 0; k < program_.params.size(); ++k) {
+        if (program_.params[k]->var_id != e->var_id) continue;
+        const std::vector<int>& off = options_.unaligned_params;
+        const bool assumed = options_.pointers_aligned && !std::binary_search(off.begin(), off.end(), int(k));
+        return assumed ? 16 : element;
+      }
+      return element;  // a pointer variable of the script: nothing known beyond its type
+    case ExprKind::ElementAddr: {
+      // &g[i, ...]: g's pointer plus sum(i_d * stride_d) elements of g
+      const GlobalInfo& g = globals_.at(e->tensor->id);
+      int64_t offset = 0;  // elements: the gcd of the terms' divisibility, 0: every multiple
+      for (size_t d = 0; d < e->indices.size(); ++d)
+        offset = std::gcd(offset, div_.of(e->indices[d]) * div_.of(g.strides[d]));
+      if (offset == 0) return g.align_bytes;
+      return std::max<int64_t>(1, std::gcd(g.align_bytes * 8, offset * e->tensor->dtype.bits()) / 8);
+    }
+    case ExprKind::Cast: return pointer_alignment(e->a);
+    case ExprKind::Select: return std::gcd(pointer_alignment(e->a), pointer_alignment(e->b));
+    case ExprKind::Const:
+    case ExprKind::BlockIdx:
+    case ExprKind::Unary:
+    case ExprKind::Binary:
+    case ExprKind::Math:
+    case ExprKind::ElementLoad: return element;  // a pointer read from memory may point anywhere
+  }
+  return element;
+}
+
 int64_t CudaEmitter::global_vector(const GlobalInfo& g, const std::vector<Expr>& offsets,
                                    const std::vector<int>& dims, int64_t tile_last,
                                    int64_t dtype_bits, bool need_full_vectors) const {
@@ -84,7 +119,7 @@ int64_t CudaEmitter::global_vector(const GlobalInfo& g, const std::vector<Expr>&
   if (!is_const_int(g.strides[last], &c) || c != 1) return 1;
   int64_t v = pow2_divisor(tile_last, std::max<int64_t>(1, 128 / dtype_bits));
   for (; v > 1; v /= 2) {
-    bool ok = div_.is_multiple(offsets[last], v);
+    bool ok = g.align_bytes % std::max<int64_t>(1, v * dtype_bits / 8) == 0 && div_.is_multiple(offsets[last], v);
     for (int d = 0; d < last && ok; ++d) ok = div_.is_multiple(g.strides[d], v);
     if (ok && need_full_vectors) ok = div_.is_multiple(g.shape[last], v);
     if (ok) break;

@@ -1,4 +1,7 @@
 #include "codegen/emitter.h"
+
+#include <algorithm>
+
 #include "codegen/unroll_budget.h"
 #include "transforms/async_waits.h"
 #include "transforms/copy_waits.h"
@@ -517,10 +520,23 @@ const CudaEmitter::PackedWords* CudaEmitter::packed_words_of(const Tensor& t) co
 
 // ------------------------------------------------------------------ kernel
 
+namespace {
+// The vector extent parameters a build assumes multiples of 16: all of them in the aligned
+// build, none in the unaligned one, those its call met in a partly aligned one.
+std::vector<int> assumed_vector_extents(const Program& program, const CodegenOptions& options) {
+  if (!options.pointers_aligned) return {};
+  std::vector<int> out;
+  for (int k : vector_extent_params(program))
+    if (!std::binary_search(options.unaligned_params.begin(), options.unaligned_params.end(), k)) out.push_back(k);
+  return out;
+}
+}  // namespace
+
 CudaEmitter::CudaEmitter(const Program& program, const CodegenOptions& options)
     : program_(program), options_(options),
-      plan_(infer_layouts(program, options.wgmma, /*scalar_global=*/!options.pointers_aligned)),
-      div_(program, options.pointers_aligned ? vector_extent_params(program) : std::vector<int>{}),
+      plan_(infer_layouts(program, options.wgmma,
+                          scalar_globals(program, options.pointers_aligned, options.unaligned_params))),
+      div_(program, assumed_vector_extents(program, options)),
       threads_(program.warps * 32) {
   if (verify_enabled()) verify_layouts(program, plan_, "layout inference");
   tid_ = internal_var("tl_tid");

@@ -127,6 +127,11 @@ class CudaEmitter {
     // byte offset from that tensor's start.
     int bounds_param = -1;
     std::string bounds_base;
+    // What the view's pointer is known to be a multiple of, in bytes: 16 for a kernel
+    // parameter in the aligned build or a workspace; a view at an element address
+    // (`~g[i, j]`) keeps what g's pointer and the offset allow. Vector accesses never
+    // assume more (global_vector).
+    int64_t align_bytes = 1;
   };
   // The test that a global store's whole tile is in bounds ("" where none applies).
   std::string whole_tile_in_bounds(const Instruction& i, const RegisterLayout& layout,
@@ -197,7 +202,9 @@ class CudaEmitter {
   void emit_global_view(const Instruction& i);
   void emit_global_tensor(const Instruction& i);
   // Declares the pointer of a global tensor and freezes its shape and strides.
-  void bind_global(const Tensor& t, const std::string& pointer, const std::string& note);
+  void bind_global(const Tensor& t, const std::string& pointer, const std::string& note, int64_t align_bytes);
+  // The bytes a pointer expression is known to be a multiple of (GlobalInfo::align_bytes).
+  int64_t pointer_alignment(const Expr& e) const;
   void emit_shared_tensor(const Instruction& i);
   void emit_slice_shared(const Instruction& i);
   void emit_register_tensor(const Instruction& i);

@@ -11,7 +11,7 @@
 // What a correct cp.async program already does keeps the lowering safe: a block barrier
 // between the last reads of a tile and the next copy into it (another thread's cp.async
 // could overwrite it too), and no thread more than kCopyRing groups ahead of another.
-// Not lowered (all copies stay cp.async): sm_80, the unaligned build, bounds-checked
+// Not lowered (all copies stay cp.async): sm_80, the unaligned and partly aligned builds, bounds-checked
 // builds, copies inside thread groups, and any copy TMA cannot do (a view of a workspace,
 // strides not provably 16-byte multiples, a tile layout the TMA unit cannot write...).
 #include <string>
@@ -219,7 +219,8 @@ const OpHandler kCopyAsyncWaitAll = {group_check, nullptr, interp::exec_copy_asy
 
 void prepare_copy_lowering(CudaEmitter& e) {
   const CodegenOptions& o = e.options_;
-  if (!o.sm90 || !o.copy_tma || !o.pointers_aligned || o.bounds_check) return;
+  // (a partly aligned build keeps cp.async: the maps of its unaligned views would not encode)
+  if (!o.sm90 || !o.copy_tma || !o.pointers_aligned || !o.unaligned_params.empty() || o.bounds_check) return;
   CopyScan scan(e);
   scan.visit_stmt(e.program_.body);
   if (!scan.any || !scan.all_tma) return;

@@ -132,7 +132,7 @@ BlockLayouts simt_operands_for(const RegisterLayout& c, int64_t k) {
   return out;
 }
 
-LayoutPlan infer_layouts(const Program& program, bool allow_wgmma, bool scalar_global) {
+LayoutPlan infer_layouts(const Program& program, bool allow_wgmma, const ScalarGlobals& scalar) {
   LayoutPlan plan;
   const int64_t threads = program.warps * 32;
   GroupThreadCounts group_threads = group_thread_counts(program);
@@ -381,10 +381,13 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma, bool scalar_g
   // in float32 and stored as float16 moves 8 elements per access, not 4.
   std::unordered_map<int, int> memory_bits;
   std::unordered_set<int> packed_groups;
+  std::unordered_set<int> scalar_groups;  // groups some access of a scalar view moves
+  bool scalar_access = false;
   auto narrowest = [&](const Tensor& t) {
     if (!is_reg(t) || t->dtype.is_pointer) return;
     auto [it, fresh] = memory_bits.emplace(groups.find(t->id), t->dtype.bits());
     if (!fresh) it->second = std::min(it->second, t->dtype.bits());
+    if (scalar_access) scalar_groups.insert(groups.find(t->id));
   };
   for (auto& [id, t] : tensors)
     if (is_packed(t->dtype)) {
@@ -393,6 +396,8 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma, bool scalar_g
     }
   for_each_inst(program.body, [&](const StmtNode& s) {
     if (!op_has_effect(s.inst->op, eff::ReadsGlobal | eff::WritesGlobal)) return;
+    scalar_access = scalar.all || scalar.has(s.inst->output) ||
+                    std::any_of(s.inst->inputs.begin(), s.inst->inputs.end(), [&](const Tensor& t) { return scalar.has(t); });
     if (s.inst->output) narrowest(s.inst->output);
     for (const Tensor& t : s.inst->inputs) narrowest(t);
   });
@@ -401,7 +406,7 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma, bool scalar_g
     int bits = t->dtype.bits();
     if (auto mb = memory_bits.find(g); mb != memory_bits.end()) bits = mb->second;
     int64_t vec = std::max<int64_t>(1, 128 / bits);
-    if (scalar_global && memory_bits.count(g) && !packed_groups.count(g)) vec = 1;
+    if (scalar_groups.count(g) && !packed_groups.count(g)) vec = 1;
     return default_tile_layout(t->shape, threads_of(t), vec);
   };
   for (const Derivation& d : derivations) {

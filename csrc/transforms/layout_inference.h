@@ -16,6 +16,7 @@
 #include "layout/block_layouts.h"
 #include "layout/register_layout.h"
 #include "layout/shared_layout.h"
+#include "transforms/vector_extents.h"
 
 namespace tilus {
 
@@ -68,13 +69,14 @@ struct LayoutPlan {
 // slices between) and feed nothing else, becomes a wgmma dot when wgmma_tiling tiles it;
 // sa's and sb's allocations then take shared_wgmma_operand's layouts. B may also be
 // load_shared(sb.transpose()) of a trailing [n, k] matrix sb (DotPlan::b_kmajor).
-// scalar_global (the unaligned build, CodegenOptions::pointers_aligned off): every global
-// access is one element, so the default layouts give consecutive elements to consecutive
-// lanes (a warp's load is one contiguous run) instead of a 16-byte run to each thread
-// (lanes 16 bytes apart: four times the L1 wavefronts for the same bytes). Groups holding
-// packed sub-byte tensors keep their whole words.
+// scalar (the unaligned build, or the views a partly aligned build cannot vectorise;
+// transforms/vector_extents.h): register tiles loaded from or stored to those views move
+// one element per access, so their default layouts give consecutive elements to
+// consecutive lanes (a warp's load is one contiguous run) instead of a 16-byte run to
+// each thread (lanes 16 bytes apart: four times the L1 wavefronts for the same bytes).
+// Groups holding packed sub-byte tensors keep their whole words.
 LayoutPlan infer_layouts(const Program& program, bool allow_wgmma = false,
-                         bool scalar_global = false);
+                         const ScalarGlobals& scalar = ScalarGlobals{});
 
 // The A and B layouts a SIMT dot needs for a given accumulator layout: every thread
 // holds, for all k, the rows of A and the columns of B of its accumulator elements.

@@ -3,6 +3,7 @@
 #include <set>
 #include <vector>
 
+#include "ir/expr_compare.h"
 #include "ir/functor.h"
 
 namespace tilus {
@@ -44,7 +45,44 @@ class GlobalViews : public StmtVisitor {
   }
 };
 
+// Whether pointer expression `e` reads an unaligned parameter (`vars`) or takes an
+// element address in a view already known scalar.
+bool reaches_scalar(const Expr& e, const std::unordered_set<int>& vars, const ScalarGlobals& scalar) {
+  if (!e) return false;
+  if (e->kind == ExprKind::ElementAddr && scalar.has(e->tensor)) return true;
+  if (e->kind == ExprKind::Var) return vars.count(e->var_id) > 0;
+  for (const Expr& x : {e->a, e->b, e->c})
+    if (reaches_scalar(x, vars, scalar)) return true;
+  for (const Expr& x : e->indices)
+    if (reaches_scalar(x, vars, scalar)) return true;
+  return false;
+}
+
 }  // namespace
+
+ScalarGlobals scalar_globals(const Program& program, bool pointers_aligned, const std::vector<int>& unaligned_params) {
+  ScalarGlobals out;
+  out.all = !pointers_aligned;
+  if (out.all || unaligned_params.empty()) return out;
+  std::unordered_set<int> vars;
+  for (int k : unaligned_params) {
+    TILUS_CHECK(k >= 0 && size_t(k) < program.params.size(), "ValueError", "unaligned_params: ", k,
+                " is not a parameter index of ", program.name, " (", program.params.size(), " parameters)");
+    vars.insert(program.params[static_cast<size_t>(k)]->var_id);
+  }
+  // Views are defined before they are used, so one walk in program order sees a view's
+  // source view first.
+  for_each_inst(program.body, [&](const StmtNode& s) {
+    const Instruction& i = *s.inst;
+    if (i.op != Op::GlobalView) return;
+    const Tensor& t = i.output;
+    bool scalar = reaches_scalar(i.args[0], vars, out);
+    if (!t->global_shape.empty()) scalar = scalar || mentions(t->global_shape.back(), vars);
+    for (const Expr& stride : t->global_strides) scalar = scalar || mentions(stride, vars);
+    if (scalar) out.views.insert(t->id);
+  });
+  return out;
+}
 
 std::vector<int> vector_extent_params(const Program& program) {
   GlobalViews views;

@@ -16,6 +16,7 @@
 // is not one: its value never costs the kernel its aligned build.
 #pragma once
 #include <cstdint>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/stmt.h"
@@ -27,5 +28,19 @@ constexpr int64_t kVectorExtentMultiple = 16;
 
 // Indices into program.params, increasing.
 std::vector<int> vector_extent_params(const Program& program);
+
+// The global tensors a build moves element by element. The unaligned build (`all`)
+// assumes nothing of any argument. A partly aligned build names the parameters its call
+// did not meet the aligned build's assumption for (a pointer not 16-byte aligned, a
+// vector extent not a multiple of 16; CodegenOptions::unaligned_params): only the views
+// that use one -- as their pointer (or the tensor of their element address), last extent
+// or stride -- lose their vectors, so an lm head's activations keep 16-byte rows beside
+// a 50257-wide weight. Workspaces are never among them.
+struct ScalarGlobals {
+  bool all = false;
+  std::unordered_set<int> views;  // tensor ids
+  bool has(const Tensor& t) const { return t && t->scope == Scope::Global && (all || views.count(t->id)); }
+};
+ScalarGlobals scalar_globals(const Program& program, bool pointers_aligned, const std::vector<int>& unaligned_params);
 
 }  // namespace tilus

@@ -9,7 +9,8 @@ A candidate is a Script instance. The tuner uses only:
 - on that specialisation: ``program`` (the IR program the parallel build compiles),
   ``jit_key`` (the compile-time argument values), ``run_gpu(args, tensors)`` (launch on
   prepared runtime arguments, tilus.arguments.prepare_runtime_args) and
-  ``build_gpu(device, pointers_aligned)`` (build without launching).
+  ``build_gpu(device, alignment)`` (build without launching; runtime/launcher.py
+  alignment_of).
 - ``kernel_name(cls)`` below: the name the kernel's binaries and tuning results go by.
 """
 
@@ -26,7 +27,7 @@ class Specialization(Protocol):
 
     def run_gpu(self, args: list, tensors: list) -> None: ...
 
-    def build_gpu(self, device_index: int, pointers_aligned: bool) -> None: ...
+    def build_gpu(self, device_index: int, alignment) -> None: ...
 
     def check_fits_a_gpu(self) -> None: ...  # a ScriptError when no GPU has its shared memory
 

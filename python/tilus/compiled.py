@@ -15,7 +15,7 @@ from __future__ import annotations
 from tilus import _C, host_run, option
 from tilus.arguments import prepare_runtime_args
 from tilus.runtime import driver_available
-from tilus.runtime.launcher import takes_aligned_build
+from tilus.runtime.launcher import alignment_of
 
 
 def runs_on_cpu(tensors) -> bool:
@@ -50,8 +50,7 @@ class CompiledKernel:
         self._fast = script._tilus_fast or {}
         runtime_args, tensors = prepare_runtime_args(sig, values, self._owner)
         if not runs_on_cpu(tensors):
-            compiled.build_gpu(launch_device(tensors),
-                               takes_aligned_build(compiled.program, runtime_args))
+            compiled.build_gpu(launch_device(tensors), alignment_of(compiled.program, runtime_args))
 
     def __repr__(self):
         jit = ", ".join(f"{self.sig.params[i].name}={v!r}" for i, v in self._jit)

@@ -1,8 +1,8 @@
 """The ``tilus`` logger (Tilus 0.2's ``tilus.logging``): what tilus reports as it works, such
 as each autotuning decision (INFO: the configuration chosen for a key, how, and its time)
-and, on ``tilus.launch``, why a kernel first takes its unaligned build (INFO: the
+and, on ``tilus.launch``, why a kernel first takes an unaligned build (INFO: the
 misaligned pointer or the runtime extent that is not a multiple of 16, by parameter
-name; that build moves global memory element by element). Silent unless enabled::
+name; the views that use it move global memory element by element). Silent unless enabled::
 
     tilus.logging.init_logging("INFO")   # a stream handler on the "tilus" logger
     tilus.logging.set_logging_level("DEBUG")

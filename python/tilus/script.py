@@ -179,12 +179,13 @@ class CompiledScript:
             self.script._tilus_jit = tuple(sig.jit_indices)
             self.script._tilus_nparams = len(sig.params)
 
-    def build_gpu(self, device_index: int, pointers_aligned: bool):
-        """Compile and load the GPU kernel variant a launch with such pointers will use,
-        without launching it."""
+    def build_gpu(self, device_index: int, alignment):
+        """Compile and load the GPU kernel variant a launch with such arguments will use
+        (`alignment`: runtime/launcher.py alignment_of's bits, or a bool), without
+        launching it."""
         self.check_fits_device(device_index)
         self._ensure_gpu()
-        self.gpu.variant(pointers_aligned, device_index)
+        self.gpu.variant(alignment, device_index)
 
     def _ensure_gpu(self):
         # Tuning spread over GPUs launches one candidate from several threads.

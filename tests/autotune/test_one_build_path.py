@@ -34,6 +34,20 @@ def test_a_single_build_hits_what_the_parallel_build_compiled(cache_dir):
     assert after["memory_hits"] == before["memory_hits"] + len(built)
 
 
+@pytest.mark.parametrize("alignment", [1 << 0, 1 << 1, 1 << 0 | 1 << 1, False])
+def test_partly_aligned_builds_share_their_entry_too(cache_dir, alignment):
+    """A call that misses the aligned build's assumption (n = 100 is a vector extent off a
+    multiple of 16: bit 0; a misaligned x: bit 1) is tuned and launched with one build."""
+    candidates, _ = transpile_all(Scale(2.0), [100, np.zeros(100, np.float32)])
+    built, _ = build_candidates(candidates, _target("sm_80"), [alignment] * len(candidates), "scale")
+    assert len(built) == 4
+    aligned = launcher.build_variant(built[0].compiled.program, True, "sm_80")
+    for c in built:
+        single = launcher.build_variant(c.compiled.program, alignment, "sm_80")
+        assert single["cache_key"] == c.meta["cache_key"]
+    assert single["source"] != aligned["source"]  # x's view moves elements, not 16-byte vectors
+
+
 def test_launches_after_the_build_check_its_shared_memory_plan(cache_dir, monkeypatch):
     # the launch's refusal of a kernel over the device's limit uses what the build laid out
     candidates, _ = transpile_all(Scale(2.0), [100, np.zeros(100, np.float32)])

@@ -4,11 +4,13 @@ A program is built by the build entry the autotuner shares (``_C.build_kernel``,
 csrc/runtime/build.h: CUDA C++ generated with the codegen choices of tilus.option,
 compiled by NVRTC for the GPU in use through the compile cache, memory then disk),
 loaded, and launched on the current torch stream with its arguments packed by the typed
-packer both launch paths use (csrc/runtime/kernel_args.h). Two variants may exist per
-program: one that assumes every pointer argument is 16-byte aligned and every vector
-extent parameter (a view's last extent or stride) a multiple of 16 elements, so tile rows
-move as 16-byte vectors, and one that assumes neither; each call picks by checking the
-actual arguments (takes_aligned_build).
+packer both launch paths use (csrc/runtime/kernel_args.h). The aligned build assumes every
+pointer argument is 16-byte aligned and every vector extent parameter (a view's last
+extent or stride) a multiple of 16 elements, so tile rows move as 16-byte vectors. A call
+whose arguments do not all meet that (alignment_of: one bit per parameter that does not)
+takes a partly aligned build keyed by those parameters, in which only the views that use
+them move element by element: an lm head's activations keep their 16-byte rows beside a
+weight 50257 columns wide.
 
 Any device: a launch goes to the tensors' device (``cuda:1`` while device 0 is current,
 or the reverse) on that device's current torch stream. Each (variant, device) pair has
@@ -48,9 +50,20 @@ def _stream(device_index: int) -> int:
         return 0
 
 
-def _variant_key(aligned: bool, device: int, checked: bool) -> tuple:
+UNALIGNED = -1  # the build that assumes nothing of any argument (GpuKernel.variant(False))
+
+
+def alignment_key(aligned) -> int:
+    """A variant's alignment key: True -> 0 (the aligned build), False -> UNALIGNED, an int:
+    the bits of the parameters the build does not assume aligned (alignment_of)."""
+    if isinstance(aligned, bool):
+        return 0 if aligned else UNALIGNED
+    return int(aligned)
+
+
+def _variant_key(alignment: int, device: int, checked: bool) -> tuple:
     """GpuKernel.variants' key of a build (bounds-checked builds are variants of their own)."""
-    return (aligned, device, "bounds") if checked else (aligned, device)
+    return (alignment, device, "bounds") if checked else (alignment, device)
 
 
 class GpuVariant:
@@ -79,7 +92,7 @@ class GpuKernel:
     def __init__(self, compiled):
         self.compiled = compiled
         self.program = compiled.program
-        # (aligned, device) -> variant; (aligned, device, "bounds") -> its checked build
+        # (alignment, device) -> variant; (alignment, device, "bounds") -> its checked build
         self.variants: Dict[tuple, GpuVariant] = {}
         self.param_dtypes = list(self.program.param_dtypes)
         self.pointer_slots = [i for i, t in enumerate(self.param_dtypes) if t.is_pointer]
@@ -119,28 +132,32 @@ class GpuKernel:
         launcher = _C.FastLauncher(self.program, torch.Tensor, stream_fn, device_index, params, jit,
                                    self.workspace_keys, self.workspace_clean, self.program.warps * 32)
         for key, v in self.variants.items():
-            if len(key) == 2:  # checked builds take hidden parameters: Python launches them
+            # checked builds take hidden parameters: Python launches them; the native
+            # launcher keys at most 64 parameters' bits
+            if len(key) == 2 and 0 <= key[0] < 2**64:
                 launcher.set_kernel(key[0], v.kernel, v.smem, key[1], v.tma)
         self._launchers.append(launcher)
         return launcher
 
-    def variant(self, aligned: bool, device: int = None, checked: bool = None) -> GpuVariant:
-        """The variant for `device` (default: the current one), built and loaded there;
-        `checked` (default: tilus.option.debug.bounds_check) selects the bounds-checked
-        build."""
+    def variant(self, aligned=True, device: int = None, checked: bool = None) -> GpuVariant:
+        """The variant for `device` (default: the current one), built and loaded there.
+        `aligned`: True, the aligned build; False, the build that assumes nothing; an int,
+        the partly aligned build for those parameters' bits (alignment_of). `checked`
+        (default: tilus.option.debug.bounds_check) selects the bounds-checked build."""
+        alignment = alignment_key(aligned)
         if device is None:
             device = _rt.current_device()
         if checked is None:
             checked = option.debug.get_bounds_check()
-        key = _variant_key(aligned, device, checked)
+        key = _variant_key(alignment, device, checked)
         v = self.variants.get(key)
         if v is None:
             with _rt.DeviceScope(device):
-                generated = build_variant(self.program, aligned, _rt.arch_string(), checked)
+                generated = build_variant(self.program, alignment, _rt.arch_string(), checked)
                 kernel = _rt.LoadedKernel(generated.pop("cubin"), generated["name"])
-            if not checked:
+            if not checked and 0 <= alignment < 2**64:
                 for launcher in self._launchers:
-                    launcher.set_kernel(aligned, kernel, generated["dynamic_smem"], device,
+                    launcher.set_kernel(alignment, kernel, generated["dynamic_smem"], device,
                                         generated.get("tma_maps"))
             v = self.variants[key] = GpuVariant(generated, kernel)
         return v
@@ -152,12 +169,14 @@ class GpuKernel:
         kernel compares every access with; a violation raises ScriptBoundsError naming
         `script` (the method) after the launch."""
         checked = option.debug.get_bounds_check()
-        aligned = takes_aligned_build(self.program, args)
-        if not aligned and _variant_key(False, device_index, checked) not in self.variants:
-            # once per variant: the unaligned build moves global rows element by element
-            _LOG.info("%s: the unaligned build (scalar global accesses) for this call: %s", self.program.name,
+        alignment = alignment_of(self.program, args)
+        if alignment and _variant_key(alignment, device_index, checked) not in self.variants:
+            # once per variant: the views using these parameters move element by element
+            _LOG.info("%s: the unaligned build of the views that use %s (element by element global "
+                      "accesses) for this call: %s", self.program.name,
+                      ", ".join(repr(self.program.param_names[i]) for i in _bits(alignment)),
                       "; ".join(unaligned_reasons(self.program, args)))
-        v = self.variant(aligned, device_index, checked)
+        v = self.variant(alignment, device_index, checked)
         grid, workspace_bytes = _C.evaluate_launch_shape(self.program, args)
         stream = _stream(device_index)
         with _rt.DeviceScope(device_index):
@@ -198,12 +217,26 @@ def _unaligned_params(program, runtime_args):
             yield i, False
 
 
+def alignment_of(program, runtime_args) -> int:
+    """The build a call with these runtime arguments (parameter order, addresses for
+    pointers) takes: bit i set for each parameter i that does not meet the aligned build's
+    assumption (a pointer not 16-byte aligned, a vector extent parameter not a multiple of
+    16); 0: the aligned build. The native launcher (csrc/bindings/launch.cc) computes the
+    same bits."""
+    bits = 0
+    for i, _ in _unaligned_params(program, runtime_args):
+        bits |= 1 << i
+    return bits
+
+
+def _bits(alignment: int) -> list:
+    return [i for i in range(alignment.bit_length()) if alignment >> i & 1]
+
+
 def takes_aligned_build(program, runtime_args) -> bool:
-    """Whether a call with these runtime arguments (parameter order, addresses for
-    pointers) may use the aligned build: every pointer 16-byte aligned and every vector
-    extent parameter a multiple of 16. The native launcher (csrc/bindings/launch.cc)
-    decides the same way."""
-    return next(_unaligned_params(program, runtime_args), None) is None
+    """Whether a call with these runtime arguments may use the aligned build: every
+    pointer 16-byte aligned and every vector extent parameter a multiple of 16."""
+    return alignment_of(program, runtime_args) == 0
 
 
 def unaligned_reasons(program, runtime_args) -> list:
@@ -215,14 +248,25 @@ def unaligned_reasons(program, runtime_args) -> list:
             "multiple of 16" for i, pointer in _unaligned_params(program, runtime_args)]
 
 
-def build_variant(program, pointers_aligned: bool, arch: str, bounds_check: bool = False) -> dict:
-    """Generate and compile one variant of `program` for `arch` through the compile cache,
-    exactly as the autotuner's parallel build does (same codegen choices, same cache key):
-    _C.generate_cuda's dict plus ``cubin`` and ``cache_key``. `bounds_check`: the
-    bounds-checked build (tilus.option.debug.bounds_check; its source, hence its cache
-    key, differs from the unchecked one's)."""
+def build_args(aligned) -> tuple:
+    """(pointers_aligned, keyword arguments) of the bindings' build entries for a variant
+    (`aligned` as GpuKernel.variant takes it)."""
+    alignment = alignment_key(aligned)
+    if alignment == UNALIGNED:
+        return False, {}
+    return True, ({"unaligned_params": _bits(alignment)} if alignment else {})
+
+
+def build_variant(program, aligned, arch: str, bounds_check: bool = False) -> dict:
+    """Generate and compile one variant of `program` for `arch` (`aligned` as
+    GpuKernel.variant takes it) through the compile cache, exactly as the autotuner's
+    parallel build does (same codegen choices, same cache key): _C.generate_cuda's dict
+    plus ``cubin`` and ``cache_key``. `bounds_check`: the bounds-checked build
+    (tilus.option.debug.bounds_check; its source, hence its cache key, differs from the
+    unchecked one's)."""
     choices = dataclasses.replace(option.get_codegen(), bounds_check=bounds_check)
-    built = _C.build_kernel(program, arch, pointers_aligned, **choices.binding_args())
+    pointers_aligned, extra = build_args(aligned)
+    built = _C.build_kernel(program, arch, pointers_aligned, **choices.binding_args(), **extra)
     for message in _rt.compile_cache().take_warnings():
         warnings.warn(f"tilus cache: {message}", RuntimeWarning, stacklevel=4)
     return built
@@ -232,11 +276,13 @@ def build(compiled) -> GpuKernel:
     return GpuKernel(compiled)
 
 
-def generate_source(compiled, pointers_aligned: bool = True, arch: Optional[str] = None) -> str:
+def generate_source(compiled, pointers_aligned=True, arch: Optional[str] = None) -> str:
     """The CUDA C++ of a compiled script as the launcher builds it for ``arch`` ("sm_90a",
-    ...); None: the current GPU's architecture, or none (no wgmma) without a GPU. With
-    tilus.option.debug.bounds_check on, the checked build's."""
+    ...); None: the current GPU's architecture, or none (no wgmma) without a GPU.
+    `pointers_aligned` as GpuKernel.variant's `aligned` (an int: a partly aligned build).
+    With tilus.option.debug.bounds_check on, the checked build's."""
     if arch is None:
         arch = _rt.arch_string() if _rt.cuda_available() else ""
-    return _C.generate_cuda(compiled.program, pointers_aligned, arch,
-                            **option.get_codegen().binding_args())["source"]
+    aligned, extra = build_args(pointers_aligned)
+    return _C.generate_cuda(compiled.program, aligned, arch,
+                            **option.get_codegen().binding_args(), **extra)["source"]

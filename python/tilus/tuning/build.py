@@ -11,6 +11,7 @@ from typing import Dict, List, Optional, Tuple
 
 from tilus import _C, option
 from tilus.lang.errors import ScriptError, script_error
+from tilus.runtime.launcher import alignment_key, build_args
 from tilus.tuning.identity import slug
 from tilus.tuning.progress import Progress
 
@@ -133,23 +134,24 @@ def describe_failures(configs: List[dict], failures: Dict[int, Failure], shown: 
 def build_candidates(candidates: List[Candidate], target: GpuTarget, aligned,
                      label: str) -> Tuple[List[Candidate], Dict[int, Failure]]:
     """Compile every candidate in parallel; returns those that built, and failures.
-    `aligned` is the build variant (runtime/launcher.py takes_aligned_build): one bool for
-    all, or one per candidate (candidates may differ in their vector extent parameters)."""
-    flags = [aligned] * len(candidates) if isinstance(aligned, bool) else list(aligned)
+    `aligned` is the build variant (as GpuKernel.variant takes it: True, False, or the
+    bits of runtime/launcher.py alignment_of): one for all, or a list, one per candidate
+    (candidates may differ in their vector extent parameters)."""
+    flags = list(aligned) if isinstance(aligned, (list, tuple)) else [aligned] * len(candidates)
+    keys = [alignment_key(f) for f in flags]
     choices = option.get_codegen()  # as runtime/launcher.py reads them, so the keys agree
     results = [None] * len(candidates)
     with Progress(f"[Building] {label}", len(candidates)) as bar:
         done = 0
-        for flag in (True, False):
-            group = [k for k, f in enumerate(flags) if f == flag]
-            if not group:
-                continue
+        for key in sorted(set(keys)):
+            group = [k for k, f in enumerate(keys) if f == key]
             offset = done
+            pointers_aligned, extra = build_args(key)
             group_results = _C.autotune.build_all(
-                [candidates[k].compiled.program for k in group], flag, target.arch,
+                [candidates[k].compiled.program for k in group], pointers_aligned, target.arch,
                 threads=option.get_build_threads(), smem_limit=target.smem_limit,
                 max_threads=target.max_threads, progress=lambda n: bar.advance_to(offset + n),
-                **choices.binding_args())
+                **choices.binding_args(), **extra)
             for k, r in zip(group, group_results):
                 results[k] = r
             done += len(group)

@@ -28,7 +28,7 @@ from tilus import _C, option
 from tilus.arguments import prepare_runtime_args
 from tilus.candidate import kernel_name
 from tilus.lang.errors import ScriptError
-from tilus.runtime.launcher import takes_aligned_build
+from tilus.runtime.launcher import alignment_of
 from tilus.tuning import identity, ranks, spread
 from tilus.tuning.bench import GpuBench
 from tilus.tuning.build import (Failure, GpuTarget, build_candidates, common_error,
@@ -196,7 +196,7 @@ def _search(tuned, sig, values, jit_key, target: GpuTarget, make_bench, label: s
     candidates, failures = transpile_all(tuned, values)
     runtime_args, _ = prepare_runtime_args(sig, values, tuned.cls.__name__)
     candidates = _drop_offset_overflows(candidates, runtime_args, failures)
-    aligned = [takes_aligned_build(c.compiled.program, runtime_args) for c in candidates]
+    aligned = [alignment_of(c.compiled.program, runtime_args) for c in candidates]
     built, build_failures = build_candidates(candidates, target, aligned, label)
     failures.update(build_failures)
     count("configs_built", len(candidates))

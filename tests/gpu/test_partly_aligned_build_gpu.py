@@ -1,0 +1,45 @@
+"""Partly aligned builds on the GPU: each call takes the build of the parameters it
+misses (tests/codegen/test_partly_aligned_build.py checks the accesses), through the
+Python launcher on its first call and the native one after, and every result is right."""
+
+import pytest
+import torch
+
+from tests.codegen.test_partly_aligned_build import RowsAndColumns
+from tilus.runtime.launcher import alignment_of
+
+pytestmark = pytest.mark.gpu
+
+
+def _tensors(m, k, n, b_shift):
+    x, w = torch.randn(m, k, device="cuda").half(), torch.randn(k, n, device="cuda").half()
+    b = torch.randn(n + b_shift, device="cuda").half()[b_shift:]  # b_shift elements off 16 bytes
+    return x, w, b
+
+
+@pytest.mark.parametrize("k, n, b_shift, missed", [(256, 256, 0, []), (256, 257, 0, ["n"]), (256, 256, 3, ["b"]),
+                                                   (272, 300, 1, ["n", "b"]), (250, 256, 0, ["k"])])
+def test_each_call_takes_the_build_of_what_it_misses(k, n, b_shift, missed):
+    m = 5
+    x, w, b = _tensors(m, k, n, b_shift)
+    kernel = RowsAndColumns()
+    y = torch.empty(m, n, device="cuda").half()
+    z = torch.empty(m, k, device="cuda").half()
+    args = (m, k, n, x, w, b, y, z)
+    compiled = kernel.compile(*args)
+    names = compiled.program.param_names
+    runtime_args = [a.data_ptr() if isinstance(a, torch.Tensor) else a for a in args]
+    bits = alignment_of(compiled.program, runtime_args)
+    assert [names[i] for i in range(len(names)) if bits >> i & 1] == missed
+    for call in range(3):  # the first call builds the variant; later ones run natively
+        y.fill_(float("nan"))
+        z.fill_(float("nan"))
+        kernel(*args)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(z, x * 2)
+        expected = (w[0, :256].float() + b[:256].float()).half().expand(m, 256)
+        torch.testing.assert_close(y[:, :256], expected)
+        assert torch.isnan(y[:, 256:].float()).all()
+    assert (bits, torch.cuda.current_device()) in compiled.gpu.variants
+    launcher = next(iter(kernel._tilus_fast.values()))
+    assert launcher is not None and launcher(*args)  # the native path has this build too
