@@ -119,7 +119,9 @@ int64_t CudaEmitter::global_vector(const GlobalInfo& g, const std::vector<Expr>&
   if (!is_const_int(g.strides[last], &c) || c != 1) return 1;
   int64_t v = pow2_divisor(tile_last, std::max<int64_t>(1, 128 / dtype_bits));
   for (; v > 1; v /= 2) {
-    bool ok = g.align_bytes % std::max<int64_t>(1, v * dtype_bits / 8) == 0 && div_.is_multiple(offsets[last], v);
+    // a run's bytes (6 for 16 3-bit codes) start at multiples of their power-of-two part
+    const int64_t run_bytes = std::max<int64_t>(1, v * dtype_bits / 8);
+    bool ok = g.align_bytes % (run_bytes & -run_bytes) == 0 && div_.is_multiple(offsets[last], v);
     for (int d = 0; d < last && ok; ++d) ok = div_.is_multiple(g.strides[d], v);
     if (ok && need_full_vectors) ok = div_.is_multiple(g.shape[last], v);
     if (ok) break;
