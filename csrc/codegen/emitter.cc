@@ -534,8 +534,8 @@ std::vector<int> assumed_vector_extents(const Program& program, const CodegenOpt
 
 CudaEmitter::CudaEmitter(const Program& program, const CodegenOptions& options)
     : program_(program), options_(options),
-      plan_(infer_layouts(program, options.wgmma,
-                          scalar_globals(program, options.pointers_aligned, options.unaligned_params))),
+      scalar_globals_(scalar_globals(program, options.pointers_aligned, options.unaligned_params)),
+      plan_(infer_layouts(program, options.wgmma, scalar_globals_)),
       div_(program, assumed_vector_extents(program, options)),
       threads_(program.warps * 32) {
   if (verify_enabled()) verify_layouts(program, plan_, "layout inference");

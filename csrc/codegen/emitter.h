@@ -17,6 +17,7 @@
 #include "codegen/codegen.h"
 #include "transforms/divisibility.h"
 #include "transforms/layout_inference.h"
+#include "transforms/vector_extents.h"
 
 namespace tilus {
 
@@ -296,6 +297,8 @@ class CudaEmitter {
 
   const Program& program_;
   CodegenOptions options_;
+  // The views this build moves element by element (transforms/vector_extents.h).
+  ScalarGlobals scalar_globals_;
   LayoutPlan plan_;
   Divisibility div_;
   int threads_;

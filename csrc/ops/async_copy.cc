@@ -11,8 +11,9 @@
 // What a correct cp.async program already does keeps the lowering safe: a block barrier
 // between the last reads of a tile and the next copy into it (another thread's cp.async
 // could overwrite it too), and no thread more than kCopyRing groups ahead of another.
-// Not lowered (all copies stay cp.async): sm_80, the unaligned and partly aligned builds, bounds-checked
-// builds, copies inside thread groups, and any copy TMA cannot do (a view of a workspace,
+// Not lowered (all copies stay cp.async): sm_80, the unaligned build, bounds-checked
+// builds, copies inside thread groups, and any copy TMA cannot do (a view of a workspace or
+// of a partly aligned build's unaligned parameters,
 // strides not provably 16-byte multiples, a tile layout the TMA unit cannot write...).
 #include <string>
 #include <unordered_set>
@@ -45,6 +46,8 @@ TmaTiling copy_tiling(CudaEmitter& e, const Instruction& i, const std::unordered
   no.error = "not a TMA copy";
   if (is_packed(g->dtype) || (bits != 8 && bits != 16 && bits != 32 && bits != 64) || grank > 5) return no;
   if (i.dims.back() != grank - 1 || transformed.count(s->id)) return no;
+  // a view of a partly aligned build's unaligned parameters: its map would not encode
+  if (e.scalar_globals_.has(g)) return no;
   if (!e.div_.is_multiple(i.args[grank - 1], 128 / bits)) return no;  // boxes start at 16-byte multiples
   if (!tma_view_refusal(e, g, "copy_async", true).empty()) return no;
   const int root = e.plan_.root_of(s);
@@ -219,8 +222,7 @@ const OpHandler kCopyAsyncWaitAll = {group_check, nullptr, interp::exec_copy_asy
 
 void prepare_copy_lowering(CudaEmitter& e) {
   const CodegenOptions& o = e.options_;
-  // (a partly aligned build keeps cp.async: the maps of its unaligned views would not encode)
-  if (!o.sm90 || !o.copy_tma || !o.pointers_aligned || !o.unaligned_params.empty() || o.bounds_check) return;
+  if (!o.sm90 || !o.copy_tma || !o.pointers_aligned || o.bounds_check) return;
   CopyScan scan(e);
   scan.visit_stmt(e.program_.body);
   if (!scan.any || !scan.all_tma) return;

@@ -124,3 +124,13 @@ def test_kernels_that_stay_on_cp_async(example, monkeypatch):
     assert not _lowered(_v5(example).source(*args, arch="sm_90a"))
     monkeypatch.setenv("TILUS_COPY_TMA", "1")
     assert _lowered(_v5(example).source(*args, arch="sm_90a"))
+
+
+def test_a_partly_aligned_build_lowers_the_copies_of_its_aligned_views(example):
+    """A misaligned output pointer (a partly aligned build, runtime/launcher.py alignment_of)
+    leaves A's and B's copies on TMA; a misaligned operand keeps the kernel on cp.async
+    (its tensor map would not encode)."""
+    args = (1000, 1040, 528, *_mats(4, 4, 4))
+    names = list(_v5(example).compile(*args).program.param_names)
+    assert _lowered(_generate(_v5(example), args, unaligned_params=[names.index("c_ptr")])["source"])
+    assert not _lowered(_generate(_v5(example), args, unaligned_params=[names.index("a_ptr")])["source"])
