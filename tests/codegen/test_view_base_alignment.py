@@ -45,10 +45,6 @@ def _source(script, *args):
     return _C.generate_cuda(script.compile(*args).program, True, "sm_80")["source"]
 
 
-def _loads(source):
-    return [line for line in source.splitlines() if "gx" in line or "shifted" in line or "line" in line]
-
-
 def test_a_view_at_an_unknown_element_offset_is_read_element_by_element():
     x = torch.zeros(512).half()
     source = _source(ShiftedCopy(1), 512, x, x, 3)
