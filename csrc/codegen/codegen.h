@@ -1,5 +1,6 @@
 // IR -> CUDA C++: one readable __global__ function per Program.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -18,6 +19,10 @@ struct CodegenOptions {
   // of 16 -- so only the views using them move element by element (a partly aligned
   // build; transforms/vector_extents.h scalar_globals). Increasing; empty: all aligned.
   std::vector<int> unaligned_params;
+  // Whether this build assumes parameter #param meets the aligned build's assumption.
+  bool assumes_aligned(int param) const {
+    return pointers_aligned && !std::binary_search(unaligned_params.begin(), unaligned_params.end(), param);
+  }
   // Lower qualifying dots to wgmma (sm_90a only; layout_inference.h says which).
   bool wgmma = false;
   // The target is sm_90a: mbarrier transaction counts, TMA and proxy fences may be used.

@@ -82,12 +82,8 @@ int64_t CudaEmitter::pointer_alignment(const Expr& e) const {
   const int64_t element = e->dtype.is_pointer ? std::max<int64_t>(1, e->dtype.pointee().bits() / 8) : 1;
   switch (e->kind) {
     case ExprKind::Var:
-      for (size_t k = 0; k < program_.params.size(); ++k) {
-        if (program_.params[k]->var_id != e->var_id) continue;
-        const std::vector<int>& off = options_.unaligned_params;
-        const bool assumed = options_.pointers_aligned && !std::binary_search(off.begin(), off.end(), int(k));
-        return assumed ? 16 : element;
-      }
+      for (size_t k = 0; k < program_.params.size(); ++k)
+        if (program_.params[k]->var_id == e->var_id) return options_.assumes_aligned(int(k)) ? 16 : element;
       return element;  // a pointer variable of the script: nothing known beyond its type
     case ExprKind::ElementAddr: {
       // &g[i, ...]: g's pointer plus sum(i_d * stride_d) elements of g

@@ -1,7 +1,4 @@
 #include "codegen/emitter.h"
-
-#include <algorithm>
-
 #include "codegen/unroll_budget.h"
 #include "transforms/async_waits.h"
 #include "transforms/copy_waits.h"
@@ -524,10 +521,9 @@ namespace {
 // The vector extent parameters a build assumes multiples of 16: all of them in the aligned
 // build, none in the unaligned one, those its call met in a partly aligned one.
 std::vector<int> assumed_vector_extents(const Program& program, const CodegenOptions& options) {
-  if (!options.pointers_aligned) return {};
   std::vector<int> out;
   for (int k : vector_extent_params(program))
-    if (!std::binary_search(options.unaligned_params.begin(), options.unaligned_params.end(), k)) out.push_back(k);
+    if (options.assumes_aligned(k)) out.push_back(k);
   return out;
 }
 }  // namespace
