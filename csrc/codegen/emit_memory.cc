@@ -148,6 +148,35 @@ Expr global_offset(const std::vector<Expr>& gi, const CudaEmitter::GlobalInfo& g
 using memory_index::global_offset;
 using memory_index::in_bounds;
 
+int64_t CudaEmitter::realigned_run(const GlobalInfo& g, const std::vector<int>& dims, DataType dtype) const {
+  const int last = static_cast<int>(g.shape.size()) - 1;
+  int64_t c;
+  // Bounds-checked builds keep element accesses: each is checked for exactly its bytes.
+  if (options_.bounds_check || dims.empty() || dims.back() != last) return 0;
+  if (!is_const_int(g.strides[last], &c) || c != 1) return 0;
+  if (is_packed(dtype) || dtype.is_pointer || dtype.bits() % 8 != 0 || dtype.bits() > 64) return 0;
+  return 128 / dtype.bits();
+}
+
+std::string CudaEmitter::realigned_load(const GlobalInfo& g, const std::vector<Expr>& gi, int64_t run,
+                                        DataType dtype, const std::string& valid, bool bypass_l1) {
+  const int last = static_cast<int>(gi.size()) - 1;
+  const std::string bytes = std::to_string(dtype.bits() / 8);
+  const std::string idx = "(long long)(" + expr(gi[last]) + ")";
+  const std::string n = std::to_string(run) + "LL";
+  // Bytes [lo, hi) of the run lie inside the view: a run may start before column 0 (a
+  // negative offset) or end past the row.
+  std::string cond = in_bounds(*this, gi, g, last);
+  if (!valid.empty()) cond = valid + " && " + cond;
+  const std::string lo = fresh("tl_lo"), hi = fresh("tl_hi");
+  line("const int " + lo + " = (int)tilus::min_(" + n + ", tilus::max_(0LL, -" + idx + ")) * " + bytes + ";");
+  line("const int " + hi + " = (" + cond + ") ? (int)tilus::max_(0LL, tilus::min_(" + n + ", (long long)(" +
+       g.shape_c[last] + ") - " + idx + ")) * " + bytes + " : 0;");
+  const std::string at = g.ptr + " + " + expr(global_offset(gi, g));
+  return std::string("tilus::load_realigned_16<") + (bypass_l1 ? "true" : "false") + ">(" + at + ", " + lo +
+         ", " + hi + ")";
+}
+
 void CudaEmitter::emit_load_global(const Instruction& i) {
   if (is_packed(i.inputs[0]->dtype)) return emit_load_global_packed(i);
   const Tensor& t = i.output;
@@ -161,6 +190,20 @@ void CudaEmitter::emit_load_global(const Instruction& i) {
   // coherent with the other SMs' writes.
   bool bypass_l1 = written_globals_.count(i.inputs[0]->id) > 0;
   std::string load = bypass_l1 ? "tilus::load_global_cg<" : "tilus::load_global_vec<";
+  // Runs of 16 bytes in registers that global memory gives at most 4 bytes at a time (a
+  // row of unknown alignment): realigned loads, two 16-byte loads a run.
+  const int64_t realign = realigned_run(g, i.dims, t->dtype);
+  const bool realigned = realign > 0 && vec * t->dtype.bits() <= 32 && innermost_run(layout) % realign == 0 &&
+                         !t->shape.empty() && t->shape.back() % realign == 0;
+  if (realigned) {
+    line("// load_global as realigned 16-byte loads (row alignment unknown)");
+    for_each_local(layout, realign, [&](const Element& el) {
+      auto gi = global_index(i.args, i.dims, el.coords);
+      const std::string value = realigned_load(g, gi, realign, t->dtype, tile_mask(layout, t->shape, el), bypass_l1);
+      line("{ const uint4 tl_run = " + value + "; memcpy(" + r + " + " + expr(el.local) + ", &tl_run, 16); }");
+    });
+    return;
+  }
   for_each_local(layout, vec, [&](const Element& el) {
     auto gi = global_index(i.args, i.dims, el.coords);
     std::string cond = in_bounds(*this, gi, g);
@@ -667,16 +710,23 @@ void CudaEmitter::emit_copy_async(const Instruction& i) {
   while (vec > 1 && !shared_contiguous(s, vec)) vec /= 2;
   int64_t bytes = whole_bytes(dst->dtype, vec, "copy_async: one access");
   bool async = bytes == 4 || bytes == 8 || bytes == 16;
-  if (!async) vec = 1;
-  const int64_t spread = async ? vec : std::max<int64_t>(1, 64 / bits);
+  // Rows of 1- or 2-byte elements not known to be aligned: 16-byte runs read by two
+  // aligned loads each and shifted into place (realigned_load), one 16-byte store to
+  // shared memory. Synchronous like the element copies they replace, with an eighth of
+  // their memory instructions.
+  const int64_t realign = async ? 0 : realigned_run(g, i.dims, dst->dtype);
+  const bool realigned = realign > 0 && dst->shape.back() % realign == 0 && shared_contiguous(s, realign);
+  if (!async) vec = realigned ? realign : 1;
+  const int64_t spread = async || realigned ? vec : std::max<int64_t>(1, 64 / bits);
   RegisterLayout layout = auto_global_layout(dst->shape, threads_, spread);
   TILUS_ASSERT(innermost_run(layout) % vec == 0);  // vec divides the tile's rows (global_vector)
   // element copies: about 8 loads in flight a thread (a full unroll spills beside a
-  // matmul's accumulators)
-  const int outer_unroll = async ? 0 : static_cast<int>(std::max<int64_t>(1, 8 / spread));
+  // matmul's accumulators); realigned runs: two loads each
+  const int outer_unroll = async ? 0 : realigned ? 4 : static_cast<int>(std::max<int64_t>(1, 8 / spread));
   std::string leader = replica_leader(layout);
-  line(std::string("// copy_async ") + (async ? "with cp.async of " + std::to_string(bytes) + " bytes"
-                                              : "as plain loads and stores (alignment unknown)"));
+  line(std::string("// copy_async ") + (async       ? "with cp.async of " + std::to_string(bytes) + " bytes"
+                                        : realigned ? "as realigned 16-byte loads and 16-byte stores"
+                                                    : "as plain loads and stores (alignment unknown)"));
   if (!leader.empty()) open("if (" + leader + ")");
   int last = static_cast<int>(g.shape.size()) - 1;
   bool full_chunks = div_.is_multiple(g.shape[last], vec);
@@ -684,6 +734,11 @@ void CudaEmitter::emit_copy_async(const Instruction& i) {
     auto gi = global_index(i.args, i.dims, el.coords);
     std::string soff = expr(element_offset(s, layout, vec, el));
     std::string goff = expr(global_offset(gi, g));
+    if (realigned) {
+      const std::string value = realigned_load(g, gi, vec, dst->dtype, "", written_globals_.count(src->id) > 0);
+      line("*reinterpret_cast<uint4*>(" + s.ptr + " + " + soff + ") = " + value + ";");
+      return;
+    }
     if (!async) {
       std::string cond = in_bounds(*this, gi, g);
       const std::string ok = bounds_guard("copy_async", src, g, cond, global_offset(gi, g),

@@ -132,6 +132,24 @@ BlockLayouts simt_operands_for(const RegisterLayout& c, int64_t k) {
   return out;
 }
 
+// A tile load from rows of unknown alignment that the emitter reads as realigned 16-byte
+// runs (codegen realigned_run: contiguous rows of whole-byte elements, the tile's rows
+// whole runs): it keeps 16-byte runs in registers, so it does not make its group lay out
+// for single elements. A norm whose weight is misaligned then keeps the 16-byte rows of
+// its activations (stores have no such scheme: a stored scalar view still does).
+namespace {
+bool realigned_load(const Instruction& i) {
+  if (i.op != Op::LoadGlobal || !i.output || i.output->shape.empty()) return false;
+  const Tensor& view = i.inputs[0];
+  const DataType dtype = i.output->dtype;
+  int64_t stride = 0;
+  if (view->global_strides.empty() || !is_const_int(view->global_strides.back(), &stride) || stride != 1) return false;
+  if (i.dims.empty() || i.dims.back() != static_cast<int>(view->global_strides.size()) - 1) return false;
+  if (is_packed(dtype) || dtype.is_pointer || dtype.bits() % 8 != 0 || dtype.bits() > 64) return false;
+  return i.output->shape.back() % (128 / dtype.bits()) == 0;
+}
+}  // namespace
+
 LayoutPlan infer_layouts(const Program& program, bool allow_wgmma, const ScalarGlobals& scalar) {
   LayoutPlan plan;
   const int64_t threads = program.warps * 32;
@@ -396,8 +414,9 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma, const ScalarG
     }
   for_each_inst(program.body, [&](const StmtNode& s) {
     if (!op_has_effect(s.inst->op, eff::ReadsGlobal | eff::WritesGlobal)) return;
-    scalar_access = scalar.all || scalar.has(s.inst->output) ||
-                    std::any_of(s.inst->inputs.begin(), s.inst->inputs.end(), [&](const Tensor& t) { return scalar.has(t); });
+    scalar_access = (scalar.all || scalar.has(s.inst->output) ||
+                     std::any_of(s.inst->inputs.begin(), s.inst->inputs.end(), [&](const Tensor& t) { return scalar.has(t); })) &&
+                    !realigned_load(*s.inst);
     if (s.inst->output) narrowest(s.inst->output);
     for (const Tensor& t : s.inst->inputs) narrowest(t);
   });

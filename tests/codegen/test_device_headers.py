@@ -183,6 +183,9 @@ extern "C" __global__ void memory_kernel(unsigned char* g, tilus::half* h) {
   for (int j = 0; j < 8; ++j) x[j] = tilus::add(x[j], x[j]);
   tilus::store_global_vec<16>(h + 8 * i, x);
   put<tilus::uint32_t>(g + 4096, tilus::smem_u32(s + i));
+  // runs at runtime misalignments, cut at runtime bounds: the word selection stays in registers
+  put<uint4>(g + 8192 + 16 * i, tilus::load_realigned_16<false>(g + 3 + 16 * i, i % 17, 16));
+  put<uint4>(g + 8704 + 16 * i, tilus::load_realigned_16<true>(h + i, 0, i % 17));
 }
 """
 
@@ -267,7 +270,7 @@ KERNELS = {
                                    "cvt.rz.f32.f64", "cvt.rn.f16.f64", "cvt.rn.f16.s64"]),
     "arith": (arith_kernel(), []),
     "memory": (MEMORY_KERNEL, ["ld.global.v4.b32", "ld.global.cg.v4.b32", "st.shared.v4.b32",
-                               "ld.shared.v2.b32", "st.global.b16", "ld.global.u8"]),
+                               "ld.shared.v2.b32", "st.global.b16", "ld.global.u8", "shf.r.wrap.b32"]),
     "ldmatrix": (LDMATRIX_KERNEL, ["ldmatrix.sync.aligned.m8n8.x1.shared.b16",
                                    "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"]),
     "cp_async": (CP_ASYNC_KERNEL, ["cp.async.cg.shared.global", "cp.async.ca.shared.global",

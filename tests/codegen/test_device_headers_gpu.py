@@ -410,6 +410,30 @@ extern "C" __global__ void k(const unsigned char* g, unsigned char* out, unsigne
     assert gpu.from_device(out_cg, len(data)) == data
 
 
+@pytest.mark.parametrize("bypass_l1", ["false", "true"])
+def test_realigned_loads_take_the_bytes_asked_for(gpu, bypass_l1):
+    """load_realigned_16 at every misalignment of the run and every byte range [lo, hi)
+    it is asked for: the run's bytes inside the range, zeros outside."""
+    cases = [(s, lo, hi) for s in range(16) for lo in range(17) for hi in range(lo, 17)] + [(5, 9, 3)]
+    source = PRELUDE + f"""
+extern "C" __global__ void k(const unsigned char* g, const int* cases, unsigned char* out, int n) {{
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const uint4 v = tilus::load_realigned_16<{bypass_l1}>(g + 64 + cases[3 * i], cases[3 * i + 1], cases[3 * i + 2]);
+  memcpy(out + 16 * i, &v, 16);
+}}
+"""
+    kernel = gpu.kernel(source, "k")
+    data = bytes(random.Random(7).randrange(1, 256) for _ in range(128))  # no zero bytes
+    flat = np.array(cases, dtype=np.int32).ravel().tobytes()
+    g, c, out = gpu.to_device(data), gpu.to_device(flat), gpu.to_device(bytes(16 * len(cases)))
+    gpu.launch(kernel, ((len(cases) + 127) // 128, 1, 1), (128, 1, 1), g, c, out, len(cases))
+    got = gpu.from_device(out, 16 * len(cases))
+    for n, (s, lo, hi) in enumerate(cases):
+        want = bytes(data[64 + s + b] if lo <= b < hi else 0 for b in range(16))
+        assert got[16 * n:16 * n + 16] == want, (s, lo, hi)
+
+
 def test_ldmatrix_fragments(gpu):
     source = PRELUDE + r"""
 extern "C" __global__ void k(const unsigned short* in, unsigned* out) {

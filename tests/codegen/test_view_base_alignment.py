@@ -45,19 +45,28 @@ def _source(script, *args):
     return _C.generate_cuda(script.compile(*args).program, True, "sm_80")["source"]
 
 
-def test_a_view_at_an_unknown_element_offset_is_read_element_by_element():
+def test_a_view_at_an_unknown_element_offset_is_read_as_realigned_runs():
+    """No 16-byte vector at an address of unknown alignment: two aligned loads a run."""
     x = torch.zeros(512).half()
     source = _source(ShiftedCopy(1), 512, x, x, 3)
     assert "load_global_vec<" not in source, source
+    assert "load_realigned_16<false>(shifted + (tl_tid * 8)" in source
     assert "store_global_vec<16>" in source  # y's view is the parameter itself
 
 
 @pytest.mark.parametrize("scale, width", [(2, 4), (4, 8), (8, 16), (16, 16)])
 def test_a_view_at_a_known_multiple_moves_vectors_that_wide(scale, width):
-    """&x[off * scale]: scale elements of 2 bytes are what the pointer is a multiple of."""
+    """&x[off * scale]: scale elements of 2 bytes are what the pointer is a multiple of.
+    Runs known only 4-byte aligned are read as realigned 16-byte runs instead (two loads a
+    run rather than four)."""
     x = torch.zeros(4096).half()
     source = _source(ShiftedCopy(scale), 4096, x, x, 3)
+    if width == 4:
+        assert "load_realigned_16<false>(shifted + (tl_tid * 8)" in source, source
+        assert "load_global_vec<" not in source
+        return
     assert f"load_global_vec<{width}>" in source, source
+    assert "load_realigned_16" not in source
     assert not any(f"load_global_vec<{w}>" in source for w in (4, 8, 16) if w > width)
 
 

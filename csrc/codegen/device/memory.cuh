@@ -144,6 +144,49 @@ static __device__ __forceinline__ void store_shared_cluster_vec(uint32_t addr, c
 #undef TILUS_LOAD_BODY
 #undef TILUS_STORE_BODY
 
+// 16 bytes of global memory at an address of any alignment, read as the (at most) two
+// aligned 16-byte chunks that hold them and shifted into place: the rows of a tensor
+// whose row length or start is not a multiple of 16 bytes move with two 16-byte loads
+// instead of eight 2-byte ones. Only bytes [lo, hi) of the run are taken (those inside
+// the tensor); the others read as zero, and a chunk holding none of them is not read.
+// A chunk holding one is read whole, which cannot fault: an aligned 16-byte chunk never
+// crosses a page, and allocators hand out memory in multiples of 16 bytes or more.
+// Plain C++ loads (not volatile asm), so that the compiler can issue the loads of
+// several runs before any of them is used; BypassL1 reads around L1 (ld.global.cg) for
+// memory the kernel also writes.
+template <bool BypassL1>
+static __device__ __forceinline__ uint4 load_realigned_16(const void* p, int lo, int hi) {
+  const unsigned long long a = reinterpret_cast<unsigned long long>(p);
+  const int s = static_cast<int>(a & 15);
+  const uint4* chunk = reinterpret_cast<const uint4*>(a - static_cast<unsigned long long>(s));
+  uint4 c0 = make_uint4(0u, 0u, 0u, 0u), c1 = c0;
+  if (lo < hi && lo < 16 - s) c0 = BypassL1 ? __ldcg(chunk) : chunk[0];
+  if (lo < hi && hi > 16 - s) c1 = BypassL1 ? __ldcg(chunk + 1) : chunk[1];
+  const uint32_t w[8] = {c0.x, c0.y, c0.z, c0.w, c1.x, c1.y, c1.z, c1.w};
+  // Whole words first, by selects (a runtime index into w would put it in local memory),
+  // then the bytes left with a funnel shift.
+  const int q = s >> 2;
+  uint32_t v[6], u[5], out[4];
+#pragma unroll
+  for (int k = 0; k < 6; ++k) v[k] = (q & 2) ? w[k + 2] : w[k];
+#pragma unroll
+  for (int k = 0; k < 5; ++k) u[k] = (q & 1) ? v[k + 1] : v[k];
+  const uint32_t shift = static_cast<uint32_t>(s & 3) * 8u;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) out[j] = __funnelshift_r(u[j], u[j + 1], shift);
+  if (lo > 0 || hi < 16) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      // bytes [b0, b1) of word j are taken
+      const int b0 = min(max(lo - 4 * j, 0), 4), b1 = min(max(hi - 4 * j, 0), 4);
+      const uint32_t below_b1 = b1 >= 4 ? 0xffffffffu : (1u << (8 * b1)) - 1u;
+      const uint32_t below_b0 = b0 >= 4 ? 0xffffffffu : (1u << (8 * b0)) - 1u;
+      out[j] &= below_b1 & ~below_b0;
+    }
+  }
+  return make_uint4(out[0], out[1], out[2], out[3]);
+}
+
 }  // namespace tilus
 
 #endif  // TILUS_DEVICE_MEMORY_CUH

@@ -1,0 +1,133 @@
+"""Realigned accesses: a run of 16 bytes along a row whose alignment is unknown (a pointer
+off 16 bytes, an odd row length) is read with the two aligned 16-byte loads that hold it
+and shifted into place (codegen/device/memory.cuh load_realigned_16), by copy_async into
+shared memory and by load_global into registers. Which accesses take it is checked here;
+tests/gpu/test_realigned_access_gpu.py checks the values at every misalignment."""
+
+import pytest
+import torch
+
+import tilus
+from tilus import _C, float16, float32, int8, int32, void_p
+from tilus.utils import cdiv
+
+WIDTH = 64  # the window's columns
+ROWS = 8  # rows a block
+
+
+class Window(tilus.Script):
+    """y[r, j] = x[r, col + j] for j < 64, zero where col + j is outside x's row; through
+    shared memory (copy_async) or straight into registers (load_global)."""
+
+    def __init__(self, dtype, through_shared):
+        super().__init__()
+        self.dtype = dtype
+        self.through_shared = through_shared
+
+    def __call__(self, m: int32, n: int32, col: int32, x: void_p, y: void_p):
+        self.attrs.blocks = [cdiv(m, ROWS)]
+        self.attrs.warps = 2
+        gx = self.global_view(x, dtype=self.dtype, shape=[m, n])
+        gy = self.global_view(y, dtype=self.dtype, shape=[m, WIDTH])
+        row = self.blockIdx.x * ROWS
+        if self.through_shared:
+            stage = self.shared_tensor(dtype=self.dtype, shape=[ROWS, WIDTH])
+            self.copy_async(src=gx, dst=stage, offsets=[row, col])
+            self.copy_async_wait_all()
+            self.sync()
+            tile = self.load_shared(stage)
+            self.free_shared(stage)
+        else:
+            tile = self.load_global(gx, offsets=[row, col], shape=[ROWS, WIDTH])
+        self.store_global(gy, tile, offsets=[row, 0])
+
+
+def window_reference(x: torch.Tensor, col: int) -> torch.Tensor:
+    m, n = x.shape
+    out = torch.zeros(m, WIDTH, dtype=x.dtype, device=x.device)
+    lo, hi = max(col, 0), min(col + WIDTH, n)
+    if lo < hi:
+        out[:, lo - col:hi - col] = x[:, lo:hi]
+    return out
+
+
+def _program(dtype, through_shared):
+    t = tilus.utils.dtype_to_torch(dtype)
+    x, y = torch.zeros(16, 200, dtype=t), torch.zeros(16, WIDTH, dtype=t)
+    return Window(dtype, through_shared).compile(16, 200, 0, x, y).program
+
+
+def _lines(source, view):
+    return [line for line in source.splitlines() if f"({view} +" in line or f"{view}[" in line]
+
+
+@pytest.mark.parametrize("dtype", [float16, int8])
+def test_copies_of_unaligned_rows_are_realigned(dtype):
+    """1- and 2-byte elements have no cp.async narrower than 4 bytes: rows of unknown
+    alignment used to be copied element by element."""
+    program = _program(dtype, True)
+    # the column offset is any integer, so even the aligned build cannot prove a row's
+    # runs aligned
+    for source in (_C.generate_cuda(program, False, "sm_80")["source"],
+                   _C.generate_cuda(program, True, "sm_90a", unaligned_params=[1, 3])["source"],
+                   _C.generate_cuda(program, True, "sm_80")["source"]):
+        lines = _lines(source, "gx")
+        assert lines and all("load_realigned_16<false>" in line for line in lines), source
+        assert "*reinterpret_cast<uint4*>(" in lines[0]
+        assert "tilus::cp_async_" not in source.replace("tilus::cp_async_wait", "")
+
+
+def test_copies_of_aligned_rows_stay_cp_async():
+    program = RowTile().compile(16, 256, torch.zeros(16, 256).half()).program
+    aligned = _C.generate_cuda(program, True, "sm_80")["source"]
+    assert "load_realigned_16" not in aligned and "tilus::cp_async_16(" in aligned
+    assert "load_realigned_16" in _C.generate_cuda(program, False, "sm_80")["source"]
+
+
+class RowTile(tilus.Script):
+    """Copies the block's row of x to shared memory and back (x [m, n], column 0)."""
+
+    def __call__(self, m: int32, n: int32, x: ~float16):
+        self.attrs.blocks = [m]
+        self.attrs.warps = 1
+        gx = self.global_view(x, dtype=float16, shape=[m, n])
+        stage = self.shared_tensor(dtype=float16, shape=[1, 256])
+        self.copy_async(src=gx, dst=stage, offsets=[self.blockIdx.x, 0])
+        self.copy_async_wait_all()
+        self.sync()
+        self.store_global(gx, self.load_shared(stage) + 1.0, offsets=[self.blockIdx.x, 0])
+        self.free_shared(stage)
+
+
+def test_float32_copies_keep_their_asynchronous_4_byte_copies():
+    source = _C.generate_cuda(_program(float32, True), False, "sm_80")["source"]
+    assert "load_realigned_16" not in source and "tilus::cp_async_4(" in source
+
+
+@pytest.mark.parametrize("dtype", [float16, float32, int8])
+def test_loads_of_an_unaligned_view_beside_aligned_stores_are_realigned(dtype):
+    """x misaligned (its pointer and row length), y aligned: the tile keeps the 16-byte runs
+    y's stores want, and its loads from x are realigned instead of element by element."""
+    program = _program(dtype, False)
+    partly = _C.generate_cuda(program, True, "sm_80", unaligned_params=[1, 3])["source"]
+    assert all("load_realigned_16<false>" in line for line in _lines(partly, "gx")), partly
+    assert any("store_global_vec<16>" in line for line in _lines(partly, "gy")), partly
+    # all unaligned: y's stores go element by element, so the tile lays out for single
+    # elements and its loads do too
+    unaligned = _C.generate_cuda(program, False, "sm_80")["source"]
+    assert "load_realigned_16" not in unaligned
+
+
+def test_bounds_checked_builds_keep_element_accesses():
+    program = _program(float16, True)
+    source = _C.generate_cuda(program, False, "sm_80", bounds_check=True)["source"]
+    assert "load_realigned_16" not in source
+
+
+@pytest.mark.parametrize("through_shared", [True, False])
+@pytest.mark.parametrize("col", [-13, 0, 5, 150])
+def test_the_interpreter_agrees_with_the_reference(through_shared, col):
+    x = torch.randn(21, 203).half()
+    y = torch.full((21, WIDTH), float("nan")).half()
+    Window(float16, through_shared)(21, 203, col, x, y)
+    torch.testing.assert_close(y, window_reference(x, col), rtol=0, atol=0)
