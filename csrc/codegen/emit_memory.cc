@@ -162,15 +162,18 @@ std::string CudaEmitter::realigned_load(const GlobalInfo& g, const std::vector<E
                                         DataType dtype, const std::string& valid, bool bypass_l1) {
   const int last = static_cast<int>(gi.size()) - 1;
   const std::string bytes = std::to_string(dtype.bits() / 8);
-  const std::string idx = "(long long)(" + expr(gi[last]) + ")";
-  const std::string n = std::to_string(run) + "LL";
+  // 64-bit arithmetic only where an index or the extent is 64 bits wide
+  const bool wide = gi[last]->dtype.bits() > 32 || g.shape_v[last]->dtype.bits() > 32;
+  const std::string type = wide ? "(long long)" : "(int)", zero = wide ? "0LL" : "0";
+  const std::string idx = type + "(" + expr(gi[last]) + ")";
+  const std::string n = std::to_string(run) + (wide ? "LL" : "");
   // Bytes [lo, hi) of the run lie inside the view: a run may start before column 0 (a
   // negative offset) or end past the row.
   std::string cond = in_bounds(*this, gi, g, last);
   if (!valid.empty()) cond = valid + " && " + cond;
   const std::string lo = fresh("tl_lo"), hi = fresh("tl_hi");
-  line("const int " + lo + " = (int)tilus::min_(" + n + ", tilus::max_(0LL, -" + idx + ")) * " + bytes + ";");
-  line("const int " + hi + " = (" + cond + ") ? (int)tilus::max_(0LL, tilus::min_(" + n + ", (long long)(" +
+  line("const int " + lo + " = (int)tilus::min_(" + n + ", tilus::max_(" + zero + ", -" + idx + ")) * " + bytes + ";");
+  line("const int " + hi + " = (" + cond + ") ? (int)tilus::max_(" + zero + ", tilus::min_(" + n + ", " + type + "(" +
        g.shape_c[last] + ") - " + idx + ")) * " + bytes + " : 0;");
   const std::string at = g.ptr + " + " + expr(global_offset(gi, g));
   return std::string("tilus::load_realigned_16<") + (bypass_l1 ? "true" : "false") + ">(" + at + ", " + lo +

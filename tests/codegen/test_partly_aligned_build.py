@@ -75,6 +75,9 @@ def test_an_unaligned_pointer_costs_only_its_own_view():
     program = _program()
     partly = _C.generate_cuda(program, True, "sm_80", unaligned_params=[5])["source"]  # b
     assert not any("_vec<" in line for line in _lines(partly, "gb")), partly
+    # b's tile is only loaded: it keeps the 16-byte runs y's stores want, read realigned
+    assert any("load_realigned_16<false>(gb +" in line for line in _lines(partly, "gb")), partly
+    assert any("store_global_vec<16>" in line for line in _lines(partly, "gy")), partly
     for view in ("gx", "gz"):
         assert any("_vec<16>" in line for line in _lines(partly, view)), (view, partly)
 

@@ -1,8 +1,9 @@
 """Realigned accesses: a run of 16 bytes along a row whose alignment is unknown (a pointer
-off 16 bytes, an odd row length) is read with the two aligned 16-byte loads that hold it
-and shifted into place (codegen/device/memory.cuh load_realigned_16), by copy_async into
-shared memory and by load_global into registers. Which accesses take it is checked here;
-tests/gpu/test_realigned_access_gpu.py checks the values at every misalignment."""
+off 16 bytes, an odd row length, a column offset of any value) is read with the two
+aligned 16-byte loads that hold it and shifted into place (codegen/device/memory.cuh
+load_realigned_16), by copy_async into shared memory and by load_global into registers.
+Which accesses take it is checked here; tests/gpu/test_realigned_access_gpu.py checks the
+values at every misalignment (and the element stores beside them)."""
 
 import pytest
 import torch
@@ -16,19 +17,20 @@ ROWS = 8  # rows a block
 
 
 class Window(tilus.Script):
-    """y[r, j] = x[r, col + j] for j < 64, zero where col + j is outside x's row; through
-    shared memory (copy_async) or straight into registers (load_global)."""
+    """y[r, ycol + j] = x[r, col + j] for j < 64, where ycol + j is inside y's row; x's
+    elements outside its row read as zero. Through shared memory (copy_async) or straight
+    into registers (load_global)."""
 
     def __init__(self, dtype, through_shared):
         super().__init__()
         self.dtype = dtype
         self.through_shared = through_shared
 
-    def __call__(self, m: int32, n: int32, col: int32, x: void_p, y: void_p):
+    def __call__(self, m: int32, n: int32, col: int32, x: void_p, ny: int32, ycol: int32, y: void_p):
         self.attrs.blocks = [cdiv(m, ROWS)]
         self.attrs.warps = 2
         gx = self.global_view(x, dtype=self.dtype, shape=[m, n])
-        gy = self.global_view(y, dtype=self.dtype, shape=[m, WIDTH])
+        gy = self.global_view(y, dtype=self.dtype, shape=[m, ny])
         row = self.blockIdx.x * ROWS
         if self.through_shared:
             stage = self.shared_tensor(dtype=self.dtype, shape=[ROWS, WIDTH])
@@ -39,22 +41,27 @@ class Window(tilus.Script):
             self.free_shared(stage)
         else:
             tile = self.load_global(gx, offsets=[row, col], shape=[ROWS, WIDTH])
-        self.store_global(gy, tile, offsets=[row, 0])
+        self.store_global(gy, tile, offsets=[row, ycol])
 
 
-def window_reference(x: torch.Tensor, col: int) -> torch.Tensor:
+def window_reference(x: torch.Tensor, col: int, y: torch.Tensor, ycol: int) -> torch.Tensor:
+    """y (its poisoned contents) with the window written where the kernel writes it."""
     m, n = x.shape
-    out = torch.zeros(m, WIDTH, dtype=x.dtype, device=x.device)
+    window = torch.zeros(m, WIDTH, dtype=x.dtype, device=x.device)
     lo, hi = max(col, 0), min(col + WIDTH, n)
     if lo < hi:
-        out[:, lo - col:hi - col] = x[:, lo:hi]
+        window[:, lo - col:hi - col] = x[:, lo:hi]
+    out = y.clone()
+    lo, hi = max(ycol, 0), min(ycol + WIDTH, y.shape[1])
+    if lo < hi:
+        out[:, lo:hi] = window[:, lo - ycol:hi - ycol]
     return out
 
 
 def _program(dtype, through_shared):
     t = tilus.utils.dtype_to_torch(dtype)
     x, y = torch.zeros(16, 200, dtype=t), torch.zeros(16, WIDTH, dtype=t)
-    return Window(dtype, through_shared).compile(16, 200, 0, x, y).program
+    return Window(dtype, through_shared).compile(16, 200, 0, x, WIDTH, 0, y).program
 
 
 def _lines(source, view):
@@ -105,17 +112,21 @@ def test_float32_copies_keep_their_asynchronous_4_byte_copies():
 
 
 @pytest.mark.parametrize("dtype", [float16, float32, int8])
-def test_loads_of_an_unaligned_view_beside_aligned_stores_are_realigned(dtype):
-    """x misaligned (its pointer and row length), y aligned: the tile keeps the 16-byte runs
-    y's stores want, and its loads from x are realigned instead of element by element."""
+def test_loads_of_an_unaligned_view_keep_16_byte_runs(dtype):
+    """x misaligned (its pointer and row length), y not: the tile keeps 16-byte runs a
+    thread and its loads from x are realigned instead of element by element."""
     program = _program(dtype, False)
     partly = _C.generate_cuda(program, True, "sm_80", unaligned_params=[1, 3])["source"]
-    assert all("load_realigned_16<false>" in line for line in _lines(partly, "gx")), partly
-    assert any("store_global_vec<16>" in line for line in _lines(partly, "gy")), partly
-    # all unaligned: y's stores go element by element, so the tile lays out for single
-    # elements and its loads do too
-    unaligned = _C.generate_cuda(program, False, "sm_80")["source"]
-    assert "load_realigned_16" not in unaligned
+    loads = _lines(partly, "gx")
+    assert loads and all("load_realigned_16<false>" in line for line in loads), partly
+
+
+def test_a_tile_stored_to_an_unaligned_view_keeps_single_elements():
+    """Stores have no realigned form: a tile stored to a view without vectors lays out
+    for single elements on consecutive lanes, and so its loads go element by element too."""
+    source = _C.generate_cuda(_program(float16, False), False, "sm_80")["source"]
+    assert "load_realigned_16" not in source
+    assert "*(gx + (((row + i) * n_) + (col + tl_tid)))" in source, source  # lanes consecutive
 
 
 def test_bounds_checked_builds_keep_element_accesses():
@@ -125,9 +136,10 @@ def test_bounds_checked_builds_keep_element_accesses():
 
 
 @pytest.mark.parametrize("through_shared", [True, False])
-@pytest.mark.parametrize("col", [-13, 0, 5, 150])
-def test_the_interpreter_agrees_with_the_reference(through_shared, col):
+@pytest.mark.parametrize("col, ycol", [(-13, 0), (0, 3), (5, -9), (150, 170)])
+def test_the_interpreter_agrees_with_the_reference(through_shared, col, ycol):
     x = torch.randn(21, 203).half()
-    y = torch.full((21, WIDTH), float("nan")).half()
-    Window(float16, through_shared)(21, 203, col, x, y)
-    torch.testing.assert_close(y, window_reference(x, col), rtol=0, atol=0)
+    y = torch.full((21, 201), 7.0).half()
+    expected = window_reference(x, col, y, ycol)
+    Window(float16, through_shared)(21, 203, col, x, 201, ycol, y)
+    torch.testing.assert_close(y, expected, rtol=0, atol=0)
