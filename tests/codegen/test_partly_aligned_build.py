@@ -94,3 +94,41 @@ def test_the_interpreter_runs_any_alignment():
     RowsAndColumns()(m, k, n, x, w, b, y, z)
     torch.testing.assert_close(z, x * 2)
     torch.testing.assert_close(y[:, :256], (w[0, :256].float() + b[:256].float()).half().expand(m, 256))
+
+
+def test_partly_aligned_builds_are_capped_per_device(monkeypatch):
+    """Past MAX_PARTLY_ALIGNED partly aligned builds on a device, a call missing another
+    combination takes the build that assumes nothing (built once) instead of compiling one
+    more; the aligned build and the builds already made stay. The build and the module load
+    are stand-ins here (no GPU needed): what is checked is which builds are asked for."""
+    from tilus.runtime import launcher as L
+
+    built = []
+
+    def fake_build(program, alignment, arch, checked):
+        built.append(alignment)
+        return {"cubin": b"", "name": "k", "threads": 32, "dynamic_smem": 0, "source": ""}
+
+    class FakeKernel:
+        def __init__(self, cubin, name):
+            self.name = name
+
+    monkeypatch.setattr(L, "build_variant", fake_build)
+    monkeypatch.setattr(L._rt, "LoadedKernel", FakeKernel)
+    monkeypatch.setattr(L._rt, "DeviceScope", lambda device: __import__("contextlib").nullcontext())
+    monkeypatch.setattr(L._rt, "arch_string", lambda: "sm_80")
+
+    x = torch.zeros(4, 256).half()
+    kernel = L.GpuKernel(RowsAndColumns().compile(4, 256, 256, x, x, x[0], x, x))
+    masks = [1 << 3 | 1 << i for i in range(8)] + [1 << 4 | 1 << i for i in (0, 1, 2, 5)]
+    variants = [kernel.variant(mask, device=0, checked=False) for mask in masks]
+    cap = L.MAX_PARTLY_ALIGNED
+    assert cap == 8 and built == masks[:cap] + [L.UNALIGNED]
+    unaligned = kernel.variant(False, device=0, checked=False)
+    assert all(v is unaligned for v in variants[cap:])
+    assert len({id(v) for v in variants[:cap]}) == cap and unaligned not in variants[:cap]
+    assert kernel.partly_aligned_builds(0, False) == cap
+    assert kernel.variant(masks[2], device=0, checked=False) is variants[2]  # kept
+    kernel.variant(True, device=0, checked=False)
+    kernel.variant(masks[-1], device=1, checked=False)  # another device counts its own
+    assert built == masks[:cap] + [L.UNALIGNED, 0, masks[-1]]

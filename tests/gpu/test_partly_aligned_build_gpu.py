@@ -61,3 +61,39 @@ def test_the_seed_matmul_with_a_misaligned_output(example, shift):
         kernel(m, n, k, a, b, c)
         torch.cuda.synchronize()
         torch.testing.assert_close(c, (a.float() @ b.float()).half(), atol=5e-2, rtol=1e-2)
+
+
+def test_past_the_cap_calls_take_the_unaligned_build(monkeypatch):
+    """With at most two partly aligned builds a device, calls missing a third and a fourth
+    combination run the build that assumes nothing -- through the Python launcher on their
+    first call and the native one after -- and every result is right."""
+    from tilus.runtime import launcher as L
+
+    monkeypatch.setattr(L, "MAX_PARTLY_ALIGNED", 2)
+    m, k, n = 5, 256, 256
+    kernel = RowsAndColumns()
+    shifts = [(1, 0, 0), (0, 3, 0), (0, 0, 5), (2, 1, 0), (1, 0, 0)]  # x, w, b elements off 16 bytes
+    compiled = None
+    for sx, sw, sb in shifts:
+        x = torch.randn(m * k + sx, device="cuda").half()[sx:].view(m, k)
+        w = torch.randn(k * n + sw, device="cuda").half()[sw:].view(k, n)
+        b = torch.randn(n + sb, device="cuda").half()[sb:]
+        y = torch.empty(m, n, device="cuda").half()
+        z = torch.empty(m, k, device="cuda").half()
+        args = (m, k, n, x, w, b, y, z)
+        compiled = kernel.compile(*args)
+        for _ in range(2):
+            y.fill_(float("nan"))
+            z.fill_(float("nan"))
+            kernel(*args)
+            torch.cuda.synchronize()
+            torch.testing.assert_close(z, x * 2)
+            torch.testing.assert_close(y, (w[0].float() + b.float()).half().expand(m, n))
+    gpu = compiled.gpu
+    device = torch.cuda.current_device()
+    assert gpu.partly_aligned_builds(device, False) == 2
+    unaligned = gpu.variant(False, device, False)
+    names = compiled.program.param_names
+    third = sum(1 << names.index(p) for p in ("b",))
+    fourth = sum(1 << names.index(p) for p in ("x", "w"))
+    assert gpu.variants[(third, device)] is unaligned and gpu.variants[(fourth, device)] is unaligned

@@ -51,6 +51,11 @@ def _stream(device_index: int) -> int:
 
 
 UNALIGNED = -1  # the build that assumes nothing of any argument (GpuKernel.variant(False))
+# Partly aligned builds a kernel keeps per device: past them, a call that misses the aligned
+# build's assumption for another combination of parameters takes the build that assumes
+# nothing, which serves every call, instead of compiling one more (a workload that varies
+# which of many tensors are misaligned would otherwise compile each combination).
+MAX_PARTLY_ALIGNED = 8
 
 
 def alignment_key(aligned) -> int:
@@ -151,6 +156,12 @@ class GpuKernel:
             checked = option.debug.get_bounds_check()
         key = _variant_key(alignment, device, checked)
         v = self.variants.get(key)
+        if v is None and alignment > 0 and self.partly_aligned_builds(device, checked) >= MAX_PARTLY_ALIGNED:
+            v = self.variants[key] = self.variant(False, device, checked)
+            if not checked and alignment < 2**64:
+                for launcher in self._launchers:
+                    launcher.set_kernel(alignment, v.kernel, v.smem, device, v.tma)
+            return v
         if v is None:
             with _rt.DeviceScope(device):
                 generated = build_variant(self.program, alignment, _rt.arch_string(), checked)
@@ -162,6 +173,13 @@ class GpuKernel:
             v = self.variants[key] = GpuVariant(generated, kernel)
         return v
 
+    def partly_aligned_builds(self, device: int, checked: bool) -> int:
+        """How many partly aligned builds (not calls served by the unaligned one) `device`
+        has of this kernel."""
+        unaligned = self.variants.get(_variant_key(UNALIGNED, device, checked))
+        return sum(1 for key, v in self.variants.items()
+                   if key == _variant_key(key[0], device, checked) and key[0] > 0 and v is not unaligned)
+
     def launch(self, args: list, device_index: int = 0, sizes: Optional[list] = None,
                script: str = ""):
         """Launch on `device_index`. With tilus.option.debug.bounds_check on: `sizes` is
@@ -172,9 +190,11 @@ class GpuKernel:
         alignment = alignment_of(self.program, args)
         if alignment and _variant_key(alignment, device_index, checked) not in self.variants:
             # once per variant: the views using these parameters move element by element
-            _LOG.info("%s: the unaligned build of the views that use %s (element by element global "
-                      "accesses) for this call: %s", self.program.name,
-                      ", ".join(repr(self.program.param_names[i]) for i in _bits(alignment)),
+            capped = self.partly_aligned_builds(device_index, checked) >= MAX_PARTLY_ALIGNED
+            _LOG.info("%s: the unaligned build of %s (element by element global accesses) for this "
+                      "call: %s", self.program.name,
+                      f"every view ({MAX_PARTLY_ALIGNED} partly aligned builds exist)" if capped else
+                      "the views that use " + ", ".join(repr(self.program.param_names[i]) for i in _bits(alignment)),
                       "; ".join(unaligned_reasons(self.program, args)))
         v = self.variant(alignment, device_index, checked)
         grid, workspace_bytes = _C.evaluate_launch_shape(self.program, args)
