@@ -148,14 +148,9 @@ Expr global_offset(const std::vector<Expr>& gi, const CudaEmitter::GlobalInfo& g
 using memory_index::global_offset;
 using memory_index::in_bounds;
 
-int64_t CudaEmitter::realigned_run(const GlobalInfo& g, const std::vector<int>& dims, DataType dtype) const {
-  const int last = static_cast<int>(g.shape.size()) - 1;
-  int64_t c;
+int64_t CudaEmitter::realigned_run(const Tensor& view, const std::vector<int>& dims, DataType dtype) const {
   // Bounds-checked builds keep element accesses: each is checked for exactly its bytes.
-  if (options_.bounds_check || dims.empty() || dims.back() != last) return 0;
-  if (!is_const_int(g.strides[last], &c) || c != 1) return 0;
-  if (is_packed(dtype) || dtype.is_pointer || dtype.bits() % 8 != 0 || dtype.bits() > 64) return 0;
-  return 128 / dtype.bits();
+  return options_.bounds_check ? 0 : realignable_run(view, dims, dtype);
 }
 
 std::string CudaEmitter::realigned_load(const GlobalInfo& g, const std::vector<Expr>& gi, int64_t run,
@@ -195,7 +190,7 @@ void CudaEmitter::emit_load_global(const Instruction& i) {
   std::string load = bypass_l1 ? "tilus::load_global_cg<" : "tilus::load_global_vec<";
   // Runs of 16 bytes in registers that global memory gives at most 4 bytes at a time (a
   // row of unknown alignment): realigned loads, two 16-byte loads a run.
-  const int64_t realign = realigned_run(g, i.dims, t->dtype);
+  const int64_t realign = realigned_run(i.inputs[0], i.dims, t->dtype);
   const bool realigned = realign > 0 && vec * t->dtype.bits() <= 32 && innermost_run(layout) % realign == 0 &&
                          !t->shape.empty() && t->shape.back() % realign == 0;
   if (realigned) {
@@ -717,7 +712,7 @@ void CudaEmitter::emit_copy_async(const Instruction& i) {
   // aligned loads each and shifted into place (realigned_load), one 16-byte store to
   // shared memory. Synchronous like the element copies they replace, with an eighth of
   // their memory instructions.
-  const int64_t realign = async ? 0 : realigned_run(g, i.dims, dst->dtype);
+  const int64_t realign = async ? 0 : realigned_run(src, i.dims, dst->dtype);
   const bool realigned = realign > 0 && dst->shape.back() % realign == 0 && shared_contiguous(s, realign);
   if (!async) vec = realigned ? realign : 1;
   const int64_t spread = async || realigned ? vec : std::max<int64_t>(1, 64 / bits);

@@ -176,8 +176,8 @@ class CudaEmitter {
   // Realigned accesses (device/memory.cuh load_realigned_16): where a view's rows are not
   // known to be 16-byte aligned, a run of 16 bytes along its last dimension is still read
   // with two aligned 16-byte loads. The run's elements (0: the view or the build does not
-  // allow it: a strided last dimension, packed or sub-byte elements, bounds checking).
-  int64_t realigned_run(const GlobalInfo& g, const std::vector<int>& dims, DataType dtype) const;
+  // allow it: transforms/vector_extents.h realignable_run, or bounds checking).
+  int64_t realigned_run(const Tensor& view, const std::vector<int>& dims, DataType dtype) const;
   // Emits the run's bounds and returns the C++ expression (a uint4) of the run whose first
   // element is at view index gi; `valid` (C++, "" when always) must hold for any of it to
   // be read, and the elements outside the view read as zero.

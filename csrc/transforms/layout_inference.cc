@@ -133,8 +133,7 @@ BlockLayouts simt_operands_for(const RegisterLayout& c, int64_t k) {
 }
 
 // A tile load from rows of unknown alignment that the emitter reads as realigned 16-byte
-// runs (codegen realigned_run: contiguous rows of whole-byte elements, the tile's rows
-// whole runs): it keeps 16-byte runs in registers, so it does not make its group lay out
+// runs (vector_extents.h realignable_run, the tile's rows whole runs): it keeps 16-byte runs in registers, so it does not make its group lay out
 // for single elements. A norm whose weight alone is misaligned keeps the 16-byte rows of
 // its activations. (Stores have no realigned form: rows moved as realigned loads and
 // stores realigned through shuffles between lanes ran 1.2-1.7x slower than single
@@ -142,13 +141,8 @@ BlockLayouts simt_operands_for(const RegisterLayout& c, int64_t k) {
 namespace {
 bool realigned_load(const Instruction& i) {
   if (i.op != Op::LoadGlobal || !i.output || i.output->shape.empty()) return false;
-  const Tensor& view = i.inputs[0];
-  const DataType dtype = i.output->dtype;
-  int64_t stride = 0;
-  if (view->global_strides.empty() || !is_const_int(view->global_strides.back(), &stride) || stride != 1) return false;
-  if (i.dims.empty() || i.dims.back() != static_cast<int>(view->global_strides.size()) - 1) return false;
-  if (is_packed(dtype) || dtype.is_pointer || dtype.bits() % 8 != 0 || dtype.bits() > 64) return false;
-  return i.output->shape.back() % (128 / dtype.bits()) == 0;
+  const int64_t run = realignable_run(i.inputs[0], i.dims, i.output->dtype);
+  return run > 0 && i.output->shape.back() % run == 0;
 }
 }  // namespace
 

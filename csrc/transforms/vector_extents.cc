@@ -5,6 +5,7 @@
 
 #include "ir/expr_compare.h"
 #include "ir/functor.h"
+#include "ir/packed.h"
 
 namespace tilus {
 
@@ -82,6 +83,15 @@ ScalarGlobals scalar_globals(const Program& program, bool pointers_aligned, cons
     if (scalar) out.views.insert(t->id);
   });
   return out;
+}
+
+int64_t realignable_run(const Tensor& view, const std::vector<int>& dims, DataType dtype) {
+  const int last = static_cast<int>(view->global_strides.size()) - 1;
+  int64_t stride = 0;
+  if (last < 0 || dims.empty() || dims.back() != last) return 0;
+  if (!is_const_int(view->global_strides.back(), &stride) || stride != 1) return 0;
+  if (is_packed(dtype) || dtype.is_pointer || dtype.bits() % 8 != 0 || dtype.bits() > 64) return 0;
+  return 128 / dtype.bits();
 }
 
 std::vector<int> vector_extent_params(const Program& program) {

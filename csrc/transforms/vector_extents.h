@@ -43,4 +43,11 @@ struct ScalarGlobals {
 };
 ScalarGlobals scalar_globals(const Program& program, bool pointers_aligned, const std::vector<int>& unaligned_params);
 
+// Realigned loads (codegen/device/memory.cuh load_realigned_16) read a 16-byte run of a
+// row of any alignment with the two aligned 16-byte chunks holding it. The elements of
+// such a run for an access of `view` (a global tensor) with these tile dims and element
+// type; 0 where none can be read that way: the tile's last dimension not the view's, a
+// strided last dimension, packed, sub-byte, wider than 64-bit or pointer elements.
+int64_t realignable_run(const Tensor& view, const std::vector<int>& dims, DataType dtype);
+
 }  // namespace tilus

@@ -84,13 +84,6 @@ def test_copies_of_unaligned_rows_are_realigned(dtype):
         assert "tilus::cp_async_" not in source.replace("tilus::cp_async_wait", "")
 
 
-def test_copies_of_aligned_rows_stay_cp_async():
-    program = RowTile().compile(16, 256, torch.zeros(16, 256).half()).program
-    aligned = _C.generate_cuda(program, True, "sm_80")["source"]
-    assert "load_realigned_16" not in aligned and "tilus::cp_async_16(" in aligned
-    assert "load_realigned_16" in _C.generate_cuda(program, False, "sm_80")["source"]
-
-
 class RowTile(tilus.Script):
     """Copies the block's row of x to shared memory and back (x [m, n], column 0)."""
 
@@ -104,6 +97,13 @@ class RowTile(tilus.Script):
         self.sync()
         self.store_global(gx, self.load_shared(stage) + 1.0, offsets=[self.blockIdx.x, 0])
         self.free_shared(stage)
+
+
+def test_copies_of_aligned_rows_stay_cp_async():
+    program = RowTile().compile(16, 256, torch.zeros(16, 256).half()).program
+    aligned = _C.generate_cuda(program, True, "sm_80")["source"]
+    assert "load_realigned_16" not in aligned and "tilus::cp_async_16(" in aligned
+    assert "load_realigned_16" in _C.generate_cuda(program, False, "sm_80")["source"]
 
 
 def test_float32_copies_keep_their_asynchronous_4_byte_copies():

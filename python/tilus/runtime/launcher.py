@@ -156,21 +156,18 @@ class GpuKernel:
             checked = option.debug.get_bounds_check()
         key = _variant_key(alignment, device, checked)
         v = self.variants.get(key)
-        if v is None and alignment > 0 and self.partly_aligned_builds(device, checked) >= MAX_PARTLY_ALIGNED:
-            v = self.variants[key] = self.variant(False, device, checked)
-            if not checked and alignment < 2**64:
-                for launcher in self._launchers:
-                    launcher.set_kernel(alignment, v.kernel, v.smem, device, v.tma)
-            return v
         if v is None:
-            with _rt.DeviceScope(device):
-                generated = build_variant(self.program, alignment, _rt.arch_string(), checked)
-                kernel = _rt.LoadedKernel(generated.pop("cubin"), generated["name"])
+            if alignment > 0 and self.partly_aligned_builds(device, checked) >= MAX_PARTLY_ALIGNED:
+                v = self.variant(False, device, checked)  # the build that assumes nothing serves it
+            else:
+                with _rt.DeviceScope(device):
+                    generated = build_variant(self.program, alignment, _rt.arch_string(), checked)
+                    kernel = _rt.LoadedKernel(generated.pop("cubin"), generated["name"])
+                v = GpuVariant(generated, kernel)
             if not checked and 0 <= alignment < 2**64:
                 for launcher in self._launchers:
-                    launcher.set_kernel(alignment, kernel, generated["dynamic_smem"], device,
-                                        generated.get("tma_maps"))
-            v = self.variants[key] = GpuVariant(generated, kernel)
+                    launcher.set_kernel(alignment, v.kernel, v.smem, device, v.tma)
+            self.variants[key] = v
         return v
 
     def partly_aligned_builds(self, device: int, checked: bool) -> int:
