@@ -53,12 +53,13 @@ class LayerNorm(tilus.Script):
 
         if n_size <= bn:
             x = self.load_global(gx, offsets=[row, 0], shape=[bm, bn]).to(float32)
+            # issued beside x's load, so that their latency is not paid after the reductions
+            w = self.load_global(gw, offsets=[0], shape=[bn])
+            b = self.load_global(gb, offsets=[0], shape=[bn])
             mean = self.sum(x, dim=1, keepdim=True) / n_size
             d = self.where(cols < n_size, x - mean, 0.0)
             rstd = self.rsqrt(self.sum(d * d, dim=1, keepdim=True) / n_size + eps)
-            w = self.load_global(gw, offsets=[0], shape=[bn]).to(float32)
-            b = self.load_global(gb, offsets=[0], shape=[bn]).to(float32)
-            self.store_global(gy, (d * rstd * w + b).to(self.dtype), offsets=[row, 0])
+            self.store_global(gy, (d * rstd * w.to(float32) + b.to(float32)).to(self.dtype), offsets=[row, 0])
         else:
             total = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
             for col in range(0, n_size, bn):
@@ -98,9 +99,9 @@ class RMSNorm(tilus.Script):
 
         if n_size <= bn:
             x = self.load_global(gx, offsets=[row, 0], shape=[bm, bn]).to(float32)
+            w = self.load_global(gw, offsets=[0], shape=[bn])  # (beside x's load: see LayerNorm)
             rstd = self.rsqrt(self.sum(x * x, dim=1, keepdim=True) / n_size + eps)
-            w = self.load_global(gw, offsets=[0], shape=[bn]).to(float32)
-            self.store_global(gy, (x * rstd * w).to(self.dtype), offsets=[row, 0])
+            self.store_global(gy, (x * rstd * w.to(float32)).to(self.dtype), offsets=[row, 0])
         else:
             squares = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
             for col in range(0, n_size, bn):

@@ -133,16 +133,23 @@ BlockLayouts simt_operands_for(const RegisterLayout& c, int64_t k) {
 }
 
 // A tile load from rows of unknown alignment that the emitter reads as realigned 16-byte
-// runs (vector_extents.h realignable_run, the tile's rows whole runs): it keeps 16-byte runs in registers, so it does not make its group lay out
-// for single elements. A norm whose weight alone is misaligned keeps the 16-byte rows of
-// its activations. (Stores have no realigned form: rows moved as realigned loads and
-// stores realigned through shuffles between lanes ran 1.2-1.7x slower than single
-// elements on an H100, benchmarks/README.md.)
+// runs (vector_extents.h realignable_run, the tile's rows whole runs): it keeps 16-byte
+// runs in registers, so it does not make its group lay out for single elements. A norm
+// whose weight alone is misaligned keeps the 16-byte rows of its activations. (Stores have
+// no realigned form: rows moved as realigned loads and stores realigned through shuffles
+// between lanes ran 1.2-1.7x slower than single elements on an H100, benchmarks/README.md.)
+// Each realigned run holds two chunks in registers until it is shifted, so a tile of more
+// than kMaxRealignedRuns runs a thread keeps single elements: a float32 softmax row of
+// 32768 at 16 warps (16 runs a thread) spilled at 128 registers.
 namespace {
-bool realigned_load(const Instruction& i) {
+constexpr int64_t kMaxRealignedRuns = 8;
+bool realigned_load(const Instruction& i, int64_t threads) {
   if (i.op != Op::LoadGlobal || !i.output || i.output->shape.empty()) return false;
   const int64_t run = realignable_run(i.inputs[0], i.dims, i.output->dtype);
-  return run > 0 && i.output->shape.back() % run == 0;
+  if (run <= 0 || i.output->shape.back() % run != 0) return false;
+  int64_t elements = 1;
+  for (int64_t e : i.output->shape) elements *= e;
+  return elements <= kMaxRealignedRuns * run * threads;
 }
 }  // namespace
 
@@ -412,22 +419,25 @@ LayoutPlan infer_layouts(const Program& program, bool allow_wgmma, const ScalarG
     if (!op_has_effect(s.inst->op, eff::ReadsGlobal | eff::WritesGlobal)) return;
     scalar_access = (scalar.all || scalar.has(s.inst->output) ||
                      std::any_of(s.inst->inputs.begin(), s.inst->inputs.end(), [&](const Tensor& t) { return scalar.has(t); })) &&
-                    !realigned_load(*s.inst);
+                    !(s.inst->output && realigned_load(*s.inst, threads_of(s.inst->output)));
     if (s.inst->output) narrowest(s.inst->output);
     for (const Tensor& t : s.inst->inputs) narrowest(t);
   });
   // A tile derived from another (a row of weights broadcast beside the rows it scales)
-  // takes its layout from it: where either meets a view without vectors, both lay out for
-  // single elements, or that view's loads would run 16-byte spreads of 2-byte loads (lanes
-  // 16 bytes apart: 7.8 us more on RMS norm 8192^2 with a misaligned weight, H100, against
-  // ~116 us all element by element; benchmarks/README.md).
+  // takes its layout from it: where the derived tile meets a view without vectors, its
+  // source lays out for single elements too, or that view's loads would run 16-byte
+  // spreads of 2-byte loads (lanes 16 bytes apart: 7.8 us more on RMS norm 8192^2 with a
+  // misaligned weight, H100, against ~116 us all element by element; benchmarks/README.md).
+  // Not the other way: a tile derived from a single-element source is laid out from it
+  // anyway, and marking it would carry the mark on to its other sources -- a softmax's
+  // row max, derived from the tile it reduces and broadcast against the tile it scales,
+  // made a load from aligned rows single-element because the result's store was.
   for (bool grew = !scalar_groups.empty(); grew;) {
     grew = false;
     for (const Derivation& d : derivations) {
-      const int a = groups.find(d.from->id), b = groups.find(d.to->id);
-      if (scalar_groups.count(a) == scalar_groups.count(b)) continue;
-      scalar_groups.insert(a);
-      scalar_groups.insert(b);
+      const int from = groups.find(d.from->id), to = groups.find(d.to->id);
+      if (!scalar_groups.count(to) || scalar_groups.count(from)) continue;
+      scalar_groups.insert(from);
       grew = true;
     }
   }

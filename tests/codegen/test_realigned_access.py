@@ -143,3 +143,36 @@ def test_the_interpreter_agrees_with_the_reference(through_shared, col, ycol):
     expected = window_reference(x, col, y, ycol)
     Window(float16, through_shared)(21, 203, col, x, 201, ycol, y)
     torch.testing.assert_close(y, expected, rtol=0, atol=0)
+
+
+def test_a_reduction_does_not_carry_single_elements_back_to_the_rows_it_reduced(example):
+    """A long softmax row (examples/softmax.py, rows of 50257 in tiles of 32768): the first
+    pass loads x and reduces it, the second writes y = exp(x - max) * (1 / sum). The row max
+    is derived from the first pass's tile and broadcast against the second's; y's store to
+    rows of unknown alignment makes the second pass single-element, which must not make the
+    first pass's loads single-element too (they are read realigned)."""
+    sm = example("softmax")
+    script = sm.Softmax(float16, 32768, block_m=1, warps=16, persistent=False, staged=False, row_tiles=0,
+                        long_rows=True, long_split=1, prefetch=False)
+    x = torch.zeros(4, 50257).half()
+    program = script.compile(4, 50257, 132, x, x).program
+    source = _C.generate_cuda(program, True, "sm_90a", unaligned_params=[1])["source"]
+    first_pass, second_pass = source.split("inv_sum", 1)
+    # the first pass: realigned 16-byte runs; the second reads x again beside its stores,
+    # element by element, lanes consecutive
+    assert "load_realigned_16<false>(gx +" in first_pass, source
+    assert "load_realigned_16" not in second_pass and "store_global_vec" not in second_pass
+    assert "*(gy + ((row * n_size) + (col_1 + (tl_tid + " in second_pass
+
+
+@pytest.mark.parametrize("dtype, realigned", [(float16, True), (float32, False)])
+def test_tiles_of_more_than_eight_runs_a_thread_keep_single_elements(example, dtype, realigned):
+    """A realigned run holds two 16-byte chunks in registers until it is shifted: a float32
+    row tile of 32768 at 16 warps is 16 runs a thread (it spilled), a float16 one 8."""
+    sm = example("softmax")
+    script = sm.Softmax(dtype, 32768, block_m=1, warps=16, persistent=False, staged=False, row_tiles=0,
+                        long_rows=True, long_split=1, prefetch=False)
+    x = torch.zeros(4, 40001, dtype=tilus.utils.dtype_to_torch(dtype))
+    program = script.compile(4, 40001, 132, x, x).program
+    source = _C.generate_cuda(program, True, "sm_90a", unaligned_params=[1])["source"]
+    assert ("load_realigned_16" in source) == realigned
