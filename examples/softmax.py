@@ -47,6 +47,10 @@ from tilus import bfloat16, float16, float32, int32
 from tilus.utils import benchmark_func, cdiv, check_tensor
 
 
+# The shared memory a block keeps rows in (staged rows, or a long row between its passes).
+SHARED_ROW_BYTES = 128 * 1024
+
+
 @tilus.autotune("warps", [4, 8, 16, 32])
 @tilus.autotune("block_m", [1, 2, 4])
 @tilus.autotune("persistent", [False, True])
@@ -73,9 +77,9 @@ class Softmax(tilus.Script):
             raise ValueError("long_split, prefetch: the tiles of rows longer than block_n (long_rows)")
         if prefetch and tile * dtype.nbits // 8 > 64 * 32 * warps:  # (float32: 1024 x 32 spills 400+ bytes)
             raise ValueError("prefetch: two tiles of more than 64 bytes a thread")
-        if staged and (not persistent or long_rows or block_m * block_n * dtype.nbits // 8 > 128 * 1024):
+        if staged and (not persistent or long_rows or block_m * block_n * dtype.nbits // 8 > SHARED_ROW_BYTES):
             raise ValueError("staged: the persistent kernel's next rows of one tile, at most 128 KB of shared memory")
-        if row_tiles * block_m * block_n * dtype.nbits // 8 > 128 * 1024:
+        if row_tiles * block_m * block_n * dtype.nbits // 8 > SHARED_ROW_BYTES:
             raise ValueError("row_tiles: the rows kept in shared memory take more than 128 KB")
         self.dtype, self.block_n, self.block_m, self.warps = dtype, block_n, block_m, warps
         self.persistent, self.staged, self.row_tiles, self.long_rows = persistent, staged, row_tiles, long_rows
@@ -217,6 +221,12 @@ _TORCH_TO_TILUS = {torch.float16: float16, torch.bfloat16: bfloat16, torch.float
 _SCRIPTS = {}
 
 
+def _row_copy_fits(n: int, block_n: int, element_size: int) -> bool:
+    """Whether a row of n elements, in whole tiles of block_n, fits the shared memory a
+    block may keep rows in (SHARED_ROW_BYTES)."""
+    return cdiv(n, block_n) * block_n * element_size <= SHARED_ROW_BYTES
+
+
 def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
             persistent: bool = None, staged: bool = None) -> torch.Tensor:
     """Row softmax of a contiguous 2-D fp16/bf16/fp32 tensor. The tile width is the row
@@ -231,7 +241,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     check_tensor(out, "out", x.shape, x.dtype, x.device, "softmax")
     if block_n is None:
         block_n = min(32768, max(32, 1 << (n - 1).bit_length()))
-        if n > block_n and x.element_size() == 2 and cdiv(n, 8192) * 8192 * 2 <= 128 * 1024:
+        if n > block_n and x.element_size() == 2 and _row_copy_fits(n, 8192, 2):
             # 16-bit rows longer than a tile whose copy fits shared memory walk 8192-wide
             # tiles: a 50257-word row's copy is then 112 KB, two blocks an SM, not 128 KB
             # (H100, tuned: 4096 x 50257 fp16 522 -> 503 us, x 50272 420 -> 350, x 40000
@@ -239,7 +249,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
             block_n = 8192
     # rows longer than a tile that fit 128 KB of shared memory are read once, not twice
     long_rows = n > block_n
-    row_tiles = cdiv(n, block_n) if long_rows and cdiv(n, block_n) * block_n * x.element_size() <= 128 * 1024 else 0
+    row_tiles = cdiv(n, block_n) if long_rows and _row_copy_fits(n, block_n, x.element_size()) else 0
     if long_rows and staged:
         staged = False  # (staging is for rows of one tile)
     key = (x.dtype, block_n, persistent, staged, row_tiles, long_rows)
