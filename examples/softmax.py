@@ -26,7 +26,13 @@ Memory-bound, so the kernel's job is to read x once and write y once. Each block
   of block_n / `long_split` columns (tuned): narrower tiles take fewer registers (40 a
   thread at 16 warps for 8192-wide fp16 tiles against 128 for 32768), so several blocks
   can share an SM where one did; with `prefetch` (tuned) the next tile loads while this
-  one is reduced, instead of each tile's load, max and sum running one after the other.
+  one is reduced, instead of each tile's load, max and sum running one after the other;
+* long rows whose length is not a multiple of 16 (`shifted`, the wrapper's choice: a
+  50257-word vocabulary) start at a different offset in every 16-byte chunk, so stores at
+  a row's own columns go element by element. Those rows are walked from their first
+  element on a 16-byte boundary instead (views at that element, of one row each), every
+  tile read and written in 16-byte vectors, and the few elements before it (`head`,
+  fewer than 16 bytes) loaded and stored one by one.
 
 Elements past the end of a row read as zero (load_global's padding); the mask turns them
 into -inf so they add nothing to the sum. Arithmetic is float32 for every input dtype;
@@ -60,7 +66,7 @@ SHARED_ROW_BYTES = 128 * 1024
 class Softmax(tilus.Script):
     def __init__(self, dtype, block_n: int, block_m: int, warps: int, persistent: bool = False,
                  staged: bool = False, row_tiles: int = 0, long_rows: bool = False, long_split: int = 1,
-                 prefetch: bool = False):
+                 prefetch: bool = False, shifted: bool = False):
         """`long_rows`: the calls' rows are longer than `block_n` (the wrapper knows). Their
         path walks a row in tiles of block_n / `long_split` columns (narrower tiles take
         fewer registers, so more blocks share an SM; tuned), with `prefetch` the next tile
@@ -79,12 +85,14 @@ class Softmax(tilus.Script):
             raise ValueError("prefetch: two tiles of more than 64 bytes a thread")
         if staged and (not persistent or long_rows or block_m * block_n * dtype.nbits // 8 > SHARED_ROW_BYTES):
             raise ValueError("staged: the persistent kernel's next rows of one tile, at most 128 KB of shared memory")
+        if shifted and (not long_rows or block_m != 1):
+            raise ValueError("shifted: long rows (long_rows), one a block (block_m 1)")
         if row_tiles * block_m * block_n * dtype.nbits // 8 > SHARED_ROW_BYTES:
             raise ValueError("row_tiles: the rows kept in shared memory take more than 128 KB")
         self.dtype, self.block_n, self.block_m, self.warps = dtype, block_n, block_m, warps
         self.persistent, self.staged, self.row_tiles, self.long_rows = persistent, staged, row_tiles, long_rows
         self.long_tile = block_n // long_split  # the long-row paths' tile width
-        self.prefetch = prefetch
+        self.prefetch, self.shifted = prefetch, shifted
 
     def __call__(self, m_size: int32, n_size: int32, grid: int32, x_ptr: tilus.void_p, y_ptr: tilus.void_p):
         """`grid`: the number of blocks of a persistent kernel (one an SM), else unused."""
@@ -130,54 +138,88 @@ class Softmax(tilus.Script):
         passes (`row_tiles`) or read twice."""
         bm, bn, lt = self.block_m, self.block_n, self.long_tile
         cols = self.register_tensor(dtype=int32, shape=[bm, lt], init=lambda i, j: j)
+        resident = None
         if self.row_tiles:
             resident = self.shared_tensor(dtype=self.dtype, shape=[self.row_tiles * bn // lt, bm, lt])
-            if self.persistent:  # the grid walks the rows as above
-                for first in range(row, m_size, grid * bm):
-                    self.softmax_resident_rows(gx, gy, cols, n_size, first, resident)
-            else:
-                self.softmax_resident_rows(gx, gy, cols, n_size, row, resident)
-            self.free_shared(resident)
-        elif self.persistent:
+        if self.persistent:
             for first in range(row, m_size, grid * bm):
-                self.softmax_long_rows(gx, gy, cols, n_size, first)
+                self.long_rows_at(gx, gy, cols, m_size, n_size, first, resident)
         else:
-            self.softmax_long_rows(gx, gy, cols, n_size, row)
+            self.long_rows_at(gx, gy, cols, m_size, n_size, row, resident)
+        if self.row_tiles:
+            self.free_shared(resident)
 
-    def softmax_resident_rows(self, gx, gy, cols, n_size: int32, row: int32, resident):
-        """Rows of `row_tiles` x block_n columns at most, at `row`: the online pass leaves
-        each tile in `resident` (shared memory), the second pass reads it from there."""
+    def long_rows_at(self, gx, gy, cols, m_size: int32, n_size: int32, row: int32, resident):
+        """The block's rows at `row`: their running max and sum, then the result."""
+        if self.shifted:
+            self.shifted_row(gx, gy, cols, m_size, n_size, row, resident)
+        else:
+            run_max, run_sum = self.first_pass(gx, cols, n_size, row, resident)
+            inv_sum = 1.0 / run_sum
+            self.second_pass(gx, gy, n_size, row, resident, run_max, inv_sum)
+
+    def shifted_row(self, gx, gy, cols, m_size: int32, n_size: int32, row: int32, resident):
+        """Row `row` (block_m = 1) of a tensor whose rows are not 16-byte aligned (n not a
+        multiple of a vector): the passes walk it from its first element on a 16-byte
+        boundary, so that every tile is read and written in 16-byte vectors, and the few
+        elements before it (`head`, fewer than a vector) go element by element. Stores
+        of single elements were what held such rows back (H100, 4096 x 50257 fp16:
+        benchmarks/README.md)."""
+        vector = 128 // self.dtype.nbits
+        flat_x = self.global_view(~gx[0, 0], dtype=self.dtype, shape=[m_size * n_size])
+        flat_y = self.global_view(~gy[0, 0], dtype=self.dtype, shape=[m_size * n_size])
+        first = row * n_size
+        start = (first + vector - 1) // vector * vector  # a multiple of the vector: aligned
+        head = start - first  # < vector <= n_size (a long row)
+        # one row each, so the row stride is never used (0: a multiple of every vector)
+        xs = self.global_view(~flat_x[start], dtype=self.dtype, shape=[1, n_size - head], strides=[0, 1])
+        ys = self.global_view(~flat_y[start], dtype=self.dtype, shape=[1, n_size - head], strides=[0, 1])
+        xh = self.global_view(~flat_x[first], dtype=self.dtype, shape=[1, head], strides=[0, 1])
+        yh = self.global_view(~flat_y[first], dtype=self.dtype, shape=[1, head], strides=[0, 1])
+        run_max, run_sum = self.first_pass(xs, cols, n_size - head, 0, resident)
+        # the head last: its elements may all be masked, which a first step cannot be
+        head_cols = self.register_tensor(dtype=int32, shape=[1, vector], init=lambda i, j: j)
+        x_head = self.load_global(xh, offsets=[0, 0], shape=[1, vector])
+        run_max, run_sum = self.online_step(x_head, head_cols, 0, head, run_max, run_sum)
+        inv_sum = 1.0 / run_sum
+        self.second_pass(xs, ys, n_size - head, 0, resident, run_max, inv_sum)
+        y_head = self.exp(x_head.to(float32) - run_max) * inv_sum
+        self.store_global(yh, y_head.to(self.dtype), offsets=[0, 0])
+
+    def first_pass(self, gx, cols, n_size: int32, row: int32, resident):
+        """The online pass over rows of n_size at `row`: the running max and the rescaled
+        running sum, each tile left in `resident` (shared memory) with `row_tiles`."""
         bm, lt = self.block_m, self.long_tile
         run_max = self.register_tensor(dtype=float32, shape=[bm, 1], init=float("-inf"))
         run_sum = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
         following = self.first_tile(gx, row)
-        for t in range(cdiv(n_size, lt)):
-            x, following = self.tile_at(gx, row, t * lt, following)
-            self.store_shared(resident[t], x)
-            run_max, run_sum = self.online_step(x, cols, t * lt, n_size, run_max, run_sum)
-        inv_sum = 1.0 / run_sum
-        self.sync()  # the second pass's layout need not be the first's
-        for t in range(cdiv(n_size, lt)):
-            y = self.exp(self.load_shared(resident[t]).to(float32) - run_max) * inv_sum
-            self.store_global(gy, y.to(self.dtype), offsets=[row, t * lt])
-        self.sync()  # read before the next rows overwrite it
+        if self.row_tiles:
+            for t in range(cdiv(n_size, lt)):
+                x, following = self.tile_at(gx, row, t * lt, following)
+                self.store_shared(resident[t], x)
+                run_max, run_sum = self.online_step(x, cols, t * lt, n_size, run_max, run_sum)
+        else:
+            for col in range(0, n_size, lt):
+                x, following = self.tile_at(gx, row, col, following)
+                run_max, run_sum = self.online_step(x, cols, col, n_size, run_max, run_sum)
+        return run_max, run_sum
 
-    def softmax_long_rows(self, gx, gy, cols, n_size: int32, row: int32):
-        """Rows longer than the tile, at `row`: an online pass keeps the running max and the
-        rescaled running sum, then a second pass writes the result."""
-        bm, lt = self.block_m, self.long_tile
-        run_max = self.register_tensor(dtype=float32, shape=[bm, 1], init=float("-inf"))
-        run_sum = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
-        following = self.first_tile(gx, row)
-        for col in range(0, n_size, lt):
-            x, following = self.tile_at(gx, row, col, following)
-            run_max, run_sum = self.online_step(x, cols, col, n_size, run_max, run_sum)
-        inv_sum = 1.0 / run_sum
-        following = self.first_tile(gx, row)
-        for col in range(0, n_size, lt):
-            x, following = self.tile_at(gx, row, col, following)
-            y = self.exp(x.to(float32) - run_max) * inv_sum
-            self.store_global(gy, y.to(self.dtype), offsets=[row, col])
+    def second_pass(self, gx, gy, n_size: int32, row: int32, resident, run_max, inv_sum):
+        """Writes exp(x - run_max) * inv_sum for rows of n_size at `row`: x read from
+        `resident` (`row_tiles`) or again from global memory."""
+        lt = self.long_tile
+        if self.row_tiles:
+            self.sync()  # the second pass's layout need not be the first's
+            for t in range(cdiv(n_size, lt)):
+                y = self.exp(self.load_shared(resident[t]).to(float32) - run_max) * inv_sum
+                self.store_global(gy, y.to(self.dtype), offsets=[row, t * lt])
+            self.sync()  # read before the next rows overwrite it
+        else:
+            following = self.first_tile(gx, row)
+            for col in range(0, n_size, lt):
+                x, following = self.tile_at(gx, row, col, following)
+                y = self.exp(x.to(float32) - run_max) * inv_sum
+                self.store_global(gy, y.to(self.dtype), offsets=[row, col])
 
     def first_tile(self, gx, row: int32):
         """With `prefetch`, the load of a row's first tile, issued ahead (tile_at); else None."""
@@ -252,11 +294,18 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     row_tiles = cdiv(n, block_n) if long_rows and _row_copy_fits(n, block_n, x.element_size()) else 0
     if long_rows and staged:
         staged = False  # (staging is for rows of one tile)
-    key = (x.dtype, block_n, persistent, staged, row_tiles, long_rows)
+    # long rows that are not 16-byte aligned (the kernels' aligned build wants multiples of
+    # 16 elements) walk each row from its first 16-byte boundary: vector stores, not
+    # single elements
+    shifted = long_rows and n % 16 != 0 and block_n >= 128  # (a tile of one row for 4 warps at least)
+    key = (x.dtype, block_n, persistent, staged, row_tiles, long_rows, shifted)
     if key not in _SCRIPTS:
         fixed = {name: value for name, value in (("persistent", persistent), ("staged", staged))
                  if value is not None}
-        _SCRIPTS[key] = Softmax(_TORCH_TO_TILUS[x.dtype], block_n, row_tiles=row_tiles, long_rows=long_rows, **fixed)
+        if shifted:
+            fixed["block_m"] = 1
+        _SCRIPTS[key] = Softmax(_TORCH_TO_TILUS[x.dtype], block_n, row_tiles=row_tiles, long_rows=long_rows,
+                                shifted=shifted, **fixed)
     for rows, (x_part, out_part) in row_slices(x, out):
         _SCRIPTS[key](rows, n, _multiprocessors(x.device), x_part, out_part)
     return out

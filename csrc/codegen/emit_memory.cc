@@ -6,6 +6,7 @@
 #include "codegen/emitter.h"
 #include "ir/packed.h"
 #include "layout/register_views.h"
+#include "transforms/pointer_alignment.h"
 
 namespace tilus {
 
@@ -79,48 +80,33 @@ void CudaEmitter::bind_global(const Tensor& t, const std::string& pointer, const
 }
 
 int64_t CudaEmitter::pointer_alignment(const Expr& e) const {
-  const int64_t element = e->dtype.is_pointer ? std::max<int64_t>(1, e->dtype.pointee().bits() / 8) : 1;
-  switch (e->kind) {
-    case ExprKind::Var:
-      for (size_t k = 0; k < program_.params.size(); ++k)
-        if (program_.params[k]->var_id == e->var_id) return options_.assumes_aligned(int(k)) ? 16 : element;
-      return element;  // a pointer variable of the script: nothing known beyond its type
-    case ExprKind::ElementAddr: {
-      // &g[i, ...]: g's pointer plus sum(i_d * stride_d) elements of g
-      const GlobalInfo& g = globals_.at(e->tensor->id);
-      int64_t offset = 0;  // elements: the gcd of the terms' divisibility, 0: every multiple
-      for (size_t d = 0; d < e->indices.size(); ++d)
-        offset = std::gcd(offset, div_.of(e->indices[d]) * div_.of(g.strides[d]));
-      if (offset == 0) return g.align_bytes;
-      return std::max<int64_t>(1, std::gcd(g.align_bytes * 8, offset * e->tensor->dtype.bits()) / 8);
-    }
-    case ExprKind::Cast: return pointer_alignment(e->a);
-    case ExprKind::Select: return std::gcd(pointer_alignment(e->a), pointer_alignment(e->b));
-    case ExprKind::Const:
-    case ExprKind::BlockIdx:
-    case ExprKind::Unary:
-    case ExprKind::Binary:
-    case ExprKind::Math:
-    case ExprKind::ElementLoad: return element;  // a pointer read from memory may point anywhere
-  }
-  return element;
+  const PointerFacts facts{program_, [&](int k) { return options_.assumes_aligned(k); }, div_,
+                           [&](int view) { return globals_.at(view).align_bytes; }};
+  return tilus::pointer_alignment(e, facts);
 }
 
 int64_t CudaEmitter::global_vector(const GlobalInfo& g, const std::vector<Expr>& offsets,
                                    const std::vector<int>& dims, int64_t tile_last,
-                                   int64_t dtype_bits, bool need_full_vectors) const {
+                                   int64_t dtype_bits, bool need_full_vectors, bool* partial_last) const {
   int last = static_cast<int>(g.shape.size()) - 1;
   int64_t c;
+  if (partial_last) *partial_last = false;
   if (!options_.pointers_aligned || dims.empty() || dims.back() != last) return 1;  // empty: one element
   if (!is_const_int(g.strides[last], &c) || c != 1) return 1;
+  // Bounds-checked builds check every access for exactly its bytes: no partial vectors.
+  if (options_.bounds_check) partial_last = nullptr;
   int64_t v = pow2_divisor(tile_last, std::max<int64_t>(1, 128 / dtype_bits));
   for (; v > 1; v /= 2) {
     // a run's bytes (6 for 16 3-bit codes) start at multiples of their power-of-two part
     const int64_t run_bytes = std::max<int64_t>(1, v * dtype_bits / 8);
     bool ok = g.align_bytes % (run_bytes & -run_bytes) == 0 && div_.is_multiple(offsets[last], v);
     for (int d = 0; d < last && ok; ++d) ok = div_.is_multiple(g.strides[d], v);
-    if (ok && need_full_vectors) ok = div_.is_multiple(g.shape[last], v);
-    if (ok) break;
+    const bool cut = need_full_vectors && !div_.is_multiple(g.shape[last], v);  // a row's end may cut one
+    if (ok && cut && !partial_last) ok = false;
+    if (ok) {
+      if (partial_last) *partial_last = cut;
+      break;
+    }
   }
   return v;
 }
@@ -139,6 +125,21 @@ std::string in_bounds(CudaEmitter& e, const std::vector<Expr>& gi,
   return cond.empty() ? "true" : cond;
 }
 
+// The elements of a vector of `vec` at index gi that lie inside view g (all of them, or
+// the first few of the vector a row's end cuts, or 0), for a row whose last extent is not
+// known to be a multiple of the vector (global_vector's partial_last). The index is a
+// multiple of vec, so a vector never starts before column 0 and ends after it.
+std::string partial_count(CudaEmitter& e, const std::vector<Expr>& gi, const CudaEmitter::GlobalInfo& g,
+                          int64_t vec, const std::string& valid) {
+  const int last = static_cast<int>(gi.size()) - 1;
+  const bool wide = gi[last]->dtype.bits() > 32 || g.shape_v[last]->dtype.bits() > 32;
+  const std::string type = wide ? "(long long)" : "(int)";
+  std::string cond = in_bounds(e, gi, g);
+  if (!valid.empty()) cond = valid + " && " + cond;
+  return "(" + cond + ") ? (int)tilus::min_(" + type + std::to_string(vec) + ", " + type + "(" + g.shape_c[last] +
+         ") - " + type + "(" + e.expr(gi[last]) + ")) : 0";
+}
+
 Expr global_offset(const std::vector<Expr>& gi, const CudaEmitter::GlobalInfo& g) {
   Expr off = make_int(0);
   for (size_t d = 0; d < gi.size(); ++d) off = add(off, mul(gi[d], g.stride_v[d]));
@@ -147,6 +148,7 @@ Expr global_offset(const std::vector<Expr>& gi, const CudaEmitter::GlobalInfo& g
 }  // namespace memory_index
 using memory_index::global_offset;
 using memory_index::in_bounds;
+using memory_index::partial_count;
 
 int64_t CudaEmitter::realigned_run(const Tensor& view, const std::vector<int>& dims, DataType dtype) const {
   // Bounds-checked builds keep element accesses: each is checked for exactly its bytes.
@@ -181,8 +183,10 @@ void CudaEmitter::emit_load_global(const Instruction& i) {
   const RegisterLayout& layout = plan_.layout_of(t);
   const GlobalInfo& g = globals_.at(i.inputs[0]->id);
   std::string r = declare_reg(t, layout);
-  int64_t vec = global_vector(g, i.args, i.dims, t->shape.empty() ? 1 : t->shape.back(), t->dtype.bits(), true);
+  bool partial = false;
+  int64_t vec = global_vector(g, i.args, i.dims, t->shape.empty() ? 1 : t->shape.back(), t->dtype.bits(), true, &partial);
   vec = pow2_divisor(innermost_run(layout), vec);
+  partial = partial && vec > 1 && !div_.is_multiple(g.shape.back(), vec);
   int64_t bytes = whole_bytes(t->dtype, vec, "load_global: one access");
   // Memory this kernel also writes (split-K partials) is read around L1, which is not
   // coherent with the other SMs' writes.
@@ -202,16 +206,30 @@ void CudaEmitter::emit_load_global(const Instruction& i) {
     });
     return;
   }
+  if (partial) line("// load_global: 16-byte vectors, the one a row's end cuts read whole and zeroed past the end");
   for_each_local(layout, vec, [&](const Element& el) {
     auto gi = global_index(i.args, i.dims, el.coords);
+    std::string src = g.ptr + " + " + expr(global_offset(gi, g));
+    std::string dst = "(" + r + " + " + expr(el.local) + ")";
+    if (partial) {
+      const std::string n = fresh("tl_n");
+      line("const int " + n + " = " + partial_count(*this, gi, g, vec, tile_mask(layout, t->shape, el)) + ";");
+      open("if (" + n + " > 0)");
+      line("tilus::load_global_vec_part<" + std::to_string(bytes) + ", " + (bypass_l1 ? "true" : "false") + ">(" +
+           dst + ", " + src + ", " + n + " * " + std::to_string(bytes / vec) + ");");
+      close("} else {");
+      ++indent_;
+      line("#pragma unroll");
+      line("for (int z = 0; z < " + std::to_string(vec) + "; ++z) " + dst + "[z] = " + zero(t->dtype) + ";");
+      close();
+      return;
+    }
     std::string cond = in_bounds(*this, gi, g);
     const std::string mask = tile_mask(layout, t->shape, el);
     if (!mask.empty()) cond = mask + " && " + cond;
     const std::string ok = bounds_guard("load_global", i.inputs[0], g, cond, global_offset(gi, g),
                                         std::to_string(bytes), gi);
     if (!ok.empty()) cond = cond + " && " + ok;
-    std::string src = g.ptr + " + " + expr(global_offset(gi, g));
-    std::string dst = "(" + r + " + " + expr(el.local) + ")";
     if (vec == 1 && !bypass_l1) {
       line(r + "[" + expr(el.local) + "] = (" + cond + ") ? *(" + src + ") : " + zero(t->dtype) + ";");
       return;
@@ -254,12 +272,29 @@ void CudaEmitter::emit_store_global(const Instruction& i) {
   const RegisterLayout& layout = plan_.layout_of(x);
   const GlobalInfo& g = globals_.at(i.inputs[0]->id);
   std::string r = reg_name(x);
-  int64_t vec = global_vector(g, i.args, i.dims, x->shape.empty() ? 1 : x->shape.back(), x->dtype.bits(), true);
+  bool partial = false;
+  int64_t vec = global_vector(g, i.args, i.dims, x->shape.empty() ? 1 : x->shape.back(), x->dtype.bits(), true, &partial);
   vec = pow2_divisor(innermost_run(layout), vec);
+  partial = partial && vec > 1 && !div_.is_multiple(g.shape.back(), vec);
   int64_t bytes = whole_bytes(x->dtype, vec, "store_global: one access");
   auto store_each = [&](bool tested) {
+    if (tested && partial) line("// 16-byte vectors, the one a row's end cuts element by element");
     for_each_local(layout, vec, [&](const Element& el) {
       auto gi = global_index(i.args, i.dims, el.coords);
+      if (tested && partial) {
+        const std::string n = fresh("tl_n"), dst = g.ptr + " + " + expr(global_offset(gi, g));
+        const std::string src = r + " + " + expr(el.local);
+        line("const int " + n + " = " + partial_count(*this, gi, g, vec, tile_mask(layout, x->shape, el)) + ";");
+        line("if (" + n + " == " + std::to_string(vec) + ") tilus::store_global_vec<" + std::to_string(bytes) + ">(" +
+             dst + ", " + src + ");");
+        // a constant trip count: unrolled, the registers are not indexed at run time
+        line("else {");
+        line("  #pragma unroll");
+        line("  for (int z = 0; z < " + std::to_string(vec) + "; ++z) if (z < " + n + ") (" + dst + ")[z] = (" + src +
+             ")[z];");
+        line("}");
+        return;
+      }
       std::string cond;
       if (tested) {
         cond = in_bounds(*this, gi, g);

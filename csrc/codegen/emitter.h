@@ -170,9 +170,14 @@ class CudaEmitter {
   // Elements of register tile t (layout) one shared-memory access of view s moves: the
   // threads' runs along the last dimension, at most 16 bytes, contiguous in the view.
   int64_t shared_vector(const RegisterLayout& layout, const Tensor& t, const SharedInfo& s) const;
+  // Elements one access of a tile's rows moves in view g: what the pointer, the strides
+  // and the offsets allow (16 bytes at most). `need_full_vectors`: the row's last extent
+  // must be a multiple of it too -- unless `partial_last` is given, which is then set
+  // when it is not known to be: the caller moves the vector a row's end cuts element by
+  // element (partial_vector_guard).
   int64_t global_vector(const GlobalInfo& g, const std::vector<Expr>& offsets,
                         const std::vector<int>& dims, int64_t tile_last, int64_t dtype_bits,
-                        bool need_full_vectors) const;
+                        bool need_full_vectors, bool* partial_last = nullptr) const;
   // Realigned accesses (device/memory.cuh load_realigned_16): where a view's rows are not
   // known to be 16-byte aligned, a run of 16 bytes along its last dimension is still read
   // with two aligned 16-byte loads. The run's elements (0: the view or the build does not

@@ -1,11 +1,16 @@
 #include "transforms/vector_extents.h"
 
+#include <algorithm>
+#include <functional>
 #include <set>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/expr_compare.h"
 #include "ir/functor.h"
 #include "ir/packed.h"
+#include "transforms/divisibility.h"
+#include "transforms/pointer_alignment.h"
 
 namespace tilus {
 
@@ -46,17 +51,12 @@ class GlobalViews : public StmtVisitor {
   }
 };
 
-// Whether pointer expression `e` reads an unaligned parameter (`vars`) or takes an
-// element address in a view already known scalar.
-bool reaches_scalar(const Expr& e, const std::unordered_set<int>& vars, const ScalarGlobals& scalar) {
-  if (!e) return false;
-  if (e->kind == ExprKind::ElementAddr && scalar.has(e->tensor)) return true;
-  if (e->kind == ExprKind::Var) return vars.count(e->var_id) > 0;
-  for (const Expr& x : {e->a, e->b, e->c})
-    if (reaches_scalar(x, vars, scalar)) return true;
-  for (const Expr& x : e->indices)
-    if (reaches_scalar(x, vars, scalar)) return true;
-  return false;
+// The widest power-of-two vector (at most `cap` elements) that every value of `e` is a
+// multiple of.
+int64_t widest_multiple(const Divisibility& div, const Expr& e, int64_t cap) {
+  int64_t v = 1;
+  while (v * 2 <= cap && div.is_multiple(e, v * 2)) v *= 2;
+  return v;
 }
 
 }  // namespace
@@ -65,21 +65,45 @@ ScalarGlobals scalar_globals(const Program& program, bool pointers_aligned, cons
   ScalarGlobals out;
   out.all = !pointers_aligned;
   if (out.all || unaligned_params.empty()) return out;
-  std::unordered_set<int> vars;
+  std::unordered_set<int> unaligned;
   for (int k : unaligned_params) {
     TILUS_CHECK(k >= 0 && size_t(k) < program.params.size(), "ValueError", "unaligned_params: ", k,
                 " is not a parameter index of ", program.name, " (", program.params.size(), " parameters)");
-    vars.insert(program.params[static_cast<size_t>(k)]->var_id);
+    unaligned.insert(k);
   }
-  // Views are defined before they are used, so one walk in program order sees a view's
-  // source view first.
+  // A view loses its vectors when this build knows less of its pointer or of a stride
+  // than the aligned build does: the facts of both builds side by side.
+  struct Build {
+    Divisibility div;
+    std::unordered_map<int, int64_t> align;  // view id -> pointer alignment in bytes
+    PointerFacts facts;
+    Build(const Program& p, std::vector<int> assumed, std::function<bool(int)> assumes)
+        : div(p, assumed), facts{p, std::move(assumes), div, [this](int view) { return align.at(view); }} {}
+  };
+  std::vector<int> assumed_here;
+  for (int k : vector_extent_params(program))
+    if (!unaligned.count(k)) assumed_here.push_back(k);
+  Build aligned(program, vector_extent_params(program), [](int) { return true; });
+  Build here(program, assumed_here, [&](int k) { return !unaligned.count(k); });
+  // The last extent does not count: a row of any length moves in vectors up to its last
+  // partial one (codegen/emit_memory.cc, partial vectors). Views are defined before they
+  // are used, so one walk in program order sees a view's source view first.
   for_each_inst(program.body, [&](const StmtNode& s) {
     const Instruction& i = *s.inst;
+    if (i.op == Op::GlobalTensor) {  // a workspace: 256-byte blocks (runtime/workspace)
+      aligned.align[i.output->id] = here.align[i.output->id] = 16;
+      return;
+    }
     if (i.op != Op::GlobalView) return;
     const Tensor& t = i.output;
-    bool scalar = reaches_scalar(i.args[0], vars, out);
-    if (!t->global_shape.empty()) scalar = scalar || mentions(t->global_shape.back(), vars);
-    for (const Expr& stride : t->global_strides) scalar = scalar || mentions(stride, vars);
+    const int64_t a = std::min<int64_t>(16, pointer_alignment(i.args[0], aligned.facts));
+    const int64_t h = std::min<int64_t>(16, pointer_alignment(i.args[0], here.facts));
+    aligned.align[t->id] = a;
+    here.align[t->id] = h;
+    bool scalar = h < a;
+    const int64_t vector = std::max<int64_t>(1, 128 / t->dtype.bits());
+    for (const Expr& stride : t->global_strides)
+      scalar = scalar || widest_multiple(here.div, stride, vector) < widest_multiple(aligned.div, stride, vector);
     if (scalar) out.views.insert(t->id);
   });
   return out;

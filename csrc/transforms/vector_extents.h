@@ -33,9 +33,12 @@ std::vector<int> vector_extent_params(const Program& program);
 // assumes nothing of any argument. A partly aligned build names the parameters its call
 // did not meet the aligned build's assumption for (a pointer not 16-byte aligned, a
 // vector extent not a multiple of 16; CodegenOptions::unaligned_params): only the views
-// that use one -- as their pointer (or the tensor of their element address), last extent
-// or stride -- lose their vectors, so an lm head's activations keep 16-byte rows beside
-// a 50257-wide weight. Workspaces are never among them.
+// whose pointer or strides this build knows less of than the aligned build does
+// (transforms/pointer_alignment.h, the divisibility of each stride) lose their vectors,
+// so an lm head's activations keep 16-byte rows beside a 50257-wide weight, and a view
+// at `~g[(i + 7) // 8 * 8]` keeps them whatever i is. A view's last extent does not
+// count: a row of any length moves in vectors, the one its end cuts element by element.
+// Workspaces are never among them.
 struct ScalarGlobals {
   bool all = false;
   std::unordered_set<int> views;  // tensor ids

@@ -91,6 +91,15 @@ def _programs(example):
                sm.Softmax(dtype, 32768, block_m=1, warps=warps, persistent=persistent, staged=False,
                           row_tiles=row_tiles, long_rows=True, long_split=split, prefetch=prefetch),
                (4096, 50257, 132, rows, rows))
+    for dtype, bn, warps, split, row_tiles, persistent, prefetch in (
+            (float16, 8192, 16, 1, 7, False, False), (float16, 8192, 16, 1, 7, True, False),
+            (bfloat16, 8192, 8, 1, 7, True, True), (float16, 32768, 32, 1, 0, True, True),
+            (float32, 32768, 16, 4, 0, False, False), (float32, 8192, 16, 1, 3, True, True)):
+        rows = torch.zeros(8, 8)
+        yield (f"softmax_shifted[{dtype.name},{bn},{warps}w,split{split},tiles{row_tiles},{persistent},{prefetch}]",
+               sm.Softmax(dtype, bn, block_m=1, warps=warps, persistent=persistent, staged=False,
+                          row_tiles=row_tiles, long_rows=True, long_split=split, prefetch=prefetch, shifted=True),
+               (4096, 50257, 132, rows, rows))
     yield ("matmul_relu_fp32_simt", example("matmul_relu_fp32_simt").MatmulReluSimt(),
            (37, 100, 72, *_mats(37, 100, 72, torch.float32)))
 

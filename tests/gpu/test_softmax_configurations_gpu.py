@@ -56,3 +56,21 @@ def test_one_tile_rows_every_path_gpu(example, dtype, block_m):
             yield dict(block_n=1024, block_m=block_m, warps=warps, persistent=persistent, staged=staged)
 
     _check(sm, configs, 301, 781, dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("n", [9001, 8200, 50257])
+def test_long_rows_from_their_16_byte_boundary_gpu(example, dtype, n):
+    """`shifted` (the wrapper's walk of long rows not a multiple of 16: vector loads and
+    stores from each row's 16-byte boundary, the head element by element): rows of 9001
+    start at every misalignment, rows of 8200 fp16 at 0 or 8 bytes."""
+    sm = example("softmax")
+
+    def configs():
+        for persistent, split, prefetch, tiles in itertools.product([False, True], [1, 2], [False, True], [0, 3]):
+            if tiles * 4096 < n:
+                tiles = 0 if tiles == 0 else (n + 4095) // 4096
+            yield dict(block_n=4096, block_m=1, warps=8, persistent=persistent, staged=False, row_tiles=tiles,
+                       long_rows=True, long_split=split, prefetch=prefetch, shifted=True)
+
+    _check(sm, configs, 37, n, dtype)

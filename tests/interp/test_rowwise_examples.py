@@ -57,6 +57,31 @@ def test_long_rows_read_twice_or_kept_in_shared_memory(example, row_tiles, persi
     torch.testing.assert_close(y, torch.softmax(x, dim=1))
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("cols", [290, 296])
+@pytest.mark.parametrize("row_tiles", [0, 5])
+@pytest.mark.parametrize("persistent,long_split,prefetch", [(False, 1, False), (True, 2, False), (True, 1, True),
+                                                          (False, 2, True)])
+def test_long_rows_walked_from_their_16_byte_boundary(example, dtype, cols, row_tiles, persistent, long_split,
+                                                      prefetch):
+    # `shifted`: each row from its first element on a 16-byte boundary, the head (0 to 7
+    # elements: rows of 290 start at every misalignment, rows of 296 halves at 0 or 8
+    # bytes) element by element; 7 rows over the interpreter's 3 persistent blocks
+    sm = example("softmax")
+    x = (torch.randn(7, cols) * 4).to(dtype)
+    y = torch.full_like(x, float("nan"))
+    sm.Softmax(sm._TORCH_TO_TILUS[dtype], 64, block_m=1, warps=1, persistent=persistent, staged=False,
+               row_tiles=row_tiles, long_rows=True, long_split=long_split, prefetch=prefetch,
+               shifted=True)(7, cols, 3, x, y)
+    torch.testing.assert_close(y, torch.softmax(x.float(), dim=1).to(dtype), atol=2e-3, rtol=2e-2)
+
+
+def test_the_shifted_walk_is_refused_for_several_rows_a_block(example):
+    with pytest.raises(ValueError, match="shifted"):
+        example("softmax").Softmax(tilus.float16, 256, block_m=2, warps=4, persistent=False, staged=False,
+                                   long_rows=True, long_split=1, prefetch=False, shifted=True)
+
+
 def test_rows_kept_in_shared_memory_are_limited_to_128_kb(example):
     with pytest.raises(ValueError, match="row_tiles"):
         example("softmax").Softmax(tilus.float16, 32768, block_m=2, warps=32, persistent=False, staged=False,

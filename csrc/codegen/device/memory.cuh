@@ -89,6 +89,23 @@ static __device__ __forceinline__ void load_global_cg(void* regs, const void* gm
   else memcpy(regs, &h, Bytes);
 }
 
+// A vector of which only the first `inside` bytes lie in the tensor (0 < inside <=
+// Bytes: the one a row's end cuts). It is read whole, which cannot fault: an aligned
+// vector never crosses a page, and allocators hand out memory in multiples of 16 bytes
+// or more (as load_realigned_16 below); the bytes past `inside` read as zero.
+template <int Bytes, bool BypassL1>
+static __device__ __forceinline__ void load_global_vec_part(void* regs, const void* gmem, int inside) {
+  uint32_t w[4] = {0u, 0u, 0u, 0u};
+  if constexpr (BypassL1) load_global_cg<Bytes>(w, gmem);
+  else load_global_vec<Bytes>(w, gmem);
+#pragma unroll
+  for (int j = 0; j < (Bytes + 3) / 4; ++j) {
+    const int b = min(max(inside - 4 * j, 0), 4);  // bytes of word j inside
+    w[j] &= b >= 4 ? 0xffffffffu : (1u << (8 * b)) - 1u;
+  }
+  memcpy(regs, w, Bytes);
+}
+
 template <int Bytes>
 static __device__ __forceinline__ void store_global_vec(void* gmem, const void* regs) {
   (void)detail::check_vec_bytes<Bytes>();
