@@ -27,12 +27,12 @@ Memory-bound, so the kernel's job is to read x once and write y once. Each block
   thread at 16 warps for 8192-wide fp16 tiles against 128 for 32768), so several blocks
   can share an SM where one did; with `prefetch` (tuned) the next tile loads while this
   one is reduced, instead of each tile's load, max and sum running one after the other;
-* long rows whose length is not a multiple of 16 (`shifted`, the wrapper's choice: a
-  50257-word vocabulary) start at a different offset in every 16-byte chunk, so stores at
-  a row's own columns go element by element. Those rows are walked from their first
-  element on a 16-byte boundary instead (views at that element, of one row each), every
-  tile read and written in 16-byte vectors, and the few elements before it (`head`,
-  fewer than 16 bytes) loaded and stored one by one.
+* rows whose length is not a multiple of 16 (a 50257- or 32001-word vocabulary) start at
+  a different offset in every 16-byte chunk, so stores at a row's own columns would go
+  element by element. With `shifted` (the wrapper's choice for such rows, one a block)
+  each row is walked from its first element on a 16-byte boundary instead (views at
+  that element, of one row each), every tile read and written in 16-byte vectors, and
+  the few elements before it (`head`, fewer than 16 bytes) loaded and stored one by one.
 
 Elements past the end of a row read as zero (load_global's padding); the mask turns them
 into -inf so they add nothing to the sum. Arithmetic is float32 for every input dtype;
@@ -85,8 +85,8 @@ class Softmax(tilus.Script):
             raise ValueError("prefetch: two tiles of more than 64 bytes a thread")
         if staged and (not persistent or long_rows or block_m * block_n * dtype.nbits // 8 > SHARED_ROW_BYTES):
             raise ValueError("staged: the persistent kernel's next rows of one tile, at most 128 KB of shared memory")
-        if shifted and (not long_rows or block_m != 1):
-            raise ValueError("shifted: long rows (long_rows), one a block (block_m 1)")
+        if shifted and block_m != 1:
+            raise ValueError("shifted: one row a block (block_m 1)")
         if row_tiles * block_m * block_n * dtype.nbits // 8 > SHARED_ROW_BYTES:
             raise ValueError("row_tiles: the rows kept in shared memory take more than 128 KB")
         self.dtype, self.block_n, self.block_m, self.warps = dtype, block_n, block_m, warps
@@ -104,6 +104,11 @@ class Softmax(tilus.Script):
         gy = self.global_view(y_ptr, dtype=self.dtype, shape=[m_size, n_size])
         if self.long_rows:  # (a Python bool: the one-tile path is not compiled in)
             self.long_rows_walk(gx, gy, m_size, n_size, grid, row)
+        elif self.shifted:  # (a Python bool: the aligned walk is not compiled in)
+            if n_size <= bn:
+                self.shifted_one_tile_rows(gx, gy, m_size, n_size, grid, row)
+            else:
+                self.long_rows_walk(gx, gy, m_size, n_size, grid, row)
         elif n_size <= bn:
             cols = self.register_tensor(dtype=int32, shape=[bm, bn], init=lambda i, j: j)
             if self.persistent and self.staged:
@@ -158,32 +163,100 @@ class Softmax(tilus.Script):
             inv_sum = 1.0 / run_sum
             self.second_pass(gx, gy, n_size, row, resident, run_max, inv_sum)
 
+    def shifted_views(self, gx, m_size: int32, n_size: int32, row: int32):
+        """Row `row` of gx (rows not 16-byte aligned) as two views of one row each: the
+        row from its first element on a 16-byte boundary, and the `head` before it (fewer
+        elements than a 16-byte vector, and at most the row). A row past the end has
+        empty views. (The row stride is never used: 0, a multiple of every vector.)"""
+        vector = 128 // self.dtype.nbits
+        flat = self.global_view(~gx[0, 0], dtype=self.dtype, shape=[m_size * n_size])
+        first = row * n_size
+        start = (first + vector - 1) // vector * vector  # a multiple of the vector: aligned
+        head = start - first
+        head = head if head < n_size else n_size  # (rows shorter than a vector)
+        inside = row < m_size
+        rest = self.global_view(~flat[start], dtype=self.dtype, shape=[1, n_size - head if inside else 0],
+                                strides=[0, 1])
+        before = self.global_view(~flat[first], dtype=self.dtype, shape=[1, head if inside else 0], strides=[0, 1])
+        return rest, before, head
+
     def shifted_row(self, gx, gy, cols, m_size: int32, n_size: int32, row: int32, resident):
         """Row `row` (block_m = 1) of a tensor whose rows are not 16-byte aligned (n not a
         multiple of a vector): the passes walk it from its first element on a 16-byte
         boundary, so that every tile is read and written in 16-byte vectors, and the few
-        elements before it (`head`, fewer than a vector) go element by element. Stores
-        of single elements were what held such rows back (H100, 4096 x 50257 fp16:
-        benchmarks/README.md)."""
-        vector = 128 // self.dtype.nbits
-        flat_x = self.global_view(~gx[0, 0], dtype=self.dtype, shape=[m_size * n_size])
-        flat_y = self.global_view(~gy[0, 0], dtype=self.dtype, shape=[m_size * n_size])
-        first = row * n_size
-        start = (first + vector - 1) // vector * vector  # a multiple of the vector: aligned
-        head = start - first  # < vector <= n_size (a long row)
-        # one row each, so the row stride is never used (0: a multiple of every vector)
-        xs = self.global_view(~flat_x[start], dtype=self.dtype, shape=[1, n_size - head], strides=[0, 1])
-        ys = self.global_view(~flat_y[start], dtype=self.dtype, shape=[1, n_size - head], strides=[0, 1])
-        xh = self.global_view(~flat_x[first], dtype=self.dtype, shape=[1, head], strides=[0, 1])
-        yh = self.global_view(~flat_y[first], dtype=self.dtype, shape=[1, head], strides=[0, 1])
+        elements before it (`head`) go element by element. Stores of single elements
+        were what held such rows back (H100, 4096 x 50257 fp16: benchmarks/README.md)."""
+        xs, xh, head = self.shifted_views(gx, m_size, n_size, row)
+        ys, yh, head = self.shifted_views(gy, m_size, n_size, row)
         run_max, run_sum = self.first_pass(xs, cols, n_size - head, 0, resident)
         # the head last: its elements may all be masked, which a first step cannot be
-        head_cols = self.register_tensor(dtype=int32, shape=[1, vector], init=lambda i, j: j)
-        x_head = self.load_global(xh, offsets=[0, 0], shape=[1, vector])
+        head_cols = self.register_tensor(dtype=int32, shape=[1, 128 // self.dtype.nbits], init=lambda i, j: j)
+        x_head = self.load_global(xh, offsets=[0, 0], shape=[1, 128 // self.dtype.nbits])
         run_max, run_sum = self.online_step(x_head, head_cols, 0, head, run_max, run_sum)
         inv_sum = 1.0 / run_sum
         self.second_pass(xs, ys, n_size - head, 0, resident, run_max, inv_sum)
         y_head = self.exp(x_head.to(float32) - run_max) * inv_sum
+        self.store_global(yh, y_head.to(self.dtype), offsets=[0, 0])
+
+    def shifted_one_tile_rows(self, gx, gy, m_size: int32, n_size: int32, grid: int32, row: int32):
+        """Rows of one tile not 16-byte aligned (`shifted`, block_m = 1), each from its
+        16-byte boundary (shifted_views), walked as the aligned rows are: one a block, or
+        with `persistent` the next row's load (to registers, or to shared memory by
+        cp.async with `staged`) issued before this row's math."""
+        bn, vector = self.block_n, 128 // self.dtype.nbits
+        cols = self.register_tensor(dtype=int32, shape=[1, bn], init=lambda i, j: j)
+        head_cols = self.register_tensor(dtype=int32, shape=[1, vector], init=lambda i, j: j)
+        if self.persistent:
+            xs, xh, head = self.shifted_views(gx, m_size, n_size, row)
+            following_head = self.load_global(xh, offsets=[0, 0], shape=[1, vector])
+            if self.staged:
+                following_rows = self.shared_tensor(dtype=self.dtype, shape=[1, bn])
+                self.copy_async(src=xs, dst=following_rows, offsets=[0, 0])
+                self.copy_async_commit_group()
+            else:
+                following = self.load_global(xs, offsets=[0, 0], shape=[1, bn])
+            for first in range(row, m_size, grid):
+                x_head = following_head
+                next_xs, next_xh, next_head = self.shifted_views(gx, m_size, n_size, first + grid)
+                following_head = self.load_global(next_xh, offsets=[0, 0], shape=[1, vector])
+                if self.staged:
+                    self.copy_async_wait_all()
+                    self.sync()
+                    x = self.load_shared(following_rows)
+                    self.sync()  # every thread holds its part before the next row lands there
+                    self.copy_async(src=next_xs, dst=following_rows, offsets=[0, 0])
+                    self.copy_async_commit_group()
+                else:
+                    x = following
+                    following = self.load_global(next_xs, offsets=[0, 0], shape=[1, bn])
+                ys, yh, head = self.shifted_views(gy, m_size, n_size, first)
+                self.softmax_shifted_tile(x, cols, n_size - head, ys, x_head, head_cols, head, yh)
+            if self.staged:
+                self.copy_async_wait_all()
+                self.free_shared(following_rows)
+        else:
+            xs, xh, head = self.shifted_views(gx, m_size, n_size, row)
+            ys, yh, head = self.shifted_views(gy, m_size, n_size, row)
+            x = self.load_global(xs, offsets=[0, 0], shape=[1, bn])
+            x_head = self.load_global(xh, offsets=[0, 0], shape=[1, vector])
+            self.softmax_shifted_tile(x, cols, n_size - head, ys, x_head, head_cols, head, yh)
+
+    def softmax_shifted_tile(self, x, cols, length: int32, ys, x_head, head_cols, head: int32, yh):
+        """softmax_tile for a row in two parts: `x` ([1, block_n], `length` elements, to
+        ys) and `x_head` ([1, vector], `head` elements, to yh)."""
+        x = self.where(cols < length, x, float("-inf"))
+        x_head = self.where(head_cols < head, x_head, float("-inf"))
+        row_max = self.maximum(self.max(x, dim=1, keepdim=True), self.max(x_head, dim=1, keepdim=True)).to(float32)
+        if self.dtype == float32:
+            e, e_head = self.exp(x - row_max), self.exp(x_head - row_max)
+            inv_sum = 1.0 / (self.sum(e, dim=1, keepdim=True) + self.sum(e_head, dim=1, keepdim=True))
+            y, y_head = e * inv_sum, e_head * inv_sum
+        else:  # (the exponentials computed twice, as in softmax_tile)
+            inv_sum = 1.0 / (self.sum(self.exp(x.to(float32) - row_max), dim=1, keepdim=True) +
+                             self.sum(self.exp(x_head.to(float32) - row_max), dim=1, keepdim=True))
+            y = self.exp(x.to(float32) - row_max) * inv_sum
+            y_head = self.exp(x_head.to(float32) - row_max) * inv_sum
+        self.store_global(ys, y.to(self.dtype), offsets=[0, 0])
         self.store_global(yh, y_head.to(self.dtype), offsets=[0, 0])
 
     def first_pass(self, gx, cols, n_size: int32, row: int32, resident):
@@ -270,11 +343,12 @@ def _row_copy_fits(n: int, block_n: int, element_size: int) -> bool:
 
 
 def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
-            persistent: bool = None, staged: bool = None) -> torch.Tensor:
+            persistent: bool = None, staged: bool = None, shifted: bool = None) -> torch.Tensor:
     """Row softmax of a contiguous 2-D fp16/bf16/fp32 tensor. The tile width is the row
     length rounded up to a power of two (at most 32768; longer rows loop, over 8192-wide
     tiles where a 16-bit row's copy fits 128 KB of shared memory); `persistent`
-    and `staged` fix those choices (default: tuned). `out` must be x's twin (shape, dtype,
+    and `staged` fix those choices (default: tuned), `shifted` the walk of rows from
+    their 16-byte boundary (default: for rows not a multiple of 16 of 128 or more). `out` must be x's twin (shape, dtype,
     device, contiguous); tensors of more than 2^31 - 1 elements run in slices of rows."""
     if x.dim() != 2 or not x.is_contiguous() or x.dtype not in _TORCH_TO_TILUS:
         raise ValueError("softmax: x must be a contiguous 2-D float16/bfloat16/float32 tensor")
@@ -297,7 +371,8 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     # long rows that are not 16-byte aligned (the kernels' aligned build wants multiples of
     # 16 elements) walk each row from its first 16-byte boundary: vector stores, not
     # single elements
-    shifted = long_rows and n % 16 != 0 and block_n >= 128  # (a tile of one row for 4 warps at least)
+    if shifted is None:
+        shifted = n % 16 != 0 and block_n >= 128  # (a tile of one row for 4 warps at least)
     key = (x.dtype, block_n, persistent, staged, row_tiles, long_rows, shifted)
     if key not in _SCRIPTS:
         fixed = {name: value for name, value in (("persistent", persistent), ("staged", staged))

@@ -214,7 +214,12 @@ void CudaEmitter::emit_load_global(const Instruction& i) {
     if (partial) {
       const std::string n = fresh("tl_n");
       line("const int " + n + " = " + partial_count(*this, gi, g, vec, tile_mask(layout, t->shape, el)) + ";");
-      open("if (" + n + " > 0)");
+      // The whole vector tested first: its load's result is not used (masked) where it is
+      // issued, so a load issued ahead (the next row's) stays in flight.
+      open("if (" + n + " == " + std::to_string(vec) + ")");
+      line(load + std::to_string(bytes) + ">(" + dst + ", " + src + ");");
+      close("} else if (" + n + " > 0) {");
+      ++indent_;
       line("tilus::load_global_vec_part<" + std::to_string(bytes) + ", " + (bypass_l1 ? "true" : "false") + ">(" +
            dst + ", " + src + ", " + n + " * " + std::to_string(bytes / vec) + ");");
       close("} else {");

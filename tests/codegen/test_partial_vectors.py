@@ -7,6 +7,8 @@ scalar_globals) such a view keeps its vectors too -- only a pointer or a stride 
 build knows less of than the aligned build costs a view them -- as does a view at an
 element address rounded up to a vector (`~flat[(i + 7) // 8 * 8]`)."""
 
+import re
+
 import pytest
 import torch
 
@@ -139,10 +141,21 @@ def test_rows_from_their_boundary_in_the_interpreter(m, n):
     torch.testing.assert_close(z, x + 1)
 
 
+def _assert_rows_move_in_vectors(source, row_load):
+    """The shifted softmax's views (examples/softmax.py shifted_views): `rest`, a row from
+    its 16-byte boundary, read (`row_load`) and written in vectors; `before`, its head,
+    the only view written element by element."""
+    assert re.search(re.escape(row_load) + r"[^;]*, rest", source), source
+    assert "tilus::store_global_vec<16>(rest" in source, source
+    element_stores = re.findall(r"\*\((\w+) \+ [^;]*\) = ", source)
+    assert element_stores and all(view.startswith("before") for view in element_stores), element_stores
+    assert "load_realigned_16<false>(before" in source  # (the head: two aligned chunks)
+
+
 @pytest.mark.parametrize("dtype, vector, row_tiles", [(tilus.float16, 8, 7), (tilus.float32, 4, 0)])
 def test_softmax_walks_unaligned_rows_from_their_boundary_in_vectors(example, dtype, vector, row_tiles):
-    """examples/softmax.py `shifted` (the wrapper's choice for long rows not a multiple of
-    16): the passes read and write 16-byte vectors, only the head goes by elements. Its
+    """examples/softmax.py `shifted` (the wrapper's choice for rows not a multiple of 16),
+    long rows: the passes read and write 16-byte vectors, only the head goes by elements. Its
     views need no assumption of n, so every call takes the aligned build."""
     sm = example("softmax")
     script = sm.Softmax(dtype, 8192, block_m=1, warps=16, persistent=False, staged=False, row_tiles=row_tiles,
@@ -151,13 +164,11 @@ def test_softmax_walks_unaligned_rows_from_their_boundary_in_vectors(example, dt
     program = script.compile(4096, 50257, 132, rows, rows).program
     assert list(program.vector_extent_params) == []
     source = _C.generate_cuda(program, True, "sm_90a")["source"]
-    assert any("load_global_vec_part<16, false>(" in line for line in _lines(source, "xs")), source
-    assert any("store_global_vec<16>(" in line for line in _lines(source, "ys")), source
-    assert _lines(source, "yh") and not any("_vec<" in line for line in _lines(source, "yh")), source
+    _assert_rows_move_in_vectors(source, "tilus::load_global_vec_part<16, false>(")
     assert f"start = (((first + {vector - 1}) / {vector}) * {vector});" in source
 
 
-def test_softmax_takes_the_shifted_walk_for_long_unaligned_rows_only(example, monkeypatch):
+def test_softmax_takes_the_shifted_walk_for_unaligned_rows_only(example, monkeypatch):
     sm = example("softmax")
     made = []
     real = sm.Softmax
@@ -168,8 +179,22 @@ def test_softmax_takes_the_shifted_walk_for_long_unaligned_rows_only(example, mo
 
     monkeypatch.setattr(sm, "Softmax", record)
     monkeypatch.setattr(sm, "_SCRIPTS", {})
-    for n in (300, 1000, 1008):
+    for n, block_n in ((300, 256), (1000, 256), (1008, 256), (200, 256), (208, 256), (100, 64)):
         x = torch.randn(3, n)
-        torch.testing.assert_close(sm.softmax(x, block_n=256), torch.softmax(x, dim=1))
+        torch.testing.assert_close(sm.softmax(x, block_n=block_n), torch.softmax(x, dim=1))
+    # (a tile of 64 is too narrow for one row over 4 warps: such rows keep block_m rows a block)
     assert [(k["long_rows"], k["shifted"], k.get("block_m")) for k in made] == [
-        (True, True, 1), (True, True, 1), (True, False, None)]
+        (True, True, 1), (True, True, 1), (True, False, None), (False, True, 1), (False, False, None),
+        (True, False, None)]
+
+
+@pytest.mark.parametrize("persistent, staged", [(False, False), (True, False), (True, True)])
+def test_softmax_walks_unaligned_one_tile_rows_from_their_boundary_in_vectors(example, persistent, staged):
+    sm = example("softmax")
+    script = sm.Softmax(tilus.float16, 32768, block_m=1, warps=32, persistent=persistent, staged=staged,
+                        long_split=1, prefetch=False, shifted=True)
+    rows = torch.zeros(8, 8)
+    program = script.compile(4096, 32001, 132, rows, rows).program
+    assert list(program.vector_extent_params) == []
+    source = _C.generate_cuda(program, True, "sm_90a")["source"]
+    _assert_rows_move_in_vectors(source, "cp_async_16(" if staged else "tilus::load_global_vec_part<16, false>(")

@@ -74,3 +74,20 @@ def test_long_rows_from_their_16_byte_boundary_gpu(example, dtype, n):
                        long_rows=True, long_split=split, prefetch=prefetch, shifted=True)
 
     _check(sm, configs, 37, n, dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("n", [781, 4104, 32001])
+def test_one_tile_rows_from_their_16_byte_boundary_gpu(example, dtype, n):
+    """`shifted` rows of one tile: one a block, or persistent with the next row in
+    registers or (staged) in shared memory; rows of 781 and 32001 start at every
+    misalignment, rows of 4104 fp16 at 0 or 8 bytes."""
+    sm = example("softmax")
+    block_n = 1 << (n - 1).bit_length()
+
+    def configs():
+        for warps, (persistent, staged) in itertools.product([8, 16], [(False, False), (True, False), (True, True)]):
+            yield dict(block_n=block_n, block_m=1, warps=warps, persistent=persistent, staged=staged,
+                       long_split=1, prefetch=False, shifted=True)
+
+    _check(sm, configs, 301, n, dtype)

@@ -76,6 +76,20 @@ def test_long_rows_walked_from_their_16_byte_boundary(example, dtype, cols, row_
     torch.testing.assert_close(y, torch.softmax(x.float(), dim=1).to(dtype), atol=2e-3, rtol=2e-2)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("cols", [301, 296, 5])
+@pytest.mark.parametrize("persistent,staged", [(False, False), (True, False), (True, True)])
+def test_one_tile_rows_walked_from_their_16_byte_boundary(example, dtype, cols, persistent, staged):
+    # `shifted` rows of one tile (5: rows shorter than a vector, all head); 7 rows over
+    # the interpreter's 3 persistent blocks
+    sm = example("softmax")
+    x = (torch.randn(7, cols) * 4).to(dtype)
+    y = torch.full_like(x, float("nan"))
+    sm.Softmax(sm._TORCH_TO_TILUS[dtype], 512, block_m=1, warps=4, persistent=persistent, staged=staged,
+               long_split=1, prefetch=False, shifted=True)(7, cols, 3, x, y)
+    torch.testing.assert_close(y, torch.softmax(x.float(), dim=1).to(dtype), atol=2e-3, rtol=2e-2)
+
+
 def test_the_shifted_walk_is_refused_for_several_rows_a_block(example):
     with pytest.raises(ValueError, match="shifted"):
         example("softmax").Softmax(tilus.float16, 256, block_m=2, warps=4, persistent=False, staged=False,
