@@ -23,21 +23,52 @@ from tilus import bfloat16, float16, float32, int32
 from tilus.utils import benchmark_func, cdiv, check_tensor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from softmax import row_slices  # noqa: E402  (the same slicing of large tensors)
+from softmax import UnalignedRows, row_slices  # noqa: E402  (the same slicing, the same walk of unaligned rows)
 
 
-def _check_tile(block_m, block_n, warps):
+def _check_tile(block_m, block_n, warps, shifted):
     if block_m * block_n > 16384 or block_m * block_n < 32 * warps:
         raise ValueError("tile too large for registers, or too small for the threads")
+    if shifted and block_m != 1:
+        raise ValueError("shifted: one row a block (block_m 1)")
+
+
+class ShiftedRow(UnalignedRows):
+    """A norm's row of one tile that is not 16-byte aligned (`shifted`, the wrappers'
+    choice for rows not a multiple of 16), walked from its first element on a 16-byte
+    boundary as examples/softmax.py does: x read and y written in 16-byte vectors (the
+    stores of single elements held 8192 x 8191 layer norms at 1.8x the aligned time),
+    the per-column parameters from the same columns, read realigned."""
+
+    def shifted_columns(self, g, n_size: int32, head: int32):
+        """A per-column parameter's [n_size] view g as the columns of shifted_views:
+        from column `head` on, and the `head` before it."""
+        rest = self.global_view(~g[head], dtype=self.dtype, shape=[1, n_size - head], strides=[0, 1])
+        before = self.global_view(~g[0], dtype=self.dtype, shape=[1, head], strides=[0, 1])
+        return rest, before
+
+    def shifted_tiles(self, rest, before):
+        """The tiles of a row in two parts (shifted_views or shifted_columns), as float32."""
+        vector = 128 // self.dtype.nbits
+        return (self.load_global(rest, offsets=[0, 0], shape=[1, self.block_n]).to(float32),
+                self.load_global(before, offsets=[0, 0], shape=[1, vector]).to(float32))
+
+    def masked(self, x, x_head, length: int32, head: int32):
+        """x (`length` columns) and x_head (`head` columns) with the columns past them 0."""
+        cols = self.register_tensor(dtype=int32, shape=[1, self.block_n], init=lambda i, j: j)
+        head_cols = self.register_tensor(dtype=int32, shape=[1, 128 // self.dtype.nbits], init=lambda i, j: j)
+        return self.where(cols < length, x, 0.0), self.where(head_cols < head, x_head, 0.0)
 
 
 @tilus.autotune("warps", [4, 8, 16])
 @tilus.autotune("block_m", [1, 2, 4])
-class LayerNorm(tilus.Script):
-    def __init__(self, dtype, block_n: int, block_m: int, warps: int):
+class LayerNorm(ShiftedRow, tilus.Script):
+    def __init__(self, dtype, block_n: int, block_m: int, warps: int, shifted: bool = False):
+        """`shifted`: rows of one tile walked from their 16-byte boundary (ShiftedRow)."""
         super().__init__()
-        _check_tile(block_m, block_n, warps)
+        _check_tile(block_m, block_n, warps, shifted)
         self.dtype, self.block_n, self.block_m, self.warps = dtype, block_n, block_m, warps
+        self.shifted = shifted
 
     def __call__(self, m_size: int32, n_size: int32, x_ptr: tilus.void_p, w_ptr: tilus.void_p,
                  b_ptr: tilus.void_p, y_ptr: tilus.void_p, eps: float32):
@@ -52,14 +83,17 @@ class LayerNorm(tilus.Script):
         cols = self.register_tensor(dtype=int32, shape=[bm, bn], init=lambda i, j: j)
 
         if n_size <= bn:
-            x = self.load_global(gx, offsets=[row, 0], shape=[bm, bn]).to(float32)
-            # issued beside x's load, so that their latency is not paid after the reductions
-            w = self.load_global(gw, offsets=[0], shape=[bn])
-            b = self.load_global(gb, offsets=[0], shape=[bn])
-            mean = self.sum(x, dim=1, keepdim=True) / n_size
-            d = self.where(cols < n_size, x - mean, 0.0)
-            rstd = self.rsqrt(self.sum(d * d, dim=1, keepdim=True) / n_size + eps)
-            self.store_global(gy, (d * rstd * w.to(float32) + b.to(float32)).to(self.dtype), offsets=[row, 0])
+            if self.shifted:  # (a Python bool: one of the two is compiled in)
+                self.shifted_layer_norm(gx, gy, gw, gb, m_size, n_size, row, eps)
+            else:
+                x = self.load_global(gx, offsets=[row, 0], shape=[bm, bn]).to(float32)
+                # issued beside x's load, so that their latency is not paid after the reductions
+                w = self.load_global(gw, offsets=[0], shape=[bn])
+                b = self.load_global(gb, offsets=[0], shape=[bn])
+                mean = self.sum(x, dim=1, keepdim=True) / n_size
+                d = self.where(cols < n_size, x - mean, 0.0)
+                rstd = self.rsqrt(self.sum(d * d, dim=1, keepdim=True) / n_size + eps)
+                self.store_global(gy, (d * rstd * w.to(float32) + b.to(float32)).to(self.dtype), offsets=[row, 0])
         else:
             total = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
             for col in range(0, n_size, bn):
@@ -78,14 +112,32 @@ class LayerNorm(tilus.Script):
                 b = self.load_global(gb, offsets=[col], shape=[bn]).to(float32)
                 self.store_global(gy, ((x - mean) * rstd * w + b).to(self.dtype), offsets=[row, col])
 
+    def shifted_layer_norm(self, gx, gy, gw, gb, m_size: int32, n_size: int32, row: int32, eps: float32):
+        """Row `row` of one tile, walked from its 16-byte boundary (ShiftedRow)."""
+        xs, xh, head = self.shifted_views(gx, m_size, n_size, row)
+        ys, yh, head = self.shifted_views(gy, m_size, n_size, row)
+        x, x_head = self.shifted_tiles(xs, xh)
+        ws, wh = self.shifted_columns(gw, n_size, head)
+        bs, bh = self.shifted_columns(gb, n_size, head)
+        w, w_head = self.shifted_tiles(ws, wh)
+        b, b_head = self.shifted_tiles(bs, bh)
+        mean = (self.sum(x, dim=1, keepdim=True) + self.sum(x_head, dim=1, keepdim=True)) / n_size
+        d, d_head = self.masked(x - mean, x_head - mean, n_size - head, head)
+        squares = self.sum(d * d, dim=1, keepdim=True) + self.sum(d_head * d_head, dim=1, keepdim=True)
+        rstd = self.rsqrt(squares / n_size + eps)
+        self.store_global(ys, (d * rstd * w + b).to(self.dtype), offsets=[0, 0])
+        self.store_global(yh, (d_head * rstd * w_head + b_head).to(self.dtype), offsets=[0, 0])
+
 
 @tilus.autotune("warps", [4, 8, 16])
 @tilus.autotune("block_m", [1, 2, 4])
-class RMSNorm(tilus.Script):
-    def __init__(self, dtype, block_n: int, block_m: int, warps: int):
+class RMSNorm(ShiftedRow, tilus.Script):
+    def __init__(self, dtype, block_n: int, block_m: int, warps: int, shifted: bool = False):
+        """`shifted`: rows of one tile walked from their 16-byte boundary (ShiftedRow)."""
         super().__init__()
-        _check_tile(block_m, block_n, warps)
+        _check_tile(block_m, block_n, warps, shifted)
         self.dtype, self.block_n, self.block_m, self.warps = dtype, block_n, block_m, warps
+        self.shifted = shifted
 
     def __call__(self, m_size: int32, n_size: int32, x_ptr: tilus.void_p, w_ptr: tilus.void_p,
                  y_ptr: tilus.void_p, eps: float32):
@@ -98,10 +150,13 @@ class RMSNorm(tilus.Script):
         gw = self.global_view(w_ptr, dtype=self.dtype, shape=[n_size])
 
         if n_size <= bn:
-            x = self.load_global(gx, offsets=[row, 0], shape=[bm, bn]).to(float32)
-            w = self.load_global(gw, offsets=[0], shape=[bn])  # (beside x's load: see LayerNorm)
-            rstd = self.rsqrt(self.sum(x * x, dim=1, keepdim=True) / n_size + eps)
-            self.store_global(gy, (x * rstd * w.to(float32)).to(self.dtype), offsets=[row, 0])
+            if self.shifted:  # (a Python bool: one of the two is compiled in)
+                self.shifted_rms_norm(gx, gy, gw, m_size, n_size, row, eps)
+            else:
+                x = self.load_global(gx, offsets=[row, 0], shape=[bm, bn]).to(float32)
+                w = self.load_global(gw, offsets=[0], shape=[bn])  # (beside x's load: see LayerNorm)
+                rstd = self.rsqrt(self.sum(x * x, dim=1, keepdim=True) / n_size + eps)
+                self.store_global(gy, (x * rstd * w.to(float32)).to(self.dtype), offsets=[row, 0])
         else:
             squares = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
             for col in range(0, n_size, bn):
@@ -113,12 +168,25 @@ class RMSNorm(tilus.Script):
                 w = self.load_global(gw, offsets=[col], shape=[bn]).to(float32)
                 self.store_global(gy, (x * rstd * w).to(self.dtype), offsets=[row, col])
 
+    def shifted_rms_norm(self, gx, gy, gw, m_size: int32, n_size: int32, row: int32, eps: float32):
+        """Row `row` of one tile, walked from its 16-byte boundary (ShiftedRow)."""
+        xs, xh, head = self.shifted_views(gx, m_size, n_size, row)
+        ys, yh, head = self.shifted_views(gy, m_size, n_size, row)
+        x, x_head = self.shifted_tiles(xs, xh)
+        ws, wh = self.shifted_columns(gw, n_size, head)
+        w, w_head = self.shifted_tiles(ws, wh)
+        # (columns past the row read 0: they add nothing to the squares)
+        squares = self.sum(x * x, dim=1, keepdim=True) + self.sum(x_head * x_head, dim=1, keepdim=True)
+        rstd = self.rsqrt(squares / n_size + eps)
+        self.store_global(ys, (x * rstd * w).to(self.dtype), offsets=[0, 0])
+        self.store_global(yh, (x_head * rstd * w_head).to(self.dtype), offsets=[0, 0])
+
 
 _TORCH_TO_TILUS = {torch.float16: float16, torch.bfloat16: bfloat16, torch.float32: float32}
 _SCRIPTS = {}
 
 
-def _script(cls, x, block_n, out, **params):
+def _script(cls, x, block_n, out, shifted=None, **params):
     """The script for x's dtype and width, once x, `out` and the per-column parameters
     (`weight`, `bias`: [n] tensors of x's dtype) are checked: the kernels read and write
     them through raw pointers."""
@@ -130,23 +198,26 @@ def _script(cls, x, block_n, out, **params):
         check_tensor(t, name, (n,), x.dtype, x.device, cls.__name__)
     if block_n is None:
         block_n = min(16384, max(32, 1 << (n - 1).bit_length()))
-    key = (cls, x.dtype, block_n)
+    if shifted is None:
+        # rows of one tile not a multiple of 16 (a tile of one row for 4 warps at least)
+        shifted = n % 16 != 0 and 128 <= block_n and n <= block_n
+    key = (cls, x.dtype, block_n, shifted)
     if key not in _SCRIPTS:
-        _SCRIPTS[key] = cls(_TORCH_TO_TILUS[x.dtype], block_n)
+        _SCRIPTS[key] = cls(_TORCH_TO_TILUS[x.dtype], block_n, **({"block_m": 1} if shifted else {}), shifted=shifted)
     return _SCRIPTS[key]
 
 
-def layer_norm(x, weight, bias, eps=1e-5, out=None, block_n=None):
+def layer_norm(x, weight, bias, eps=1e-5, out=None, block_n=None, shifted=None):
     out = torch.empty_like(x) if out is None else out
-    script = _script(LayerNorm, x, block_n, out, weight=weight, bias=bias)
+    script = _script(LayerNorm, x, block_n, out, shifted, weight=weight, bias=bias)
     for rows, (x_part, out_part) in row_slices(x, out):  # (calls of at most 2^31 - 1 elements)
         script(rows, x.shape[1], x_part, weight, bias, out_part, eps)
     return out
 
 
-def rms_norm(x, weight, eps=1e-6, out=None, block_n=None):
+def rms_norm(x, weight, eps=1e-6, out=None, block_n=None, shifted=None):
     out = torch.empty_like(x) if out is None else out
-    script = _script(RMSNorm, x, block_n, out, weight=weight)
+    script = _script(RMSNorm, x, block_n, out, shifted, weight=weight)
     for rows, (x_part, out_part) in row_slices(x, out):
         script(rows, x.shape[1], x_part, weight, out_part, eps)
     return out

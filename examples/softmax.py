@@ -57,13 +57,36 @@ from tilus.utils import benchmark_func, cdiv, check_tensor
 SHARED_ROW_BYTES = 128 * 1024
 
 
+class UnalignedRows:
+    """What scripts over rows that are not 16-byte aligned share (Softmax here, the norms
+    of examples/norms.py): each row walked from its first element on a 16-byte boundary."""
+
+    def shifted_views(self, gx, m_size: int32, n_size: int32, row: int32):
+        """Row `row` of gx (a [m_size, n_size] view of self.dtype, rows not 16-byte
+        aligned) as two views of one row each: the row from its first element on a
+        16-byte boundary, and the `head` before it (fewer elements than a 16-byte vector,
+        and at most the row); and `head`. A row past the end has empty views. (The row
+        stride is never used: 0, a multiple of every vector.)"""
+        vector = 128 // self.dtype.nbits
+        flat = self.global_view(~gx[0, 0], dtype=self.dtype, shape=[m_size * n_size])
+        first = row * n_size
+        start = (first + vector - 1) // vector * vector  # a multiple of the vector: aligned
+        head = start - first
+        head = head if head < n_size else n_size  # (rows shorter than a vector)
+        inside = row < m_size
+        rest = self.global_view(~flat[start], dtype=self.dtype, shape=[1, n_size - head if inside else 0],
+                                strides=[0, 1])
+        before = self.global_view(~flat[first], dtype=self.dtype, shape=[1, head if inside else 0], strides=[0, 1])
+        return rest, before, head
+
+
 @tilus.autotune("warps", [4, 8, 16, 32])
 @tilus.autotune("block_m", [1, 2, 4])
 @tilus.autotune("persistent", [False, True])
 @tilus.autotune("staged", [False, True])
 @tilus.autotune("long_split", [1, 2, 4])
 @tilus.autotune("prefetch", [False, True])
-class Softmax(tilus.Script):
+class Softmax(UnalignedRows, tilus.Script):
     def __init__(self, dtype, block_n: int, block_m: int, warps: int, persistent: bool = False,
                  staged: bool = False, row_tiles: int = 0, long_rows: bool = False, long_split: int = 1,
                  prefetch: bool = False, shifted: bool = False):
@@ -162,23 +185,6 @@ class Softmax(tilus.Script):
             run_max, run_sum = self.first_pass(gx, cols, n_size, row, resident)
             inv_sum = 1.0 / run_sum
             self.second_pass(gx, gy, n_size, row, resident, run_max, inv_sum)
-
-    def shifted_views(self, gx, m_size: int32, n_size: int32, row: int32):
-        """Row `row` of gx (rows not 16-byte aligned) as two views of one row each: the
-        row from its first element on a 16-byte boundary, and the `head` before it (fewer
-        elements than a 16-byte vector, and at most the row). A row past the end has
-        empty views. (The row stride is never used: 0, a multiple of every vector.)"""
-        vector = 128 // self.dtype.nbits
-        flat = self.global_view(~gx[0, 0], dtype=self.dtype, shape=[m_size * n_size])
-        first = row * n_size
-        start = (first + vector - 1) // vector * vector  # a multiple of the vector: aligned
-        head = start - first
-        head = head if head < n_size else n_size  # (rows shorter than a vector)
-        inside = row < m_size
-        rest = self.global_view(~flat[start], dtype=self.dtype, shape=[1, n_size - head if inside else 0],
-                                strides=[0, 1])
-        before = self.global_view(~flat[first], dtype=self.dtype, shape=[1, head if inside else 0], strides=[0, 1])
-        return rest, before, head
 
     def shifted_row(self, gx, gy, cols, m_size: int32, n_size: int32, row: int32, resident):
         """Row `row` (block_m = 1) of a tensor whose rows are not 16-byte aligned (n not a

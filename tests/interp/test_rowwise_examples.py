@@ -238,3 +238,30 @@ def test_norm_parameters_of_the_wrong_shape_or_dtype_are_refused(example):
         nm.rms_norm(x, torch.ones(40, 1))
     with pytest.raises(ValueError, match="x must be a contiguous 2-D"):
         nm.rms_norm(torch.randn(40), torch.ones(40))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("cols", [301, 296, 5])
+def test_norm_rows_walked_from_their_16_byte_boundary(example, dtype, cols):
+    # `shifted`: x and y from each row's 16-byte boundary, the weight and bias from the
+    # same columns, the head (0 to 7 elements; 5: the whole row) element by element
+    nm = example("norms")
+    x = (torch.randn(7, cols) * 2 + 0.5).to(dtype)
+    w, b = torch.randn(cols).to(dtype), torch.randn(cols).to(dtype)
+    y, z = torch.full_like(x, float("nan")), torch.full_like(x, float("nan"))
+    nm.LayerNorm(nm._TORCH_TO_TILUS[dtype], 512, block_m=1, warps=4, shifted=True)(7, cols, x, w, b, y, 1e-5)
+    nm.RMSNorm(nm._TORCH_TO_TILUS[dtype], 512, block_m=1, warps=4, shifted=True)(7, cols, x, w, z, 1e-6)
+    tol = _tol(dtype) if dtype != torch.float32 else dict(atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(y, torch.nn.functional.layer_norm(x.float(), [cols], w.float(), b.float(),
+                                                                 1e-5).to(dtype), **tol)
+    torch.testing.assert_close(z, nm._rms_reference(x, w, 1e-6), **tol)
+
+
+def test_the_norm_wrappers_take_the_shifted_walk_for_unaligned_rows_of_one_tile(example):
+    nm = example("norms")
+    nm._SCRIPTS.clear()
+    for n, block_n in ((300, None), (304, None), (300, 128)):
+        x, w = torch.randn(3, n), torch.randn(n)
+        torch.testing.assert_close(nm.rms_norm(x, w, block_n=block_n), nm._rms_reference(x, w, 1e-6),
+                                   atol=1e-4, rtol=1e-4)
+    assert sorted(key[2:] for key in nm._SCRIPTS) == [(128, False), (512, False), (512, True)]
