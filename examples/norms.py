@@ -35,7 +35,7 @@ def _check_tile(block_m, block_n, warps, shifted):
 
 class ShiftedRow(UnalignedRows):
     """A norm's row of one tile that is not 16-byte aligned (`shifted`, the wrappers'
-    choice for rows not a multiple of 16), walked from its first element on a 16-byte
+    `shifted=True` for rows not a multiple of 16), walked from its first element on a 16-byte
     boundary as examples/softmax.py does: x read and y written in 16-byte vectors (the
     stores of single elements held 8192 x 8191 layer norms at 1.8x the aligned time),
     the per-column parameters from the same columns, read realigned."""
@@ -198,9 +198,9 @@ def _script(cls, x, block_n, out, shifted=None, **params):
         check_tensor(t, name, (n,), x.dtype, x.device, cls.__name__)
     if block_n is None:
         block_n = min(16384, max(32, 1 << (n - 1).bit_length()))
-    if shifted is None:
-        # rows of one tile not a multiple of 16 (a tile of one row for 4 warps at least)
-        shifted = n % 16 != 0 and 128 <= block_n and n <= block_n
+    # opt-in (rows of one tile not a multiple of 16, a tile of one row for 4 warps at least)
+    # until it is timed on a GPU against the aligned walk (benchmarks/README.md)
+    shifted = bool(shifted) and n % 16 != 0 and 128 <= block_n and n <= block_n
     key = (cls, x.dtype, block_n, shifted)
     if key not in _SCRIPTS:
         _SCRIPTS[key] = cls(_TORCH_TO_TILUS[x.dtype], block_n, **({"block_m": 1} if shifted else {}), shifted=shifted)

@@ -29,7 +29,7 @@ Memory-bound, so the kernel's job is to read x once and write y once. Each block
   one is reduced, instead of each tile's load, max and sum running one after the other;
 * rows whose length is not a multiple of 16 (a 50257- or 32001-word vocabulary) start at
   a different offset in every 16-byte chunk, so stores at a row's own columns would go
-  element by element. With `shifted` (the wrapper's choice for such rows, one a block)
+  element by element. With `shifted` (one row a block; the wrapper's `shifted=True`)
   each row is walked from its first element on a 16-byte boundary instead (views at
   that element, of one row each), every tile read and written in 16-byte vectors, and
   the few elements before it (`head`, fewer than 16 bytes) loaded and stored one by one.
@@ -353,8 +353,8 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     """Row softmax of a contiguous 2-D fp16/bf16/fp32 tensor. The tile width is the row
     length rounded up to a power of two (at most 32768; longer rows loop, over 8192-wide
     tiles where a 16-bit row's copy fits 128 KB of shared memory); `persistent`
-    and `staged` fix those choices (default: tuned), `shifted` the walk of rows from
-    their 16-byte boundary (default: for rows not a multiple of 16 of 128 or more). `out` must be x's twin (shape, dtype,
+    and `staged` fix those choices (default: tuned), `shifted` (default off) walks rows
+    not a multiple of 16, with tiles of 128 or more, from their 16-byte boundary. `out` must be x's twin (shape, dtype,
     device, contiguous); tensors of more than 2^31 - 1 elements run in slices of rows."""
     if x.dim() != 2 or not x.is_contiguous() or x.dtype not in _TORCH_TO_TILUS:
         raise ValueError("softmax: x must be a contiguous 2-D float16/bfloat16/float32 tensor")
@@ -377,8 +377,8 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     # long rows that are not 16-byte aligned (the kernels' aligned build wants multiples of
     # 16 elements) walk each row from its first 16-byte boundary: vector stores, not
     # single elements
-    if shifted is None:
-        shifted = n % 16 != 0 and block_n >= 128  # (a tile of one row for 4 warps at least)
+    # opt-in until it is timed on a GPU against the aligned walk (benchmarks/README.md)
+    shifted = bool(shifted) and n % 16 != 0 and block_n >= 128  # (a tile of one row for 4 warps at least)
     key = (x.dtype, block_n, persistent, staged, row_tiles, long_rows, shifted)
     if key not in _SCRIPTS:
         fixed = {name: value for name, value in (("persistent", persistent), ("staged", staged))

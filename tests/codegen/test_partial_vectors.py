@@ -181,11 +181,12 @@ def test_softmax_takes_the_shifted_walk_for_unaligned_rows_only(example, monkeyp
     monkeypatch.setattr(sm, "_SCRIPTS", {})
     for n, block_n in ((300, 256), (1000, 256), (1008, 256), (200, 256), (208, 256), (100, 64)):
         x = torch.randn(3, n)
-        torch.testing.assert_close(sm.softmax(x, block_n=block_n), torch.softmax(x, dim=1))
+        torch.testing.assert_close(sm.softmax(x, block_n=block_n, shifted=True), torch.softmax(x, dim=1))
+    torch.testing.assert_close(sm.softmax(torch.randn(3, 300), block_n=256).sum(1), torch.ones(3))  # (default: off)
     # (a tile of 64 is too narrow for one row over 4 warps: such rows keep block_m rows a block)
     assert [(k["long_rows"], k["shifted"], k.get("block_m")) for k in made] == [
         (True, True, 1), (True, True, 1), (True, False, None), (False, True, 1), (False, False, None),
-        (True, False, None)]
+        (True, False, None), (True, False, None)]
 
 
 @pytest.mark.parametrize("persistent, staged", [(False, False), (True, False), (True, True)])

@@ -257,11 +257,12 @@ def test_norm_rows_walked_from_their_16_byte_boundary(example, dtype, cols):
     torch.testing.assert_close(z, nm._rms_reference(x, w, 1e-6), **tol)
 
 
-def test_the_norm_wrappers_take_the_shifted_walk_for_unaligned_rows_of_one_tile(example):
+def test_the_norm_wrappers_take_the_shifted_walk_when_asked_for_unaligned_rows_of_one_tile(example):
     nm = example("norms")
     nm._SCRIPTS.clear()
     for n, block_n in ((300, None), (304, None), (300, 128)):
         x, w = torch.randn(3, n), torch.randn(n)
-        torch.testing.assert_close(nm.rms_norm(x, w, block_n=block_n), nm._rms_reference(x, w, 1e-6),
-                                   atol=1e-4, rtol=1e-4)
+        for shifted in (None, True):
+            torch.testing.assert_close(nm.rms_norm(x, w, block_n=block_n, shifted=shifted),
+                                       nm._rms_reference(x, w, 1e-6), atol=1e-4, rtol=1e-4)
     assert sorted(key[2:] for key in nm._SCRIPTS) == [(128, False), (512, False), (512, True)]
