@@ -173,8 +173,8 @@ class CudaEmitter {
   // Elements one access of a tile's rows moves in view g: what the pointer, the strides
   // and the offsets allow (16 bytes at most). `need_full_vectors`: the row's last extent
   // must be a multiple of it too -- unless `partial_last` is given, which is then set
-  // when it is not known to be: the caller moves the vector a row's end cuts element by
-  // element (partial_vector_guard).
+  // when it is not known to be: the caller moves the vector a row's end cuts apart
+  // (emit_memory.cc partial_count).
   int64_t global_vector(const GlobalInfo& g, const std::vector<Expr>& offsets,
                         const std::vector<int>& dims, int64_t tile_last, int64_t dtype_bits,
                         bool need_full_vectors, bool* partial_last = nullptr) const;

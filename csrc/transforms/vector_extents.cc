@@ -80,10 +80,11 @@ ScalarGlobals scalar_globals(const Program& program, bool pointers_aligned, cons
     Build(const Program& p, std::vector<int> assumed, std::function<bool(int)> assumes)
         : div(p, assumed), facts{p, std::move(assumes), div, [this](int view) { return align.at(view); }} {}
   };
+  const std::vector<int> assumed_all = vector_extent_params(program);
   std::vector<int> assumed_here;
-  for (int k : vector_extent_params(program))
+  for (int k : assumed_all)
     if (!unaligned.count(k)) assumed_here.push_back(k);
-  Build aligned(program, vector_extent_params(program), [](int) { return true; });
+  Build aligned(program, assumed_all, [](int) { return true; });
   Build here(program, assumed_here, [&](int k) { return !unaligned.count(k); });
   // The last extent does not count: a row of any length moves in vectors up to its last
   // partial one (codegen/emit_memory.cc, partial vectors). Views are defined before they
