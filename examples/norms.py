@@ -34,9 +34,9 @@ def _check_tile(block_m, block_n, warps, shifted):
 
 
 class ShiftedRow(UnalignedRows):
-    """A norm's row of one tile that is not 16-byte aligned (`shifted`, the wrappers'
-    `shifted=True` for rows not a multiple of 16), walked from its first element on a 16-byte
-    boundary as examples/softmax.py does: x read and y written in 16-byte vectors (the
+    """A norm's row that is not 16-byte aligned (`shifted`, the wrappers' `shifted=True`
+    for rows not a multiple of 16; one tile, or several of 16 KB for longer rows), walked
+    from its first element on a 16-byte boundary as examples/softmax.py does: x read and y written in 16-byte vectors (the
     stores of single elements held 8192 x 8191 layer norms at 1.8x the aligned time),
     the per-column parameters from the same columns, read realigned."""
 
@@ -52,6 +52,11 @@ class ShiftedRow(UnalignedRows):
         vector = 128 // self.dtype.nbits
         return (self.load_global(rest, offsets=[0, 0], shape=[1, self.block_n]).to(float32),
                 self.load_global(before, offsets=[0, 0], shape=[1, vector]).to(float32))
+
+    def tile_at(self, view, col: int32):
+        """The [1, block_n] tile of a row part (shifted_views or shifted_columns) at `col`,
+        as float32."""
+        return self.load_global(view, offsets=[0, col], shape=[1, self.block_n]).to(float32)
 
     def masked(self, x, x_head, length: int32, head: int32):
         """x (`length` columns) and x_head (`head` columns) with the columns past them 0."""
@@ -94,6 +99,8 @@ class LayerNorm(ShiftedRow, tilus.Script):
                 d = self.where(cols < n_size, x - mean, 0.0)
                 rstd = self.rsqrt(self.sum(d * d, dim=1, keepdim=True) / n_size + eps)
                 self.store_global(gy, (d * rstd * w.to(float32) + b.to(float32)).to(self.dtype), offsets=[row, 0])
+        elif self.shifted:
+            self.shifted_long_layer_norm(gx, gy, gw, gb, m_size, n_size, row, eps)
         else:
             total = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
             for col in range(0, n_size, bn):
@@ -128,6 +135,36 @@ class LayerNorm(ShiftedRow, tilus.Script):
         self.store_global(ys, (d * rstd * w + b).to(self.dtype), offsets=[0, 0])
         self.store_global(yh, (d_head * rstd * w_head + b_head).to(self.dtype), offsets=[0, 0])
 
+    def shifted_long_layer_norm(self, gx, gy, gw, gb, m_size: int32, n_size: int32, row: int32, eps: float32):
+        """Row `row` longer than a tile, walked from its 16-byte boundary (ShiftedRow) as
+        the aligned long rows are: a pass for the mean, one for the variance, one to
+        write; the head, read once, kept in registers."""
+        bn = self.block_n
+        xs, xh, head = self.shifted_views(gx, m_size, n_size, row)
+        ys, yh, head = self.shifted_views(gy, m_size, n_size, row)
+        ws, wh = self.shifted_columns(gw, n_size, head)
+        bs, bh = self.shifted_columns(gb, n_size, head)
+        length = n_size - head
+        cols = self.register_tensor(dtype=int32, shape=[1, bn], init=lambda i, j: j)
+        x_head = self.load_global(xh, offsets=[0, 0], shape=[1, 128 // self.dtype.nbits]).to(float32)
+        total = self.sum(x_head, dim=1, keepdim=True)  # (columns past the head read 0)
+        for col in range(0, length, bn):
+            total = total + self.sum(self.tile_at(xs, col), dim=1, keepdim=True)
+        mean = total / n_size
+        head_cols = self.register_tensor(dtype=int32, shape=[1, 128 // self.dtype.nbits], init=lambda i, j: j)
+        d_head = self.where(head_cols < head, x_head - mean, 0.0)
+        squares = self.sum(d_head * d_head, dim=1, keepdim=True)
+        for col in range(0, length, bn):
+            d = self.where(cols + col < length, self.tile_at(xs, col) - mean, 0.0)
+            squares = squares + self.sum(d * d, dim=1, keepdim=True)
+        rstd = self.rsqrt(squares / n_size + eps)
+        for col in range(0, length, bn):
+            y = (self.tile_at(xs, col) - mean) * rstd * self.tile_at(ws, col) + self.tile_at(bs, col)
+            self.store_global(ys, y.to(self.dtype), offsets=[0, col])
+        w_head = self.load_global(wh, offsets=[0, 0], shape=[1, 128 // self.dtype.nbits]).to(float32)
+        b_head = self.load_global(bh, offsets=[0, 0], shape=[1, 128 // self.dtype.nbits]).to(float32)
+        self.store_global(yh, (d_head * rstd * w_head + b_head).to(self.dtype), offsets=[0, 0])
+
 
 @tilus.autotune("warps", [4, 8, 16])
 @tilus.autotune("block_m", [1, 2, 4])
@@ -157,6 +194,8 @@ class RMSNorm(ShiftedRow, tilus.Script):
                 w = self.load_global(gw, offsets=[0], shape=[bn])  # (beside x's load: see LayerNorm)
                 rstd = self.rsqrt(self.sum(x * x, dim=1, keepdim=True) / n_size + eps)
                 self.store_global(gy, (x * rstd * w.to(float32)).to(self.dtype), offsets=[row, 0])
+        elif self.shifted:
+            self.shifted_long_rms_norm(gx, gy, gw, m_size, n_size, row, eps)
         else:
             squares = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
             for col in range(0, n_size, bn):
@@ -181,6 +220,26 @@ class RMSNorm(ShiftedRow, tilus.Script):
         self.store_global(ys, (x * rstd * w).to(self.dtype), offsets=[0, 0])
         self.store_global(yh, (x_head * rstd * w_head).to(self.dtype), offsets=[0, 0])
 
+    def shifted_long_rms_norm(self, gx, gy, gw, m_size: int32, n_size: int32, row: int32, eps: float32):
+        """Row `row` longer than a tile, walked from its 16-byte boundary (ShiftedRow): a
+        pass for the squares, one to write; the head, read once, kept in registers."""
+        bn = self.block_n
+        xs, xh, head = self.shifted_views(gx, m_size, n_size, row)
+        ys, yh, head = self.shifted_views(gy, m_size, n_size, row)
+        ws, wh = self.shifted_columns(gw, n_size, head)
+        length = n_size - head
+        x_head = self.load_global(xh, offsets=[0, 0], shape=[1, 128 // self.dtype.nbits]).to(float32)
+        squares = self.sum(x_head * x_head, dim=1, keepdim=True)  # (columns past a part read 0)
+        for col in range(0, length, bn):
+            x = self.tile_at(xs, col)
+            squares = squares + self.sum(x * x, dim=1, keepdim=True)
+        rstd = self.rsqrt(squares / n_size + eps)
+        for col in range(0, length, bn):
+            self.store_global(ys, (self.tile_at(xs, col) * rstd * self.tile_at(ws, col)).to(self.dtype),
+                              offsets=[0, col])
+        w_head = self.load_global(wh, offsets=[0, 0], shape=[1, 128 // self.dtype.nbits]).to(float32)
+        self.store_global(yh, (x_head * rstd * w_head).to(self.dtype), offsets=[0, 0])
+
 
 _TORCH_TO_TILUS = {torch.float16: float16, torch.bfloat16: bfloat16, torch.float32: float32}
 _SCRIPTS = {}
@@ -198,9 +257,11 @@ def _script(cls, x, block_n, out, shifted=None, **params):
         check_tensor(t, name, (n,), x.dtype, x.device, cls.__name__)
     if block_n is None:
         block_n = min(16384, max(32, 1 << (n - 1).bit_length()))
-    # opt-in (rows of one tile not a multiple of 16, a tile of one row for 4 warps at least)
-    # until it is timed on a GPU against the aligned walk (benchmarks/README.md)
-    shifted = bool(shifted) and n % 16 != 0 and 128 <= block_n and n <= block_n
+        if shifted and n % 16 and n > block_n:  # tiles of 16 KB: a wider one's realigned weight and bias spill
+            block_n = 16384 // x.element_size()
+    # opt-in (rows not a multiple of 16, a tile of one row for 4 warps at least) until it
+    # is timed on a GPU against the aligned walk (benchmarks/README.md)
+    shifted = bool(shifted) and n % 16 != 0 and 128 <= block_n
     key = (cls, x.dtype, block_n, shifted)
     if key not in _SCRIPTS:
         _SCRIPTS[key] = cls(_TORCH_TO_TILUS[x.dtype], block_n, **({"block_m": 1} if shifted else {}), shifted=shifted)

@@ -257,12 +257,30 @@ def test_norm_rows_walked_from_their_16_byte_boundary(example, dtype, cols):
     torch.testing.assert_close(z, nm._rms_reference(x, w, 1e-6), **tol)
 
 
-def test_the_norm_wrappers_take_the_shifted_walk_when_asked_for_unaligned_rows_of_one_tile(example):
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("cols", [301, 300, 133])
+def test_norm_rows_longer_than_a_tile_walked_from_their_16_byte_boundary(example, dtype, cols):
+    # `shifted` rows of several 128-wide tiles (133: one tile and a few columns past the
+    # head; the last tile of each part masked), every head length 0 to 7 over the rows
+    nm = example("norms")
+    x = (torch.randn(9, cols) * 2 + 0.5).to(dtype)
+    w, b = torch.randn(cols).to(dtype), torch.randn(cols).to(dtype)
+    y, z = torch.full_like(x, float("nan")), torch.full_like(x, float("nan"))
+    nm.LayerNorm(nm._TORCH_TO_TILUS[dtype], 128, block_m=1, warps=4, shifted=True)(9, cols, x, w, b, y, 1e-5)
+    nm.RMSNorm(nm._TORCH_TO_TILUS[dtype], 128, block_m=1, warps=4, shifted=True)(9, cols, x, w, z, 1e-6)
+    tol = _tol(dtype) if dtype != torch.float32 else dict(atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(y, torch.nn.functional.layer_norm(x.float(), [cols], w.float(), b.float(),
+                                                                 1e-5).to(dtype), **tol)
+    torch.testing.assert_close(z, nm._rms_reference(x, w, 1e-6), **tol)
+
+
+def test_the_norm_wrappers_take_the_shifted_walk_when_asked_for_unaligned_rows(example):
     nm = example("norms")
     nm._SCRIPTS.clear()
-    for n, block_n in ((300, None), (304, None), (300, 128)):
+    for n, block_n in ((300, None), (304, None), (300, 128), (304, 128)):
         x, w = torch.randn(3, n), torch.randn(n)
         for shifted in (None, True):
             torch.testing.assert_close(nm.rms_norm(x, w, block_n=block_n, shifted=shifted),
                                        nm._rms_reference(x, w, 1e-6), atol=1e-4, rtol=1e-4)
-    assert sorted(key[2:] for key in nm._SCRIPTS) == [(128, False), (512, False), (512, True)]
+    # rows longer than the tile (300 over 128) too; never rows that are a multiple of 16
+    assert sorted(key[2:] for key in nm._SCRIPTS) == [(128, False), (128, True), (512, False), (512, True)]
