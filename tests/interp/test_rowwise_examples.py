@@ -241,33 +241,18 @@ def test_norm_parameters_of_the_wrong_shape_or_dtype_are_refused(example):
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
-@pytest.mark.parametrize("cols", [301, 296, 5])
-def test_norm_rows_walked_from_their_16_byte_boundary(example, dtype, cols):
+@pytest.mark.parametrize("block_n, cols", [(512, 301), (512, 296), (512, 5), (128, 301), (128, 300), (128, 133)])
+def test_norm_rows_walked_from_their_16_byte_boundary(example, dtype, block_n, cols):
     # `shifted`: x and y from each row's 16-byte boundary, the weight and bias from the
-    # same columns, the head (0 to 7 elements; 5: the whole row) element by element
-    nm = example("norms")
-    x = (torch.randn(7, cols) * 2 + 0.5).to(dtype)
-    w, b = torch.randn(cols).to(dtype), torch.randn(cols).to(dtype)
-    y, z = torch.full_like(x, float("nan")), torch.full_like(x, float("nan"))
-    nm.LayerNorm(nm._TORCH_TO_TILUS[dtype], 512, block_m=1, warps=4, shifted=True)(7, cols, x, w, b, y, 1e-5)
-    nm.RMSNorm(nm._TORCH_TO_TILUS[dtype], 512, block_m=1, warps=4, shifted=True)(7, cols, x, w, z, 1e-6)
-    tol = _tol(dtype) if dtype != torch.float32 else dict(atol=1e-4, rtol=1e-4)
-    torch.testing.assert_close(y, torch.nn.functional.layer_norm(x.float(), [cols], w.float(), b.float(),
-                                                                 1e-5).to(dtype), **tol)
-    torch.testing.assert_close(z, nm._rms_reference(x, w, 1e-6), **tol)
-
-
-@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
-@pytest.mark.parametrize("cols", [301, 300, 133])
-def test_norm_rows_longer_than_a_tile_walked_from_their_16_byte_boundary(example, dtype, cols):
-    # `shifted` rows of several 128-wide tiles (133: one tile and a few columns past the
-    # head; the last tile of each part masked), every head length 0 to 7 over the rows
+    # same columns, the head (0 to 7 elements over the 9 rows; 5: the whole row) element
+    # by element; rows of one tile (512) or of several (128: the passes of long rows, 133
+    # one tile and a few columns past the head)
     nm = example("norms")
     x = (torch.randn(9, cols) * 2 + 0.5).to(dtype)
     w, b = torch.randn(cols).to(dtype), torch.randn(cols).to(dtype)
     y, z = torch.full_like(x, float("nan")), torch.full_like(x, float("nan"))
-    nm.LayerNorm(nm._TORCH_TO_TILUS[dtype], 128, block_m=1, warps=4, shifted=True)(9, cols, x, w, b, y, 1e-5)
-    nm.RMSNorm(nm._TORCH_TO_TILUS[dtype], 128, block_m=1, warps=4, shifted=True)(9, cols, x, w, z, 1e-6)
+    nm.LayerNorm(nm._TORCH_TO_TILUS[dtype], block_n, block_m=1, warps=4, shifted=True)(9, cols, x, w, b, y, 1e-5)
+    nm.RMSNorm(nm._TORCH_TO_TILUS[dtype], block_n, block_m=1, warps=4, shifted=True)(9, cols, x, w, z, 1e-6)
     tol = _tol(dtype) if dtype != torch.float32 else dict(atol=1e-4, rtol=1e-4)
     torch.testing.assert_close(y, torch.nn.functional.layer_norm(x.float(), [cols], w.float(), b.float(),
                                                                  1e-5).to(dtype), **tol)
