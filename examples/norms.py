@@ -36,9 +36,10 @@ def _check_tile(block_m, block_n, warps, shifted):
 class ShiftedRow(UnalignedRows):
     """A norm's row that is not 16-byte aligned (`shifted`, the wrappers' `shifted=True`
     for rows not a multiple of 16; one tile, or several of 16 KB for longer rows), walked
-    from its first element on a 16-byte boundary as examples/softmax.py does: x read and y written in 16-byte vectors (the
-    stores of single elements held 8192 x 8191 layer norms at 1.8x the aligned time),
-    the per-column parameters from the same columns, read realigned."""
+    from its first element on a 16-byte boundary as examples/softmax.py does: x read and
+    y written in 16-byte vectors (the stores of single elements held 8192 x 8191 layer
+    norms at 1.8x the aligned time), the per-column parameters from the same columns,
+    read realigned."""
 
     def shifted_columns(self, g, n_size: int32, head: int32):
         """A per-column parameter's [n_size] view g as the columns of shifted_views:
@@ -139,19 +140,19 @@ class LayerNorm(ShiftedRow, tilus.Script):
         """Row `row` longer than a tile, walked from its 16-byte boundary (ShiftedRow) as
         the aligned long rows are: a pass for the mean, one for the variance, one to
         write; the head, read once, kept in registers."""
-        bn = self.block_n
+        bn, vector = self.block_n, 128 // self.dtype.nbits  # (the head: fewer elements than a vector)
         xs, xh, head = self.shifted_views(gx, m_size, n_size, row)
         ys, yh, head = self.shifted_views(gy, m_size, n_size, row)
         ws, wh = self.shifted_columns(gw, n_size, head)
         bs, bh = self.shifted_columns(gb, n_size, head)
         length = n_size - head
         cols = self.register_tensor(dtype=int32, shape=[1, bn], init=lambda i, j: j)
-        x_head = self.load_global(xh, offsets=[0, 0], shape=[1, 128 // self.dtype.nbits]).to(float32)
+        x_head = self.load_global(xh, offsets=[0, 0], shape=[1, vector]).to(float32)
         total = self.sum(x_head, dim=1, keepdim=True)  # (columns past the head read 0)
         for col in range(0, length, bn):
             total = total + self.sum(self.tile_at(xs, col), dim=1, keepdim=True)
         mean = total / n_size
-        head_cols = self.register_tensor(dtype=int32, shape=[1, 128 // self.dtype.nbits], init=lambda i, j: j)
+        head_cols = self.register_tensor(dtype=int32, shape=[1, vector], init=lambda i, j: j)
         d_head = self.where(head_cols < head, x_head - mean, 0.0)
         squares = self.sum(d_head * d_head, dim=1, keepdim=True)
         for col in range(0, length, bn):
@@ -161,8 +162,8 @@ class LayerNorm(ShiftedRow, tilus.Script):
         for col in range(0, length, bn):
             y = (self.tile_at(xs, col) - mean) * rstd * self.tile_at(ws, col) + self.tile_at(bs, col)
             self.store_global(ys, y.to(self.dtype), offsets=[0, col])
-        w_head = self.load_global(wh, offsets=[0, 0], shape=[1, 128 // self.dtype.nbits]).to(float32)
-        b_head = self.load_global(bh, offsets=[0, 0], shape=[1, 128 // self.dtype.nbits]).to(float32)
+        w_head = self.load_global(wh, offsets=[0, 0], shape=[1, vector]).to(float32)
+        b_head = self.load_global(bh, offsets=[0, 0], shape=[1, vector]).to(float32)
         self.store_global(yh, (d_head * rstd * w_head + b_head).to(self.dtype), offsets=[0, 0])
 
 
@@ -223,12 +224,12 @@ class RMSNorm(ShiftedRow, tilus.Script):
     def shifted_long_rms_norm(self, gx, gy, gw, m_size: int32, n_size: int32, row: int32, eps: float32):
         """Row `row` longer than a tile, walked from its 16-byte boundary (ShiftedRow): a
         pass for the squares, one to write; the head, read once, kept in registers."""
-        bn = self.block_n
+        bn, vector = self.block_n, 128 // self.dtype.nbits  # (the head: fewer elements than a vector)
         xs, xh, head = self.shifted_views(gx, m_size, n_size, row)
         ys, yh, head = self.shifted_views(gy, m_size, n_size, row)
         ws, wh = self.shifted_columns(gw, n_size, head)
         length = n_size - head
-        x_head = self.load_global(xh, offsets=[0, 0], shape=[1, 128 // self.dtype.nbits]).to(float32)
+        x_head = self.load_global(xh, offsets=[0, 0], shape=[1, vector]).to(float32)
         squares = self.sum(x_head * x_head, dim=1, keepdim=True)  # (columns past a part read 0)
         for col in range(0, length, bn):
             x = self.tile_at(xs, col)
@@ -237,7 +238,7 @@ class RMSNorm(ShiftedRow, tilus.Script):
         for col in range(0, length, bn):
             self.store_global(ys, (self.tile_at(xs, col) * rstd * self.tile_at(ws, col)).to(self.dtype),
                               offsets=[0, col])
-        w_head = self.load_global(wh, offsets=[0, 0], shape=[1, 128 // self.dtype.nbits]).to(float32)
+        w_head = self.load_global(wh, offsets=[0, 0], shape=[1, vector]).to(float32)
         self.store_global(yh, (x_head * rstd * w_head).to(self.dtype), offsets=[0, 0])
 
 
