@@ -50,14 +50,17 @@ class ShiftedRow(UnalignedRows):
 
     def shifted_tiles(self, rest, before):
         """The tiles of a row in two parts (shifted_views or shifted_columns), as float32."""
-        vector = 128 // self.dtype.nbits
-        return (self.load_global(rest, offsets=[0, 0], shape=[1, self.block_n]).to(float32),
-                self.load_global(before, offsets=[0, 0], shape=[1, vector]).to(float32))
+        return self.tile_at(rest, 0), self.head_tile(before)
 
     def tile_at(self, view, col: int32):
         """The [1, block_n] tile of a row part (shifted_views or shifted_columns) at `col`,
         as float32."""
         return self.load_global(view, offsets=[0, col], shape=[1, self.block_n]).to(float32)
+
+    def head_tile(self, before):
+        """The head part of a row (fewer elements than a 16-byte vector; the columns past
+        it read 0), as a float32 [1, vector] tile."""
+        return self.load_global(before, offsets=[0, 0], shape=[1, 128 // self.dtype.nbits]).to(float32)
 
     def masked(self, x, x_head, length: int32, head: int32):
         """x (`length` columns) and x_head (`head` columns) with the columns past them 0."""
@@ -147,7 +150,7 @@ class LayerNorm(ShiftedRow, tilus.Script):
         bs, bh = self.shifted_columns(gb, n_size, head)
         length = n_size - head
         cols = self.register_tensor(dtype=int32, shape=[1, bn], init=lambda i, j: j)
-        x_head = self.load_global(xh, offsets=[0, 0], shape=[1, vector]).to(float32)
+        x_head = self.head_tile(xh)
         total = self.sum(x_head, dim=1, keepdim=True)  # (columns past the head read 0)
         for col in range(0, length, bn):
             total = total + self.sum(self.tile_at(xs, col), dim=1, keepdim=True)
@@ -162,8 +165,8 @@ class LayerNorm(ShiftedRow, tilus.Script):
         for col in range(0, length, bn):
             y = (self.tile_at(xs, col) - mean) * rstd * self.tile_at(ws, col) + self.tile_at(bs, col)
             self.store_global(ys, y.to(self.dtype), offsets=[0, col])
-        w_head = self.load_global(wh, offsets=[0, 0], shape=[1, vector]).to(float32)
-        b_head = self.load_global(bh, offsets=[0, 0], shape=[1, vector]).to(float32)
+        w_head = self.head_tile(wh)
+        b_head = self.head_tile(bh)
         self.store_global(yh, (d_head * rstd * w_head + b_head).to(self.dtype), offsets=[0, 0])
 
 
@@ -224,12 +227,12 @@ class RMSNorm(ShiftedRow, tilus.Script):
     def shifted_long_rms_norm(self, gx, gy, gw, m_size: int32, n_size: int32, row: int32, eps: float32):
         """Row `row` longer than a tile, walked from its 16-byte boundary (ShiftedRow): a
         pass for the squares, one to write; the head, read once, kept in registers."""
-        bn, vector = self.block_n, 128 // self.dtype.nbits  # (the head: fewer elements than a vector)
+        bn = self.block_n
         xs, xh, head = self.shifted_views(gx, m_size, n_size, row)
         ys, yh, head = self.shifted_views(gy, m_size, n_size, row)
         ws, wh = self.shifted_columns(gw, n_size, head)
         length = n_size - head
-        x_head = self.load_global(xh, offsets=[0, 0], shape=[1, vector]).to(float32)
+        x_head = self.head_tile(xh)
         squares = self.sum(x_head * x_head, dim=1, keepdim=True)  # (columns past a part read 0)
         for col in range(0, length, bn):
             x = self.tile_at(xs, col)
@@ -238,7 +241,7 @@ class RMSNorm(ShiftedRow, tilus.Script):
         for col in range(0, length, bn):
             self.store_global(ys, (self.tile_at(xs, col) * rstd * self.tile_at(ws, col)).to(self.dtype),
                               offsets=[0, col])
-        w_head = self.load_global(wh, offsets=[0, 0], shape=[1, vector]).to(float32)
+        w_head = self.head_tile(wh)
         self.store_global(yh, (x_head * rstd * w_head).to(self.dtype), offsets=[0, 0])
 
 
@@ -256,13 +259,14 @@ def _script(cls, x, block_n, out, shifted=None, **params):
     check_tensor(out, "out", x.shape, x.dtype, x.device, cls.__name__)
     for name, t in params.items():
         check_tensor(t, name, (n,), x.dtype, x.device, cls.__name__)
-    if block_n is None:
-        block_n = min(16384, max(32, 1 << (n - 1).bit_length()))
-        if shifted and n % 16 and n > block_n:  # tiles of 16 KB: a wider one's realigned weight and bias spill
-            block_n = 16384 // x.element_size()
     # opt-in (rows not a multiple of 16, a tile of one row for 4 warps at least) until it
     # is timed on a GPU against the aligned walk (benchmarks/README.md)
-    shifted = bool(shifted) and n % 16 != 0 and 128 <= block_n
+    shifted = bool(shifted) and n % 16 != 0
+    if block_n is None:
+        block_n = min(16384, max(32, 1 << (n - 1).bit_length()))
+        if shifted and n > block_n:  # tiles of 16 KB: a wider one's realigned weight and bias spill
+            block_n = 16384 // x.element_size()
+    shifted = shifted and 128 <= block_n
     key = (cls, x.dtype, block_n, shifted)
     if key not in _SCRIPTS:
         _SCRIPTS[key] = cls(_TORCH_TO_TILUS[x.dtype], block_n, **({"block_m": 1} if shifted else {}), shifted=shifted)

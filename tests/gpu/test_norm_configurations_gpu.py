@@ -36,8 +36,8 @@ def test_shifted_norm_rows_gpu(example, dtype, n):
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
 @pytest.mark.parametrize("n, block_n", [(8191, 2048), (20001, 4096), (40007, 16384)])
 def test_shifted_norm_rows_longer_than_a_tile_gpu(example, dtype, n, block_n):
-    # (rows of several tiles: the walk's three passes, or two for RMS norm; 40007 over the
-    # wrappers' 16384-wide tiles)
+    # (rows of several tiles: the walk's three passes, or two for RMS norm; 40007 over
+    # 16384-wide tiles, which spill with the realigned weight and bias but stay correct)
     nm = example("norms")
     m = 97
     x = (torch.randn(m, n, device="cuda") * 2 + 0.5).to(dtype)
