@@ -37,9 +37,8 @@ class ShiftedRow(UnalignedRows):
     """A norm's row that is not 16-byte aligned (`shifted`, the wrappers' `shifted=True`
     for rows not a multiple of 16; one tile, or several of 16 KB for longer rows), walked
     from its first element on a 16-byte boundary as examples/softmax.py does: x read and
-    y written in 16-byte vectors (the stores of single elements held 8192 x 8191 layer
-    norms at 1.8x the aligned time), the per-column parameters from the same columns,
-    read realigned."""
+    y written in 16-byte vectors, the per-column parameters from the same columns, read
+    realigned (slower than the aligned walk on the H100: the wrappers' _script)."""
 
     def shifted_columns(self, g, n_size: int32, head: int32):
         """A per-column parameter's [n_size] view g as the columns of shifted_views:
@@ -259,8 +258,11 @@ def _script(cls, x, block_n, out, shifted=None, **params):
     check_tensor(out, "out", x.shape, x.dtype, x.device, cls.__name__)
     for name, t in params.items():
         check_tensor(t, name, (n,), x.dtype, x.device, cls.__name__)
-    # opt-in (rows not a multiple of 16, a tile of one row for 4 warps at least) until it
-    # is timed on a GPU against the aligned walk (benchmarks/README.md)
+    # opt-in (rows not a multiple of 16, a tile of one row for 4 warps at least): timed on
+    # the H100 it loses to the aligned walk everywhere (benchmarks/README.md; 8192 x 8191
+    # fp16 layer norm 126 -> 267 us, RMS 104 -> 159, 1024 x 40007 139 -> 159): most
+    # likely the realigned weight and bias loads of every row (layer norm has two and
+    # loses more) cost more than its vector stores save
     shifted = bool(shifted) and n % 16 != 0
     if block_n is None:
         block_n = min(16384, max(32, 1 << (n - 1).bit_length()))

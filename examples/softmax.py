@@ -29,10 +29,11 @@ Memory-bound, so the kernel's job is to read x once and write y once. Each block
   one is reduced, instead of each tile's load, max and sum running one after the other;
 * rows whose length is not a multiple of 16 (a 50257- or 32001-word vocabulary) start at
   a different offset in every 16-byte chunk, so stores at a row's own columns would go
-  element by element. With `shifted` (one row a block; the wrapper's `shifted=True`)
-  each row is walked from its first element on a 16-byte boundary instead (views at
-  that element, of one row each), every tile read and written in 16-byte vectors, and
-  the few elements before it (`head`, fewer than 16 bytes) loaded and stored one by one.
+  element by element. With `shifted` (one row a block; the wrapper's default for rows
+  wider than 16384, where that costs less than the single-element stores) each row is
+  walked from its first element on a 16-byte boundary instead (views at that element, of
+  one row each), every tile read and written in 16-byte vectors, and the few elements
+  before it (`head`, fewer than 16 bytes) loaded and stored one by one.
 
 Elements past the end of a row read as zero (load_global's padding); the mask turns them
 into -inf so they add nothing to the sum. Arithmetic is float32 for every input dtype;
@@ -353,8 +354,9 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     """Row softmax of a contiguous 2-D fp16/bf16/fp32 tensor. The tile width is the row
     length rounded up to a power of two (at most 32768; longer rows loop, over 8192-wide
     tiles where a 16-bit row's copy fits 128 KB of shared memory); `persistent`
-    and `staged` fix those choices (default: tuned), `shifted` (default off) walks rows
-    not a multiple of 16, with tiles of 128 or more, from their 16-byte boundary. `out` must be x's twin (shape, dtype,
+    and `staged` fix those choices (default: tuned), `shifted` walks rows not a multiple
+    of 16, with tiles of 128 or more, from their 16-byte boundary (default: rows wider
+    than 16384 elements, but float32 rows wider than 32768). `out` must be x's twin (shape, dtype,
     device, contiguous); tensors of more than 2^31 - 1 elements run in slices of rows."""
     if x.dim() != 2 or not x.is_contiguous() or x.dtype not in _TORCH_TO_TILUS:
         raise ValueError("softmax: x must be a contiguous 2-D float16/bfloat16/float32 tensor")
@@ -374,10 +376,14 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     row_tiles = cdiv(n, block_n) if long_rows and _row_copy_fits(n, block_n, x.element_size()) else 0
     if long_rows and staged:
         staged = False  # (staging is for rows of one tile)
-    # long rows that are not 16-byte aligned (the kernels' aligned build wants multiples of
-    # 16 elements) walk each row from its first 16-byte boundary: vector stores, not
-    # single elements
-    # opt-in until it is timed on a GPU against the aligned walk (benchmarks/README.md)
+    # rows that are not 16-byte aligned (the kernels' aligned build wants multiples of 16
+    # elements) may walk each row from its first 16-byte boundary: vector stores, not
+    # single elements, but one row a block. By default where that wins (H100, tuned,
+    # benchmarks/README.md): rows wider than 16384, but float32 rows read twice (4096 x
+    # 20001 fp16 241 -> 178 us, x 50257 505 -> 463; 4096 x 8191 fp32 96 both, 16001 186 ->
+    # 195, 50257 696 -> 718; narrower 16-bit rows lose their rows a block: 8191 106 -> 129)
+    if shifted is None:
+        shifted = n > 16384 and (n <= 32768 or x.element_size() == 2)
     shifted = bool(shifted) and n % 16 != 0 and block_n >= 128  # (a tile of one row for 4 warps at least)
     key = (x.dtype, block_n, persistent, staged, row_tiles, long_rows, shifted)
     if key not in _SCRIPTS:

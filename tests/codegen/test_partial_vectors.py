@@ -199,3 +199,32 @@ def test_softmax_walks_unaligned_one_tile_rows_from_their_boundary_in_vectors(ex
     assert list(program.vector_extent_params) == []
     source = _C.generate_cuda(program, True, "sm_90a")["source"]
     _assert_rows_move_in_vectors(source, "cp_async_16(" if staged else "tilus::load_global_vec_part<16, false>(")
+
+
+def test_softmax_walks_unaligned_rows_wider_than_16384_shifted_by_default(example, monkeypatch):
+    """The wrapper's default (timed on the H100, benchmarks/README.md): rows not a multiple
+    of 16 and wider than 16384 take the shifted walk, but float32 rows wider than 32768
+    (read twice) and every narrower row keep the aligned walk's rows a block."""
+    sm = example("softmax")
+    made = []
+    real = sm.Softmax
+
+    def record(*args, **kwargs):
+        made.append((args[1], kwargs["shifted"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sm, "Softmax", record)
+    monkeypatch.setattr(sm, "_SCRIPTS", {})
+    x = torch.randn(2, 20001)  # (run: float32 rows of one 32768-wide tile, shifted)
+    torch.testing.assert_close(sm.softmax(x), torch.softmax(x, dim=1))
+    assert made == [(32768, True)]
+    monkeypatch.setattr(sm, "_multiprocessors", lambda device: 1)
+    expected = {(torch.float32, 16001): False, (torch.float32, 40001): False, (torch.float16, 40001): True,
+                (torch.bfloat16, 131071): True, (torch.float16, 16001): False, (torch.float16, 20000): False,
+                (torch.float16, 8191): False}
+    for (dtype, n), shifted in expected.items():
+        made.clear()
+        monkeypatch.setattr(sm, "_SCRIPTS", {})
+        monkeypatch.setattr(sm, "Softmax", lambda *args, **kwargs: made.append(kwargs["shifted"]) or (lambda *a: None))
+        sm.softmax(torch.empty(1, n, dtype=dtype))
+        assert made == [shifted], (dtype, n)
