@@ -407,13 +407,17 @@ INT32_ELEMENTS = 2**31 - 1
 def row_slices(*tensors: torch.Tensor):
     """(rows, tensors) for each kernel call over the 2-D `tensors` (all of one shape): the
     tensors whole when they fit one call, else slices of whole rows of at most
-    INT32_ELEMENTS elements each."""
+    INT32_ELEMENTS elements each, a multiple of 16 rows where a call takes 16 or more: a
+    slice then starts 16-byte aligned whatever the row length, so it keeps the aligned
+    build (and its rows' 16-byte boundaries) of a tensor that starts aligned."""
     m, n = tensors[0].shape
     if m * n <= INT32_ELEMENTS:
         return [(m, tensors)]
     if n > INT32_ELEMENTS:
         raise ValueError(f"rows of {n} elements: more than a kernel call indexes ({INT32_ELEMENTS})")
     rows = INT32_ELEMENTS // n
+    if rows >= 16:
+        rows -= rows % 16
     return [(min(m, first + rows) - first, tuple(t[first:first + rows] for t in tensors))
             for first in range(0, m, rows)]
 

@@ -202,6 +202,19 @@ def test_softmax_past_the_int32_limit_runs_in_slices_of_rows(example, monkeypatc
         sm.softmax(torch.randn(2, 101))
 
 
+def test_row_slices_start_16_byte_aligned_when_a_call_takes_16_rows_or_more(example, monkeypatch):
+    sm = example("softmax")
+    _limit_elements(monkeypatch, sm, 33 * 31)  # 33 rows of 31 would fit a call: 32 do
+    x = torch.randn(70, 31, dtype=torch.float16)
+    slices = sm.row_slices(x)
+    assert [rows for rows, _ in slices] == [32, 32, 6]
+    assert all((part.data_ptr() - x.data_ptr()) % 16 == 0 for _, (part,) in slices)
+    x = torch.randn(70, 31) * 4  # (float32, through the wrapper: three calls)
+    y = torch.full_like(x, float("nan"))
+    sm.softmax(x, y)
+    torch.testing.assert_close(y, torch.softmax(x, dim=1))
+
+
 def test_norms_past_the_int32_limit_run_in_slices_of_rows(example, monkeypatch):
     nm = example("norms")
     _limit_elements(monkeypatch, nm, 64)  # 2 rows of 30 a call
