@@ -356,8 +356,9 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     tiles where a 16-bit row's copy fits 128 KB of shared memory); `persistent`
     and `staged` fix those choices (default: tuned), `shifted` walks rows not a multiple
     of 16, with tiles of 128 or more, from their 16-byte boundary (default: rows wider
-    than 16384 elements, but float32 rows wider than 32768). `out` must be x's twin (shape, dtype,
-    device, contiguous); tensors of more than 2^31 - 1 elements run in slices of rows."""
+    than 16384 elements, but float32 rows wider than 32768). `out` must be x's twin
+    (shape, dtype, device, contiguous); tensors of more than 2^31 - 1 elements run in
+    slices of rows."""
     if x.dim() != 2 or not x.is_contiguous() or x.dtype not in _TORCH_TO_TILUS:
         raise ValueError("softmax: x must be a contiguous 2-D float16/bfloat16/float32 tensor")
     m, n = x.shape
