@@ -64,8 +64,12 @@ class ShiftedRow(UnalignedRows):
     def masked(self, x, x_head, length: int32, head: int32):
         """x (`length` columns) and x_head (`head` columns) with the columns past them 0."""
         cols = self.register_tensor(dtype=int32, shape=[1, self.block_n], init=lambda i, j: j)
+        return self.where(cols < length, x, 0.0), self.head_masked(x_head, head)
+
+    def head_masked(self, t, head: int32):
+        """A [1, vector] tile of a row's head part with the columns past `head` 0."""
         head_cols = self.register_tensor(dtype=int32, shape=[1, 128 // self.dtype.nbits], init=lambda i, j: j)
-        return self.where(cols < length, x, 0.0), self.where(head_cols < head, x_head, 0.0)
+        return self.where(head_cols < head, t, 0.0)
 
 
 @tilus.autotune("warps", [4, 8, 16])
@@ -142,7 +146,7 @@ class LayerNorm(ShiftedRow, tilus.Script):
         """Row `row` longer than a tile, walked from its 16-byte boundary (ShiftedRow) as
         the aligned long rows are: a pass for the mean, one for the variance, one to
         write; the head, read once, kept in registers."""
-        bn, vector = self.block_n, 128 // self.dtype.nbits  # (the head: fewer elements than a vector)
+        bn = self.block_n
         xs, xh, head = self.shifted_views(gx, m_size, n_size, row)
         ys, yh, head = self.shifted_views(gy, m_size, n_size, row)
         ws, wh = self.shifted_columns(gw, n_size, head)
@@ -154,8 +158,7 @@ class LayerNorm(ShiftedRow, tilus.Script):
         for col in range(0, length, bn):
             total = total + self.sum(self.tile_at(xs, col), dim=1, keepdim=True)
         mean = total / n_size
-        head_cols = self.register_tensor(dtype=int32, shape=[1, vector], init=lambda i, j: j)
-        d_head = self.where(head_cols < head, x_head - mean, 0.0)
+        d_head = self.head_masked(x_head - mean, head)
         squares = self.sum(d_head * d_head, dim=1, keepdim=True)
         for col in range(0, length, bn):
             d = self.where(cols + col < length, self.tile_at(xs, col) - mean, 0.0)
