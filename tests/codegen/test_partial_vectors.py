@@ -218,7 +218,6 @@ def test_softmax_walks_unaligned_rows_wider_than_16384_shifted_by_default(exampl
     x = torch.randn(2, 20001)  # (run: float32 rows of one 32768-wide tile, shifted)
     torch.testing.assert_close(sm.softmax(x), torch.softmax(x, dim=1))
     assert made == [(32768, True)]
-    monkeypatch.setattr(sm, "_multiprocessors", lambda device: 1)
     expected = {(torch.float32, 16001): False, (torch.float32, 40001): False, (torch.float16, 40001): True,
                 (torch.bfloat16, 131071): True, (torch.float16, 16001): False, (torch.float16, 20000): False,
                 (torch.float16, 8191): False}
