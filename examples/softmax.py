@@ -90,13 +90,16 @@ class UnalignedRows:
 class Softmax(UnalignedRows, tilus.Script):
     def __init__(self, dtype, block_n: int, block_m: int, warps: int, persistent: bool = False,
                  staged: bool = False, row_tiles: int = 0, long_rows: bool = False, long_split: int = 1,
-                 prefetch: bool = False, shifted: bool = False):
+                 prefetch: bool = False, shifted: bool = False, copy_rows: bool = False):
         """`long_rows`: the calls' rows are longer than `block_n` (the wrapper knows). Their
         path walks a row in tiles of block_n / `long_split` columns (narrower tiles take
         fewer registers, so more blocks share an SM; tuned), with `prefetch` the next tile
         loading while this one is reduced (two tiles in registers; tuned). `row_tiles` > 0:
         such rows, at most `row_tiles` x block_n long, stay in shared memory between the
-        two passes (0: read twice)."""
+        two passes (0: read twice). `copy_rows` (with `row_tiles`; tuned): the first pass
+        issues the copies of all of a row's tiles to shared memory at once (cp.async, one
+        group a tile) and reduces each as it lands, so that the whole row is in flight
+        instead of one tile at a time."""
         super().__init__()
         # at most 64 elements a thread (a 32768-wide row over 16 or 32 warps); a kernel for
         # long rows holds only tiles of block_n / long_split (it has no one-tile path)
@@ -109,6 +112,9 @@ class Softmax(UnalignedRows, tilus.Script):
             raise ValueError("prefetch: two tiles of more than 64 bytes a thread")
         if staged and (not persistent or long_rows or block_m * block_n * dtype.nbits // 8 > SHARED_ROW_BYTES):
             raise ValueError("staged: the persistent kernel's next rows of one tile, at most 128 KB of shared memory")
+        if copy_rows and (not row_tiles or prefetch or block_m != 1 or block_n // long_split % (128 // dtype.nbits)):
+            raise ValueError("copy_rows: one row a block kept in shared memory (row_tiles), loaded by cp.async "
+                             "(no prefetch)")
         if shifted and block_m != 1:
             raise ValueError("shifted: one row a block (block_m 1)")
         if row_tiles * block_m * block_n * dtype.nbits // 8 > SHARED_ROW_BYTES:
@@ -116,7 +122,8 @@ class Softmax(UnalignedRows, tilus.Script):
         self.dtype, self.block_n, self.block_m, self.warps = dtype, block_n, block_m, warps
         self.persistent, self.staged, self.row_tiles, self.long_rows = persistent, staged, row_tiles, long_rows
         self.long_tile = block_n // long_split  # the long-row paths' tile width
-        self.prefetch, self.shifted = prefetch, shifted
+        self.prefetch, self.shifted, self.copy_rows = prefetch, shifted, copy_rows
+        self.resident_tiles = list(range(row_tiles * block_n // self.long_tile))  # (tiles of a kept row)
 
     def __call__(self, m_size: int32, n_size: int32, grid: int32, x_ptr: tilus.void_p, y_ptr: tilus.void_p):
         """`grid`: the number of blocks of a persistent kernel (one an SM), else unused."""
@@ -272,6 +279,8 @@ class Softmax(UnalignedRows, tilus.Script):
         bm, lt = self.block_m, self.long_tile
         run_max = self.register_tensor(dtype=float32, shape=[bm, 1], init=float("-inf"))
         run_sum = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
+        if self.copy_rows:
+            return self.first_pass_copied(gx, n_size, row, resident)
         following = self.first_tile(gx, row)
         if self.row_tiles:
             for t in range(cdiv(n_size, lt)):
@@ -282,6 +291,31 @@ class Softmax(UnalignedRows, tilus.Script):
             for col in range(0, n_size, lt):
                 x, following = self.tile_at(gx, row, col, following)
                 run_max, run_sum = self.online_step(x, cols, col, n_size, run_max, run_sum)
+        return run_max, run_sum
+
+    def first_pass_copied(self, gx, n_size: int32, row: int32, resident):
+        """first_pass for `copy_rows` (one row a block): every tile's copy to `resident` is
+        issued at once, one cp.async group a tile, and each tile is reduced as it lands.
+        A tile is read as rows of one 16-byte vector ([tile / vector, vector], a thread's
+        own rows), so each thread keeps its own running max and sum and the block
+        reduces them once a row instead of twice a tile."""
+        lt, vector = self.long_tile, 128 // self.dtype.nbits
+        rows = lt // vector
+        cols = self.register_tensor(dtype=int32, shape=[rows, vector], init=lambda i, j: i * vector + j)
+        part_max = self.register_tensor(dtype=float32, shape=[rows, 1], init=float("-inf"))
+        part_sum = self.register_tensor(dtype=float32, shape=[rows, 1], init=0.0)
+        for t in self.resident_tiles:  # (a Python list: unrolled, each wait's count a constant)
+            if t * lt < n_size:
+                self.copy_async(src=gx, dst=resident[t], offsets=[row, t * lt])
+            self.copy_async_commit_group()
+        for t in self.resident_tiles:
+            self.copy_async_wait_group(len(self.resident_tiles) - 1 - t)
+            self.sync()  # tile t landed, whichever thread copied it
+            if t * lt < n_size:
+                x = self.load_shared(self.reshape_shared(resident[t], [rows, vector]))
+                part_max, part_sum = self.online_step(x, cols, t * lt, n_size, part_max, part_sum)
+        run_max = self.max(part_max, dim=0, keepdim=True)
+        run_sum = self.sum(part_sum * self.exp(part_max - run_max), dim=0, keepdim=True)
         return run_max, run_sum
 
     def second_pass(self, gx, gy, n_size: int32, row: int32, resident, run_max, inv_sum):

@@ -100,6 +100,14 @@ def _programs(example):
                sm.Softmax(dtype, bn, block_m=1, warps=warps, persistent=persistent, staged=False,
                           row_tiles=row_tiles, long_rows=True, long_split=split, prefetch=prefetch, shifted=True),
                (4096, 50257, 132, rows, rows))
+    for dtype, bn, warps, n, persistent in ((float16, 8192, 16, 50257, False), (bfloat16, 4096, 8, 50272, True),
+                                            (float16, 4096, 32, 40001, False)):
+        rows = torch.zeros(8, 8)
+        yield (f"softmax_copy_rows[{dtype.name},{bn},{warps}w,{n},{persistent}]",
+               sm.Softmax(dtype, bn, block_m=1, warps=warps, persistent=persistent, staged=False,
+                          row_tiles=(n + bn - 1) // bn, long_rows=True, long_split=1, prefetch=False,
+                          shifted=n % 16 != 0, copy_rows=True),
+               (4096, n, 132, rows, rows))
     yield ("matmul_relu_fp32_simt", example("matmul_relu_fp32_simt").MatmulReluSimt(),
            (37, 100, 72, *_mats(37, 100, 72, torch.float32)))
 

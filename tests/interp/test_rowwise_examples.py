@@ -77,6 +77,32 @@ def test_long_rows_walked_from_their_16_byte_boundary(example, dtype, cols, row_
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("cols,shifted", [(290, True), (296, True), (290, False), (256, False)])
+@pytest.mark.parametrize("persistent,long_split", [(False, 1), (True, 2)])
+def test_long_rows_copied_to_shared_memory_at_once(example, dtype, cols, shifted, persistent, long_split):
+    # `copy_rows`: every tile of a row copied by cp.async before the first is reduced, each
+    # thread's running max and sum over its own rows of the tiles, met once a row; rows
+    # of 290 end inside a tile (and, long_split 2, leave the last tile of 32 empty), rows
+    # of 256 fill four of the five tiles; 7 rows over the interpreter's 3 persistent blocks
+    sm = example("softmax")
+    x = (torch.randn(7, cols) * 4).to(dtype)
+    y = torch.full_like(x, float("nan"))
+    sm.Softmax(sm._TORCH_TO_TILUS[dtype], 64, block_m=1, warps=1, persistent=persistent, staged=False,
+               row_tiles=5, long_rows=True, long_split=long_split, prefetch=False, shifted=shifted,
+               copy_rows=True)(7, cols, 3, x, y)
+    torch.testing.assert_close(y, torch.softmax(x.float(), dim=1).to(dtype), atol=2e-3, rtol=2e-2)
+
+
+@pytest.mark.parametrize("copy_rows", [dict(row_tiles=0), dict(row_tiles=5, prefetch=True),
+                                       dict(row_tiles=2, block_m=2)])
+def test_copy_rows_is_refused_without_one_row_kept_in_shared_memory(example, copy_rows):
+    config = dict(block_m=1, warps=1, persistent=False, staged=False, long_rows=True, long_split=1, prefetch=False)
+    config.update(copy_rows)
+    with pytest.raises(ValueError, match="copy_rows"):
+        example("softmax").Softmax(tilus.float32, 64, copy_rows=True, **config)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
 @pytest.mark.parametrize("cols", [301, 296, 5])
 @pytest.mark.parametrize("persistent,staged", [(False, False), (True, False), (True, True)])
 def test_one_tile_rows_walked_from_their_16_byte_boundary(example, dtype, cols, persistent, staged):
