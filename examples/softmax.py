@@ -313,7 +313,9 @@ class Softmax(UnalignedRows, tilus.Script):
             self.sync()  # tile t landed, whichever thread copied it
             if t * lt < n_size:
                 x = self.load_shared(self.reshape_shared(resident[t], [rows, vector]))
-                part_max, part_sum = self.online_step(x, cols, t * lt, n_size, part_max, part_sum)
+                # (the tile's bound, not its columns, moves: cols + t * lt for every t
+                # would be hoisted out of a persistent kernel's row loop, 7 tiles' worth)
+                part_max, part_sum = self.online_step(x, cols, 0, n_size - t * lt, part_max, part_sum)
         run_max = self.max(part_max, dim=0, keepdim=True)
         run_sum = self.sum(part_sum * self.exp(part_max - run_max), dim=0, keepdim=True)
         return run_max, run_sum
