@@ -177,7 +177,9 @@ class Softmax(UnalignedRows, tilus.Script):
         resident = None
         if self.row_tiles:
             resident = self.shared_tensor(dtype=self.dtype, shape=[self.row_tiles * bn // lt, bm, lt])
-        if self.persistent:
+        if self.copy_rows:
+            self.copied_rows_walk(gx, gy, m_size, n_size, grid, row, resident)
+        elif self.persistent:
             for first in range(row, m_size, grid * bm):
                 self.long_rows_at(gx, gy, cols, m_size, n_size, first, resident)
         else:
@@ -279,8 +281,6 @@ class Softmax(UnalignedRows, tilus.Script):
         bm, lt = self.block_m, self.long_tile
         run_max = self.register_tensor(dtype=float32, shape=[bm, 1], init=float("-inf"))
         run_sum = self.register_tensor(dtype=float32, shape=[bm, 1], init=0.0)
-        if self.copy_rows:
-            return self.first_pass_copied(gx, n_size, row, resident)
         following = self.first_tile(gx, row)
         if self.row_tiles:
             for t in range(cdiv(n_size, lt)):
@@ -293,29 +293,92 @@ class Softmax(UnalignedRows, tilus.Script):
                 run_max, run_sum = self.online_step(x, cols, col, n_size, run_max, run_sum)
         return run_max, run_sum
 
-    def first_pass_copied(self, gx, n_size: int32, row: int32, resident):
-        """first_pass for `copy_rows` (one row a block): every tile's copy to `resident` is
-        issued at once, one cp.async group a tile, and each tile is reduced as it lands.
-        A tile is read as rows of one 16-byte vector ([tile / vector, vector], a thread's
-        own rows), so each thread keeps its own running max and sum and the block
-        reduces them once a row instead of twice a tile."""
+    def copied_rows_walk(self, gx, gy, m_size: int32, n_size: int32, grid: int32, row: int32, resident):
+        """`copy_rows` (one row a block): the copies of all of a row's tiles to `resident`
+        are issued at once (cp.async, one group a tile) and each tile is reduced as it
+        lands (reduce_copied), so that the whole row is in flight rather than one tile.
+        With `persistent`, the next row's tile t is copied as soon as every thread has
+        read this row's tile t for the result: the next row loads while this one is
+        written."""
+        xs, x_row, length, xh, head = self.row_parts(gx, m_size, n_size, row)
+        self.copy_row_tiles(xs, x_row, length, resident)
+        if self.persistent:
+            for first in range(row, m_size, grid):
+                self.copied_row(gx, gy, m_size, n_size, first, first + grid, resident)
+            self.copy_async_wait_all()  # (the groups of the rows past the end: empty)
+        else:
+            self.copied_row(gx, gy, m_size, n_size, row, m_size, resident)
+
+    def copied_row(self, gx, gy, m_size: int32, n_size: int32, row: int32, next_row: int32, resident):
+        """Row `row`, whose copies to `resident` were issued: its max and sum, then the
+        result; with `persistent`, the copies of `next_row` issued tile by tile."""
+        lt = self.long_tile
+        xs, x_row, length, xh, head = self.row_parts(gx, m_size, n_size, row)
+        ys, y_row, length, yh, head = self.row_parts(gy, m_size, n_size, row)
+        run_max, run_sum = self.reduce_copied(length, resident)
+        if self.shifted:  # the head last: its elements may all be masked, which a first step cannot be
+            vector = 128 // self.dtype.nbits
+            head_cols = self.register_tensor(dtype=int32, shape=[1, vector], init=lambda i, j: j)
+            x_head = self.load_global(xh, offsets=[0, 0], shape=[1, vector])
+            run_max, run_sum = self.online_step(x_head, head_cols, 0, head, run_max, run_sum)
+        inv_sum = 1.0 / run_sum
+        next_xs, next_x_row, next_length, next_xh, next_head = self.row_parts(gx, m_size, n_size, next_row)
+        for t in self.resident_tiles:
+            if t * lt < length:
+                y = self.exp(self.load_shared(resident[t]).to(float32) - run_max) * inv_sum
+                if self.persistent:
+                    self.sync()  # every thread read tile t: the next row's may land there
+                    self.copy_tile(next_xs, next_x_row, next_length, t, resident)
+                self.store_global(ys, y.to(self.dtype), offsets=[y_row, t * lt])
+            elif self.persistent:
+                self.copy_tile(next_xs, next_x_row, next_length, t, resident)
+            if self.persistent:
+                self.copy_async_commit_group()
+        if self.shifted:
+            y_head = self.exp(x_head.to(float32) - run_max) * inv_sum
+            self.store_global(yh, y_head.to(self.dtype), offsets=[0, 0])
+
+    def row_parts(self, g, m_size: int32, n_size: int32, row: int32):
+        """(view, row in it, length, head view, head) for row `row` of g: with `shifted`
+        the row from its 16-byte boundary as a view of one row (shifted_views) and the
+        head before it; else g itself. A row past the end has length 0."""
+        if self.shifted:
+            rest, before, head = self.shifted_views(g, m_size, n_size, row)
+            return rest, 0, (n_size - head if row < m_size else 0), before, head
+        return g, row, (n_size if row < m_size else 0), None, 0
+
+    def copy_row_tiles(self, view, row: int32, length: int32, resident):
+        """Issues the copies of a row's tiles to `resident`, one cp.async group a tile
+        (committed whether or not the row reaches the tile: reduce_copied counts them)."""
+        for t in self.resident_tiles:  # (a Python list: unrolled)
+            self.copy_tile(view, row, length, t, resident)
+            self.copy_async_commit_group()
+
+    def copy_tile(self, view, row: int32, length: int32, t: int, resident):
+        """Issues the copy of tile t of a row of `length` elements to resident[t], if the
+        row reaches it."""
+        if t * self.long_tile < length:
+            self.copy_async(src=view, dst=resident[t], offsets=[row, t * self.long_tile])
+
+    def reduce_copied(self, length: int32, resident):
+        """The max and sum of exponentials of a row of `length` elements whose tiles are
+        landing in `resident` (copy_row_tiles), each tile reduced as it lands. A tile is
+        read as rows of one 16-byte vector ([tile / vector, vector]: a thread's own rows),
+        so each thread keeps its own running max and sum and the block reduces them once
+        a row instead of twice a tile."""
         lt, vector = self.long_tile, 128 // self.dtype.nbits
         rows = lt // vector
         cols = self.register_tensor(dtype=int32, shape=[rows, vector], init=lambda i, j: i * vector + j)
         part_max = self.register_tensor(dtype=float32, shape=[rows, 1], init=float("-inf"))
         part_sum = self.register_tensor(dtype=float32, shape=[rows, 1], init=0.0)
-        for t in self.resident_tiles:  # (a Python list: unrolled, each wait's count a constant)
-            if t * lt < n_size:
-                self.copy_async(src=gx, dst=resident[t], offsets=[row, t * lt])
-            self.copy_async_commit_group()
         for t in self.resident_tiles:
             self.copy_async_wait_group(len(self.resident_tiles) - 1 - t)
             self.sync()  # tile t landed, whichever thread copied it
-            if t * lt < n_size:
+            if t * lt < length:
                 x = self.load_shared(self.reshape_shared(resident[t], [rows, vector]))
                 # (the tile's bound, not its columns, moves: cols + t * lt for every t
                 # would be hoisted out of a persistent kernel's row loop, 7 tiles' worth)
-                part_max, part_sum = self.online_step(x, cols, 0, n_size - t * lt, part_max, part_sum)
+                part_max, part_sum = self.online_step(x, cols, 0, length - t * lt, part_max, part_sum)
         run_max = self.max(part_max, dim=0, keepdim=True)
         run_sum = self.sum(part_sum * self.exp(part_max - run_max), dim=0, keepdim=True)
         return run_max, run_sum
