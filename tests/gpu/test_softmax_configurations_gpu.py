@@ -81,12 +81,12 @@ def test_long_rows_from_their_16_byte_boundary_gpu(example, dtype, n):
 def test_long_rows_copied_to_shared_memory_at_once_gpu(example, dtype, n):
     """`copy_rows`: a row's tiles all copied by cp.async, then reduced as they land, each
     thread over its own rows of 16 bytes (aligned rows of 8200 and 50272; shifted ones of
-    9001 and 50257)."""
+    9001 and 50257), kernels of one row or persistent (the next row copied while this one
+    is written)."""
     sm = example("softmax")
-    block_n = 4096 if n < 32768 else 8192
 
     def configs():
-        for warps, persistent, split in itertools.product([8, 16, 32], [False, True], [1, 2]):
+        for block_n, warps, persistent, split in itertools.product([4096, 8192], [8, 16, 32], [False, True], [1, 2]):
             yield dict(block_n=block_n, block_m=1, warps=warps, persistent=persistent, staged=False,
                        row_tiles=(n + block_n - 1) // block_n, long_rows=True, long_split=split, prefetch=False,
                        shifted=n % 16 != 0, copy_rows=True)
