@@ -27,6 +27,11 @@ Memory-bound, so the kernel's job is to read x once and write y once. Each block
   thread at 16 warps for 8192-wide fp16 tiles against 128 for 32768), so several blocks
   can share an SM where one did; with `prefetch` (tuned) the next tile loads while this
   one is reduced, instead of each tile's load, max and sum running one after the other;
+  with `copy_rows` (rows kept in shared memory, one a block) the first pass issues the
+  copies of all of a row's tiles at once (cp.async, one group a tile) and reduces each
+  as it lands, every thread keeping a running max and sum over its own runs of a tile
+  that the block meets once a row (not twice a tile); a persistent kernel copies the
+  next row's tile t as soon as this row's tile t has been read for the result;
 * rows whose length is not a multiple of 16 (a 50257- or 32001-word vocabulary) start at
   a different offset in every 16-byte chunk, so stores at a row's own columns would go
   element by element. With `shifted` (one row a block; the wrapper's default for rows
@@ -363,9 +368,9 @@ class Softmax(UnalignedRows, tilus.Script):
     def reduce_copied(self, length: int32, resident):
         """The max and sum of exponentials of a row of `length` elements whose tiles are
         landing in `resident` (copy_row_tiles), each tile reduced as it lands. A tile is
-        read as rows of one 16-byte vector ([tile / vector, vector]: a thread's own rows),
-        so each thread keeps its own running max and sum and the block reduces them once
-        a row instead of twice a tile."""
+        read as rows of one 16-byte vector ([tile / vector, vector]; layout inference
+        gives each row to one or two threads), so the running max and sum are kept per
+        row of that view, and the block reduces them once a row instead of twice a tile."""
         lt, vector = self.long_tile, 128 // self.dtype.nbits
         rows = lt // vector
         cols = self.register_tensor(dtype=int32, shape=[rows, vector], init=lambda i, j: i * vector + j)

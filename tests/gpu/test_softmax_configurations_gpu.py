@@ -13,7 +13,7 @@ import tilus
 
 pytestmark = pytest.mark.gpu
 
-_TILUS = {torch.float16: tilus.float16, torch.bfloat16: tilus.bfloat16, torch.float32: tilus.float32}
+_TILUS = {torch.float16: tilus.float16, torch.float32: tilus.float32}
 
 
 def _check(sm, make, m, n, dtype):
@@ -72,24 +72,6 @@ def test_long_rows_from_their_16_byte_boundary_gpu(example, dtype, n):
                 tiles = 0 if tiles == 0 else (n + 4095) // 4096
             yield dict(block_n=4096, block_m=1, warps=8, persistent=persistent, staged=False, row_tiles=tiles,
                        long_rows=True, long_split=split, prefetch=prefetch, shifted=True)
-
-    _check(sm, configs, 37, n, dtype)
-
-
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-@pytest.mark.parametrize("n", [9001, 8200, 50257, 50272])
-def test_long_rows_copied_to_shared_memory_at_once_gpu(example, dtype, n):
-    """`copy_rows`: a row's tiles all copied by cp.async, then reduced as they land, each
-    thread over its own rows of 16 bytes (aligned rows of 8200 and 50272; shifted ones of
-    9001 and 50257), kernels of one row or persistent (the next row copied while this one
-    is written)."""
-    sm = example("softmax")
-
-    def configs():
-        for block_n, warps, persistent, split in itertools.product([4096, 8192], [8, 16, 32], [False, True], [1, 2]):
-            yield dict(block_n=block_n, block_m=1, warps=warps, persistent=persistent, staged=False,
-                       row_tiles=(n + block_n - 1) // block_n, long_rows=True, long_split=split, prefetch=False,
-                       shifted=n % 16 != 0, copy_rows=True)
 
     _check(sm, configs, 37, n, dtype)
 

@@ -1,0 +1,47 @@
+"""examples/softmax.py's `copy_rows` at fixed configurations against torch on poisoned
+outputs: long rows kept in shared memory, all of a row's tiles copied by cp.async at once
+(a file of its own: its kernels build in another test process than the other softmax
+configurations')."""
+
+import itertools
+
+import pytest
+import torch
+
+import tilus
+
+pytestmark = pytest.mark.gpu
+
+_TILUS = {torch.float16: tilus.float16, torch.bfloat16: tilus.bfloat16}
+
+
+@pytest.mark.parametrize("dtype,n", [(torch.float16, 9001), (torch.bfloat16, 8200), (torch.float16, 50257),
+                                     (torch.bfloat16, 50257), (torch.float16, 50272)])
+def test_long_rows_copied_to_shared_memory_at_once_gpu(example, dtype, n):
+    """`copy_rows`: a row's tiles all copied by cp.async, then reduced as they land, each
+    thread over its own rows of 16 bytes (aligned rows of 8200 and 50272; shifted ones of
+    9001 and 50257), kernels of one row or persistent (the next row copied while this one
+    is written)."""
+    sm = example("softmax")
+
+    def configs():
+        walks = [(block_n, warps, persistent, 1) for block_n, warps, persistent in
+                 itertools.product([4096, 8192], [8, 32], [False, True])] + [(8192, 32, True, 2)]
+        for block_n, warps, persistent, split in walks:
+            yield dict(block_n=block_n, block_m=1, warps=warps, persistent=persistent, staged=False,
+                       row_tiles=(n + block_n - 1) // block_n, long_rows=True, long_split=split, prefetch=False,
+                       shifted=n % 16 != 0, copy_rows=True)
+
+    _check(sm, configs, 37, n, dtype)
+
+
+def _check(sm, make, m, n, dtype):
+    x = (torch.randn(m, n, device="cuda") * 4).to(dtype)
+    ref = torch.softmax(x.float(), dim=1).to(dtype)
+    ran = 0
+    for config in make():
+        y = torch.full_like(x, float("nan"))
+        sm.Softmax(_TILUS[dtype], **config)(m, n, sm._multiprocessors(x.device), x, y)
+        torch.testing.assert_close(y, ref, atol=2e-2, rtol=2e-2, msg=lambda text: f"{config}: {text}")
+        ran += 1
+    assert ran > 0
