@@ -101,7 +101,7 @@ class Softmax(UnalignedRows, tilus.Script):
         fewer registers, so more blocks share an SM; tuned), with `prefetch` the next tile
         loading while this one is reduced (two tiles in registers; tuned). `row_tiles` > 0:
         such rows, at most `row_tiles` x block_n long, stay in shared memory between the
-        two passes (0: read twice). `copy_rows` (with `row_tiles`; tuned): the first pass
+        two passes (0: read twice). `copy_rows` (one row a block, with `row_tiles`): the first pass
         issues the copies of all of a row's tiles to shared memory at once (cp.async, one
         group a tile) and reduces each as it lands, so that the whole row is in flight
         instead of one tile at a time."""
@@ -374,7 +374,9 @@ class Softmax(UnalignedRows, tilus.Script):
         lt, vector = self.long_tile, 128 // self.dtype.nbits
         rows = lt // vector
         cols = self.register_tensor(dtype=int32, shape=[rows, vector], init=lambda i, j: i * vector + j)
-        part_max = self.register_tensor(dtype=float32, shape=[rows, 1], init=float("-inf"))
+        # (a finite floor, not -inf: a view row that the row does not reach in a tile
+        # rescales by exp(floor - floor) = 1, where -inf - -inf would make it NaN)
+        part_max = self.register_tensor(dtype=float32, shape=[rows, 1], init=-3.0e38)
         part_sum = self.register_tensor(dtype=float32, shape=[rows, 1], init=0.0)
         for t in self.resident_tiles:
             self.copy_async_wait_group(len(self.resident_tiles) - 1 - t)

@@ -93,6 +93,18 @@ def test_long_rows_copied_to_shared_memory_at_once(example, dtype, cols, shifted
     torch.testing.assert_close(y, torch.softmax(x.float(), dim=1).to(dtype), atol=2e-3, rtol=2e-2)
 
 
+@pytest.mark.parametrize("cols", [1, 9, 70])
+def test_copied_rows_shorter_than_a_tile(example, cols):
+    # a kernel for long rows called with rows of less than a tile: most rows of the
+    # [tile / vector, vector] view hold nothing in any tile, and must add nothing (not NaN)
+    sm = example("softmax")
+    x = torch.randn(5, cols) * 4
+    y = torch.full_like(x, float("nan"))
+    sm.Softmax(tilus.float32, 128, block_m=1, warps=1, persistent=True, staged=False, row_tiles=2,
+               long_rows=True, long_split=1, prefetch=False, copy_rows=True)(5, cols, 2, x, y)
+    torch.testing.assert_close(y, torch.softmax(x, dim=1))
+
+
 @pytest.mark.parametrize("copy_rows", [dict(row_tiles=0), dict(row_tiles=5, prefetch=True),
                                        dict(row_tiles=2, block_m=2)])
 def test_copy_rows_is_refused_without_one_row_kept_in_shared_memory(example, copy_rows):
