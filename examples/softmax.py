@@ -456,13 +456,16 @@ def _row_copy_fits(n: int, block_n: int, element_size: int) -> bool:
 
 
 def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
-            persistent: bool = None, staged: bool = None, shifted: bool = None) -> torch.Tensor:
+            persistent: bool = None, staged: bool = None, shifted: bool = None,
+            copy_rows: bool = False) -> torch.Tensor:
     """Row softmax of a contiguous 2-D fp16/bf16/fp32 tensor. The tile width is the row
     length rounded up to a power of two (at most 32768; longer rows loop, over 8192-wide
     tiles where a 16-bit row's copy fits 128 KB of shared memory); `persistent`
     and `staged` fix those choices (default: tuned), `shifted` walks rows not a multiple
     of 16, with tiles of 128 or more, from their 16-byte boundary (default: rows wider
-    than 16384 elements, but float32 rows wider than 32768). `out` must be x's twin
+    than 16384 elements, but float32 rows wider than 32768), `copy_rows` copies rows kept in
+    shared memory there by cp.async, all of a row's tiles at once (Softmax; opt-in: not
+    timed yet, benchmarks/README.md). `out` must be x's twin
     (shape, dtype, device, contiguous); tensors of more than 2^31 - 1 elements run in
     slices of rows."""
     if x.dim() != 2 or not x.is_contiguous() or x.dtype not in _TORCH_TO_TILUS:
@@ -474,7 +477,8 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
         block_n = min(32768, max(32, 1 << (n - 1).bit_length()))
         if n > block_n and x.element_size() == 2 and _row_copy_fits(n, 8192, 2):
             # 16-bit rows longer than a tile whose copy fits shared memory walk 8192-wide
-            # tiles: a 50257-word row's copy is then 112 KB, two blocks an SM, not 128 KB
+            # tiles: a 50257-word row's copy is then 112 KB, not 128 KB (two blocks an SM
+            # at 8 warps or fewer: the reductions' scratch grows with the warps)
             # (H100, tuned: 4096 x 50257 fp16 522 -> 503 us, x 50272 420 -> 350, x 40000
             # 318 -> 240; torch 386 / 402 / 379). Rows read twice (longer) keep 32768.
             block_n = 8192
@@ -492,12 +496,15 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     if shifted is None:
         shifted = n > 16384 and (n <= 32768 or x.element_size() == 2)
     shifted = bool(shifted) and n % 16 != 0 and block_n >= 128  # (a tile of one row for 4 warps at least)
-    key = (x.dtype, block_n, persistent, staged, row_tiles, long_rows, shifted)
+    copy_rows = bool(copy_rows) and row_tiles > 0
+    key = (x.dtype, block_n, persistent, staged, row_tiles, long_rows, shifted, copy_rows)
     if key not in _SCRIPTS:
         fixed = {name: value for name, value in (("persistent", persistent), ("staged", staged))
                  if value is not None}
-        if shifted:
+        if shifted or copy_rows:
             fixed["block_m"] = 1
+        if copy_rows:
+            fixed.update(prefetch=False, copy_rows=True)
         _SCRIPTS[key] = Softmax(_TORCH_TO_TILUS[x.dtype], block_n, row_tiles=row_tiles, long_rows=long_rows,
                                 shifted=shifted, **fixed)
     for rows, (x_part, out_part) in row_slices(x, out):

@@ -93,6 +93,27 @@ def test_long_rows_copied_to_shared_memory_at_once(example, dtype, cols, shifted
     torch.testing.assert_close(y, torch.softmax(x.float(), dim=1).to(dtype), atol=2e-3, rtol=2e-2)
 
 
+def test_the_wrapper_copies_rows_kept_in_shared_memory_when_asked(example, monkeypatch):
+    # softmax(copy_rows=True) builds one row a block, without prefetch, where rows are kept
+    # in shared memory (longer than a tile, and fitting 128 KB), and ignores it elsewhere
+    sm = example("softmax")
+    made = []
+    real = sm.Softmax
+
+    def record(*args, **kwargs):
+        made.append({k: kwargs.get(k) for k in ("row_tiles", "copy_rows", "block_m", "prefetch")})
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sm, "Softmax", record)
+    monkeypatch.setattr(sm, "_SCRIPTS", {})
+    for n, dtype in ((300, torch.float16), (301, torch.bfloat16), (100, torch.float32)):
+        x = (torch.randn(5, n) * 4).to(dtype)
+        torch.testing.assert_close(sm.softmax(x, block_n=128, copy_rows=True).float(), torch.softmax(x.float(), 1),
+                                   atol=2e-3, rtol=2e-2)
+    assert made == [dict(row_tiles=3, copy_rows=True, block_m=1, prefetch=False)] * 2 + [
+        dict(row_tiles=0, copy_rows=None, block_m=None, prefetch=None)]
+
+
 @pytest.mark.parametrize("cols", [1, 9, 70])
 def test_copied_rows_shorter_than_a_tile(example, cols):
     # a kernel for long rows called with rows of less than a tile: most rows of the
