@@ -8,20 +8,18 @@ import itertools
 import pytest
 import torch
 
-import tilus
+from tests.gpu.test_softmax_configurations_gpu import _check
 
 pytestmark = pytest.mark.gpu
-
-_TILUS = {torch.float16: tilus.float16, torch.bfloat16: tilus.bfloat16}
 
 
 @pytest.mark.parametrize("dtype,n", [(torch.float16, 9001), (torch.bfloat16, 8200), (torch.float16, 50257),
                                      (torch.bfloat16, 50257), (torch.float16, 50272)])
 def test_long_rows_copied_to_shared_memory_at_once_gpu(example, dtype, n):
-    """`copy_rows`: a row's tiles all copied by cp.async, then reduced as they land, each
-    thread over its own rows of 16 bytes (aligned rows of 8200 and 50272; shifted ones of
-    9001 and 50257), kernels of one row or persistent (the next row copied while this one
-    is written)."""
+    """`copy_rows`: a row's tiles all copied by cp.async, then reduced as they land, per
+    row of a [tile / 8, 8] view (aligned rows of 8200 and 50272; shifted ones of 9001 and
+    50257), kernels of one row or persistent (the next row copied while this one is
+    written); every configuration must build (none refused)."""
     sm = example("softmax")
 
     def configs():
@@ -32,16 +30,4 @@ def test_long_rows_copied_to_shared_memory_at_once_gpu(example, dtype, n):
                        row_tiles=(n + block_n - 1) // block_n, long_rows=True, long_split=split, prefetch=False,
                        shifted=n % 16 != 0, copy_rows=True)
 
-    _check(sm, configs, 37, n, dtype)
-
-
-def _check(sm, make, m, n, dtype):
-    x = (torch.randn(m, n, device="cuda") * 4).to(dtype)
-    ref = torch.softmax(x.float(), dim=1).to(dtype)
-    ran = 0
-    for config in make():
-        y = torch.full_like(x, float("nan"))
-        sm.Softmax(_TILUS[dtype], **config)(m, n, sm._multiprocessors(x.device), x, y)
-        torch.testing.assert_close(y, ref, atol=2e-2, rtol=2e-2, msg=lambda text: f"{config}: {text}")
-        ran += 1
-    assert ran > 0
+    _check(sm, configs, 37, n, dtype, skip_refused=False)
