@@ -210,12 +210,23 @@ class Softmax(UnalignedRows, tilus.Script):
         xs, xh, head = self.shifted_views(gx, m_size, n_size, row)
         ys, yh, head = self.shifted_views(gy, m_size, n_size, row)
         run_max, run_sum = self.first_pass(xs, cols, n_size - head, 0, resident)
-        # the head last: its elements may all be masked, which a first step cannot be
-        head_cols = self.register_tensor(dtype=int32, shape=[1, 128 // self.dtype.nbits], init=lambda i, j: j)
-        x_head = self.load_global(xh, offsets=[0, 0], shape=[1, 128 // self.dtype.nbits])
-        run_max, run_sum = self.online_step(x_head, head_cols, 0, head, run_max, run_sum)
+        x_head, run_max, run_sum = self.head_step(xh, head, run_max, run_sum)
         inv_sum = 1.0 / run_sum
         self.second_pass(xs, ys, n_size - head, 0, resident, run_max, inv_sum)
+        self.store_head(yh, x_head, run_max, inv_sum)
+
+    def head_step(self, xh, head: int32, run_max, run_sum):
+        """A shifted row's head (`head` elements at xh, fewer than a vector) loaded and
+        folded into the running max and sum, last: its elements may all be masked, which
+        a first step cannot be. Returns the head too, for store_head."""
+        vector = 128 // self.dtype.nbits
+        head_cols = self.register_tensor(dtype=int32, shape=[1, vector], init=lambda i, j: j)
+        x_head = self.load_global(xh, offsets=[0, 0], shape=[1, vector])
+        run_max, run_sum = self.online_step(x_head, head_cols, 0, head, run_max, run_sum)
+        return x_head, run_max, run_sum
+
+    def store_head(self, yh, x_head, run_max, inv_sum):
+        """Writes the result of a shifted row's head (head_step) to yh."""
         y_head = self.exp(x_head.to(float32) - run_max) * inv_sum
         self.store_global(yh, y_head.to(self.dtype), offsets=[0, 0])
 
@@ -321,11 +332,8 @@ class Softmax(UnalignedRows, tilus.Script):
         xs, x_row, length, xh, head = self.row_parts(gx, m_size, n_size, row)
         ys, y_row, length, yh, head = self.row_parts(gy, m_size, n_size, row)
         run_max, run_sum = self.reduce_copied(length, resident)
-        if self.shifted:  # the head last: its elements may all be masked, which a first step cannot be
-            vector = 128 // self.dtype.nbits
-            head_cols = self.register_tensor(dtype=int32, shape=[1, vector], init=lambda i, j: j)
-            x_head = self.load_global(xh, offsets=[0, 0], shape=[1, vector])
-            run_max, run_sum = self.online_step(x_head, head_cols, 0, head, run_max, run_sum)
+        if self.shifted:
+            x_head, run_max, run_sum = self.head_step(xh, head, run_max, run_sum)
         inv_sum = 1.0 / run_sum
         next_xs, next_x_row, next_length, next_xh, next_head = self.row_parts(gx, m_size, n_size, next_row)
         for t in self.resident_tiles:
@@ -340,8 +348,7 @@ class Softmax(UnalignedRows, tilus.Script):
             if self.persistent:
                 self.copy_async_commit_group()
         if self.shifted:
-            y_head = self.exp(x_head.to(float32) - run_max) * inv_sum
-            self.store_global(yh, y_head.to(self.dtype), offsets=[0, 0])
+            self.store_head(yh, x_head, run_max, inv_sum)
 
     def row_parts(self, g, m_size: int32, n_size: int32, row: int32):
         """(view, row in it, length, head view, head) for row `row` of g: with `shifted`
