@@ -3,11 +3,11 @@
 Memory-bound, so the kernel's job is to read x once and write y once. Each block owns
 `block_m` rows and holds a `block_m x block_n` tile of them in registers:
 
-* a row that fits one tile (n <= block_n, the case the wrapper below arranges) is loaded
-  once, reduced (row max, then the sum of exponentials) and written from registers. The
-  tile stays in the input dtype (half the registers of float32 for 16-bit inputs; its max
-  is exact in any dtype) and, for 16-bit inputs, the exponentials are computed again for
-  the output rather than kept;
+* a row that fits one tile (n <= block_n: the wrapper's choice for rows of up to 4096
+  elements, float32 8192) is loaded once, reduced (row max, then the sum of
+  exponentials) and written from registers. The tile stays in the input dtype (half the
+  registers of float32 for 16-bit inputs; its max is exact in any dtype) and, for 16-bit
+  inputs, the exponentials are computed again for the output rather than kept;
 * with `persistent`, one block per SM walks the rows (`row`, `row + grid * block_m`, ...)
   and issues the load of its next rows before the math of these: a row of 32768 halves
   fills the registers of a whole SM, so the one-block-per-row kernel left the SM's memory
@@ -27,11 +27,14 @@ Memory-bound, so the kernel's job is to read x once and write y once. Each block
   thread at 16 warps for 8192-wide fp16 tiles against 128 for 32768), so several blocks
   can share an SM where one did; with `prefetch` (tuned) the next tile loads while this
   one is reduced, instead of each tile's load, max and sum running one after the other;
-  with `copy_rows` (rows kept in shared memory, one a block) the first pass issues the
-  copies of all of a row's tiles at once (cp.async, one group a tile) and reduces each
-  as it lands, every thread keeping a running max and sum over its own runs of a tile
-  that the block meets once a row (not twice a tile); a persistent kernel copies the
-  next row's tile t as soon as this row's tile t has been read for the result;
+  with `copy_rows` (rows kept in shared memory, one a block; the wrapper's default for
+  rows longer than 4096 that fit 128 KB) the first pass issues the copies of all of a
+  row's tiles at once (cp.async, one group a tile) and reduces each as it lands, every
+  thread keeping a running max and sum over its own runs of a tile that the block meets
+  once a row (not twice a tile): the whole row is in flight, where the walk had one
+  tile at a time (H100, 4096 x 50257 fp16: 459 -> 294 us, torch 382, a copy 275); a
+  persistent kernel copies the next row's tile t as soon as this row's tile t has been
+  read for the result;
 * rows whose length is not a multiple of 16 (a 50257- or 32001-word vocabulary) start at
   a different offset in every 16-byte chunk, so stores at a row's own columns would go
   element by element. With `shifted` (one row a block; the wrapper's default for rows
@@ -456,6 +459,21 @@ _TORCH_TO_TILUS = {torch.float16: float16, torch.bfloat16: bfloat16, torch.float
 _SCRIPTS = {}
 
 
+# The tile width of copied rows (`copy_rows`): narrower tiles leave less of a row's last
+# tile empty (a 50257-word fp16 row takes 13 tiles, 104 KB: two 16-warp blocks an SM,
+# where 8192-wide tiles' 112 KB leave one). H100, 4096 x 50257 fp16, tuned: 2048 318 us,
+# 4096 294, 8192 310; x 20001: 119 / 119 / 127 (benchmarks/README.md).
+COPIED_TILE = 4096
+
+
+def _copies_rows(n: int, element_size: int) -> bool:
+    """Whether the wrapper copies rows of n elements by default (`copy_rows`): rows longer
+    than a COPIED_TILE tile whose copy fits shared memory, but float32 rows of 8192 or
+    fewer elements (one-tile kernels are as fast there: 4096 x 8191 fp32 95 us against 96;
+    16-bit rows of 8191 57.5 -> 53 us, H100)."""
+    return n > COPIED_TILE and _row_copy_fits(n, COPIED_TILE, element_size) and (element_size == 2 or n > 8192)
+
+
 def _row_copy_fits(n: int, block_n: int, element_size: int) -> bool:
     """Whether a row of n elements, in whole tiles of block_n, fits the shared memory a
     block may keep rows in (SHARED_ROW_BYTES)."""
@@ -464,28 +482,33 @@ def _row_copy_fits(n: int, block_n: int, element_size: int) -> bool:
 
 def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
             persistent: bool = None, staged: bool = None, shifted: bool = None,
-            copy_rows: bool = False) -> torch.Tensor:
-    """Row softmax of a contiguous 2-D fp16/bf16/fp32 tensor. The tile width is the row
-    length rounded up to a power of two (at most 32768; longer rows loop, over 8192-wide
-    tiles where a 16-bit row's copy fits 128 KB of shared memory); `persistent`
-    and `staged` fix those choices (default: tuned), `shifted` walks rows not a multiple
-    of 16, with tiles of 128 or more, from their 16-byte boundary (default: rows wider
-    than 16384 elements, but float32 rows wider than 32768), `copy_rows` copies rows kept in
-    shared memory there by cp.async, all of a row's tiles at once (Softmax; opt-in: not
-    timed yet, benchmarks/README.md). `out` must be x's twin
-    (shape, dtype, device, contiguous); tensors of more than 2^31 - 1 elements run in
-    slices of rows."""
+            copy_rows: bool = None) -> torch.Tensor:
+    """Row softmax of a contiguous 2-D fp16/bf16/fp32 tensor. Rows that fit 128 KB of
+    shared memory and are longer than COPIED_TILE (16-bit rows of 4097 to 65536 elements,
+    float32 rows of 8193 to 32768) are copied there by cp.async, all of a row's tiles
+    at once (`copy_rows`, one row a block, over COPIED_TILE-wide tiles; copy_rows=False
+    turns it off); other rows take a tile of the row length rounded up to a power of two
+    (at most 32768; longer rows loop, over 8192-wide tiles where a 16-bit row's copy fits
+    shared memory, and are otherwise read twice). `block_n` fixes the tile width (then
+    rows are copied only with copy_rows=True, where they are kept in shared memory);
+    `persistent` and `staged` fix those choices (default: tuned), `shifted` walks rows not
+    a multiple of 16, with tiles of 128 or more, from their 16-byte boundary (default:
+    copied rows, and rows wider than 16384 elements but float32 rows wider than 32768).
+    `out` must be x's twin (shape, dtype, device, contiguous); tensors of more than
+    2^31 - 1 elements run in slices of rows."""
     if x.dim() != 2 or not x.is_contiguous() or x.dtype not in _TORCH_TO_TILUS:
         raise ValueError("softmax: x must be a contiguous 2-D float16/bfloat16/float32 tensor")
     m, n = x.shape
     out = torch.empty_like(x) if out is None else out
     check_tensor(out, "out", x.shape, x.dtype, x.device, "softmax")
+    if block_n is None and copy_rows is not False and _copies_rows(n, x.element_size()):
+        block_n, copy_rows = COPIED_TILE, True
     if block_n is None:
         block_n = min(32768, max(32, 1 << (n - 1).bit_length()))
         if n > block_n and x.element_size() == 2 and _row_copy_fits(n, 8192, 2):
-            # 16-bit rows longer than a tile whose copy fits shared memory walk 8192-wide
-            # tiles: a 50257-word row's copy is then 112 KB, not 128 KB (two blocks an SM
-            # at 8 warps or fewer: the reductions' scratch grows with the warps)
+            # (copy_rows=False) 16-bit rows longer than a tile whose copy fits shared memory
+            # walk 8192-wide tiles: a 50257-word row's copy is then 112 KB, not 128 KB (two
+            # blocks an SM at 8 warps or fewer: the reductions' scratch grows with the warps)
             # (H100, tuned: 4096 x 50257 fp16 522 -> 503 us, x 50272 420 -> 350, x 40000
             # 318 -> 240; torch 386 / 402 / 379). Rows read twice (longer) keep 32768.
             block_n = 8192
@@ -494,16 +517,17 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     row_tiles = cdiv(n, block_n) if long_rows and _row_copy_fits(n, block_n, x.element_size()) else 0
     if long_rows and staged:
         staged = False  # (staging is for rows of one tile)
+    copy_rows = bool(copy_rows) and row_tiles > 0
     # rows that are not 16-byte aligned (the kernels' aligned build wants multiples of 16
     # elements) may walk each row from its first 16-byte boundary: vector stores, not
     # single elements, but one row a block. By default where that wins (H100, tuned,
-    # benchmarks/README.md): rows wider than 16384, but float32 rows read twice (4096 x
-    # 20001 fp16 241 -> 178 us, x 50257 505 -> 463; 4096 x 8191 fp32 96 both, 16001 186 ->
-    # 195, 50257 696 -> 718; narrower 16-bit rows lose their rows a block: 8191 106 -> 129)
+    # benchmarks/README.md): copied rows (one a block anyway), and rows wider than 16384
+    # but float32 rows read twice (4096 x 20001 fp16 241 -> 178 us, x 50257 505 -> 463;
+    # 4096 x 8191 fp32 96 both, 16001 186 -> 195, 50257 696 -> 718; narrower 16-bit rows
+    # lose their rows a block: 8191 106 -> 129)
     if shifted is None:
-        shifted = n > 16384 and (n <= 32768 or x.element_size() == 2)
+        shifted = copy_rows or (n > 16384 and (n <= 32768 or x.element_size() == 2))
     shifted = bool(shifted) and n % 16 != 0 and block_n >= 128  # (a tile of one row for 4 warps at least)
-    copy_rows = bool(copy_rows) and row_tiles > 0
     key = (x.dtype, block_n, persistent, staged, row_tiles, long_rows, shifted, copy_rows)
     if key not in _SCRIPTS:
         fixed = {name: value for name, value in (("persistent", persistent), ("staged", staged))

@@ -203,8 +203,10 @@ def test_softmax_walks_unaligned_one_tile_rows_from_their_boundary_in_vectors(ex
 
 def test_softmax_walks_unaligned_rows_wider_than_16384_shifted_by_default(example, monkeypatch):
     """The wrapper's default (timed on the H100, benchmarks/README.md): rows not a multiple
-    of 16 and wider than 16384 take the shifted walk, but float32 rows wider than 32768
-    (read twice) and every narrower row keep the aligned walk's rows a block."""
+    of 16 take the shifted walk where they are copied to shared memory (`copy_rows`: longer
+    than 4096, float32 8192, and fitting 128 KB) or wider than 16384, but float32 rows
+    wider than 32768 (read twice) and, with copy_rows=False, rows of 16384 or fewer keep
+    the aligned walk's rows a block."""
     sm = example("softmax")
     made = []
     real = sm.Softmax
@@ -215,15 +217,20 @@ def test_softmax_walks_unaligned_rows_wider_than_16384_shifted_by_default(exampl
 
     monkeypatch.setattr(sm, "Softmax", record)
     monkeypatch.setattr(sm, "_SCRIPTS", {})
-    x = torch.randn(2, 20001)  # (run: float32 rows of one 32768-wide tile, shifted)
+    x = torch.randn(2, 20001)  # (run: float32 rows copied over 4096-wide tiles, shifted)
     torch.testing.assert_close(sm.softmax(x), torch.softmax(x, dim=1))
-    assert made == [(32768, True)]
-    expected = {(torch.float32, 16001): False, (torch.float32, 40001): False, (torch.float16, 40001): True,
-                (torch.bfloat16, 131071): True, (torch.float16, 16001): False, (torch.float16, 20000): False,
-                (torch.float16, 8191): False}
-    for (dtype, n), shifted in expected.items():
+    x = torch.randn(2, 16001)  # (run: float32 rows of one 16384-wide tile, not copied nor shifted)
+    torch.testing.assert_close(sm.softmax(x, copy_rows=False), torch.softmax(x, dim=1))
+    assert made == [(4096, True), (16384, False)]
+    expected = {(torch.float32, 16001, None): True, (torch.float32, 40001, None): False,
+                (torch.float16, 40001, None): True, (torch.bfloat16, 131071, None): True,
+                (torch.float16, 16001, None): True, (torch.float16, 20000, None): False,
+                (torch.float16, 8191, None): True, (torch.float32, 8191, None): False,
+                (torch.float16, 16001, False): False, (torch.float16, 8191, False): False,
+                (torch.float16, 20001, False): True}
+    for (dtype, n, copy_rows), shifted in expected.items():
         made.clear()
         monkeypatch.setattr(sm, "_SCRIPTS", {})
         monkeypatch.setattr(sm, "Softmax", lambda *args, **kwargs: made.append(kwargs["shifted"]) or (lambda *a: None))
-        sm.softmax(torch.empty(1, n, dtype=dtype))
-        assert made == [shifted], (dtype, n)
+        sm.softmax(torch.empty(1, n, dtype=dtype), copy_rows=copy_rows)
+        assert made == [shifted], (dtype, n, copy_rows)

@@ -14,9 +14,11 @@ def _tol(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("m,n,block_n", [(1823, 781, None), (3, 1, None), (64, 4097, None),
+# (the wrapper copies rows of 4097 to 65536 16-bit elements, 8193 to 32768 float32, to
+# shared memory: 8191 and 50257 shifted, 65536 in 16 tiles, 128 KB)
+@pytest.mark.parametrize("m,n,block_n", [(1823, 781, None), (3, 1, None), (64, 4097, None), (9, 8191, None),
                                          (7, 20000, None), (37, 3000, 1024), (5, 32768, None),
-                                         (1000, 32768, None), (300, 50257, None)])
+                                         (1000, 32768, None), (300, 50257, None), (11, 65536, None)])
 @pytest.mark.parametrize("persistent,staged", [(False, False), (True, False), (True, True)])
 def test_softmax_gpu(example, dtype, m, n, block_n, persistent, staged):
     sm = example("softmax")

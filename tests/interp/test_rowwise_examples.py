@@ -93,25 +93,52 @@ def test_long_rows_copied_to_shared_memory_at_once(example, dtype, cols, shifted
     torch.testing.assert_close(y, torch.softmax(x.float(), dim=1).to(dtype), atol=2e-3, rtol=2e-2)
 
 
-def test_the_wrapper_copies_rows_kept_in_shared_memory_when_asked(example, monkeypatch):
-    # softmax(copy_rows=True) builds one row a block, without prefetch, where rows are kept
-    # in shared memory (longer than a tile, and fitting 128 KB), and ignores it elsewhere
-    sm = example("softmax")
+def _record_scripts(sm, monkeypatch):
+    """The (block_n, row_tiles, copy_rows, shifted, block_m, prefetch) of every Softmax the
+    wrapper builds from now on."""
     made = []
     real = sm.Softmax
 
-    def record(*args, **kwargs):
-        made.append({k: kwargs.get(k) for k in ("row_tiles", "copy_rows", "block_m", "prefetch")})
-        return real(*args, **kwargs)
+    def record(dtype, block_n, **kwargs):
+        made.append((block_n, *(kwargs.get(k) for k in ("row_tiles", "copy_rows", "shifted", "block_m", "prefetch"))))
+        return real(dtype, block_n, **kwargs)
 
     monkeypatch.setattr(sm, "Softmax", record)
     monkeypatch.setattr(sm, "_SCRIPTS", {})
+    return made
+
+
+def test_the_wrapper_copies_rows_kept_in_shared_memory_when_asked(example, monkeypatch):
+    # softmax(copy_rows=True) with a given tile builds one row a block, without prefetch,
+    # where rows are kept in shared memory (longer than a tile, and fitting 128 KB), and
+    # ignores it elsewhere (shifted: rows of 300 and 301 are not 16-byte aligned)
+    sm = example("softmax")
+    made = _record_scripts(sm, monkeypatch)
     for n, dtype in ((300, torch.float16), (301, torch.bfloat16), (100, torch.float32)):
         x = (torch.randn(5, n) * 4).to(dtype)
         torch.testing.assert_close(sm.softmax(x, block_n=128, copy_rows=True).float(), torch.softmax(x.float(), 1),
                                    atol=2e-3, rtol=2e-2)
-    assert made == [dict(row_tiles=3, copy_rows=True, block_m=1, prefetch=False)] * 2 + [
-        dict(row_tiles=0, copy_rows=None, block_m=None, prefetch=None)]
+    assert made == [(128, 3, True, True, 1, False)] * 2 + [(128, 0, None, False, None, None)]
+
+
+def test_the_wrapper_copies_long_rows_by_default(example, monkeypatch):
+    # rows longer than COPIED_TILE that fit 128 KB of shared memory are copied over
+    # 4096-wide tiles (shifted where not 16-byte aligned), but float32 rows of 8192 or
+    # fewer, rows of one tile, rows too long to keep, and copy_rows=False are not
+    sm = example("softmax")
+    made = _record_scripts(sm, monkeypatch)
+    for n, dtype, copy_rows in ((4112, torch.float16, None), (4097, torch.bfloat16, None), (5000, torch.float32, None),
+                                (8200, torch.float32, None), (4100, torch.float16, False), (4096, torch.float16, None)):
+        x = (torch.randn(2, n) * 4).to(dtype)
+        y = torch.full_like(x, float("nan"))
+        sm.softmax(x, y, copy_rows=copy_rows)
+        torch.testing.assert_close(y.float(), torch.softmax(x.float(), 1), atol=2e-3, rtol=2e-2)
+    assert made == [(4096, 2, True, False, 1, False), (4096, 2, True, True, 1, False),
+                    (8192, 0, None, False, None, None), (4096, 3, True, True, 1, False),
+                    (8192, 0, None, False, None, None), (4096, 0, None, False, None, None)]
+    # (not run: a 65537-element 16-bit row takes 17 tiles, more than 128 KB)
+    assert sm._copies_rows(65536, 2) and not sm._copies_rows(65537, 2)
+    assert sm._copies_rows(32768, 4) and not sm._copies_rows(32769, 4)
 
 
 @pytest.mark.parametrize("cols", [1, 9, 70])
