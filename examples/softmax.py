@@ -98,7 +98,7 @@ class UnalignedRows:
 class Softmax(UnalignedRows, tilus.Script):
     def __init__(self, dtype, block_n: int, block_m: int, warps: int, persistent: bool = False,
                  staged: bool = False, row_tiles: int = 0, long_rows: bool = False, long_split: int = 1,
-                 prefetch: bool = False, shifted: bool = False, copy_rows: bool = False):
+                 prefetch: bool = False, shifted: bool = False, copy_rows: bool = False, streamed: bool = False):
         """`long_rows`: the calls' rows are longer than `block_n` (the wrapper knows). Their
         path walks a row in tiles of block_n / `long_split` columns (narrower tiles take
         fewer registers, so more blocks share an SM; tuned), with `prefetch` the next tile
@@ -107,7 +107,10 @@ class Softmax(UnalignedRows, tilus.Script):
         two passes (0: read twice). `copy_rows` (one row a block, with `row_tiles`): the first pass
         issues the copies of all of a row's tiles to shared memory at once (cp.async, one
         group a tile) and reduces each as it lands, so that the whole row is in flight
-        instead of one tile at a time."""
+        instead of one tile at a time. `streamed` (with copy_rows, one row a block, not
+        persistent): rows of any length pass through a ring of `row_tiles` tiles, which
+        may be shorter than the row (streamed_row); the last row_tiles tiles stay there
+        for the second pass, the others are read again."""
         super().__init__()
         # at most 64 elements a thread (a 32768-wide row over 16 or 32 warps); a kernel for
         # long rows holds only tiles of block_n / long_split (it has no one-tile path)
@@ -123,14 +126,16 @@ class Softmax(UnalignedRows, tilus.Script):
         if copy_rows and (not row_tiles or prefetch or block_m != 1 or block_n // long_split % (128 // dtype.nbits)):
             raise ValueError("copy_rows: one row a block kept in shared memory (row_tiles), loaded by cp.async "
                              "(no prefetch)")
+        if streamed and (not copy_rows or persistent or row_tiles * long_split < 2):  # (the ring's tiles)
+            raise ValueError("streamed: copy_rows over a ring of two tiles or more, not persistent")
         if shifted and block_m != 1:
             raise ValueError("shifted: one row a block (block_m 1)")
-        if row_tiles * block_m * block_n * dtype.nbits // 8 > SHARED_ROW_BYTES:
+        if not streamed and row_tiles * block_m * block_n * dtype.nbits // 8 > SHARED_ROW_BYTES:
             raise ValueError("row_tiles: the rows kept in shared memory take more than 128 KB")
         self.dtype, self.block_n, self.block_m, self.warps = dtype, block_n, block_m, warps
         self.persistent, self.staged, self.row_tiles, self.long_rows = persistent, staged, row_tiles, long_rows
         self.long_tile = block_n // long_split  # the long-row paths' tile width
-        self.prefetch, self.shifted, self.copy_rows = prefetch, shifted, copy_rows
+        self.prefetch, self.shifted, self.copy_rows, self.streamed = prefetch, shifted, copy_rows, streamed
         self.resident_tiles = list(range(row_tiles * block_n // self.long_tile))  # (tiles of a kept row)
 
     def __call__(self, m_size: int32, n_size: int32, grid: int32, x_ptr: tilus.void_p, y_ptr: tilus.void_p):
@@ -185,7 +190,9 @@ class Softmax(UnalignedRows, tilus.Script):
         resident = None
         if self.row_tiles:
             resident = self.shared_tensor(dtype=self.dtype, shape=[self.row_tiles * bn // lt, bm, lt])
-        if self.copy_rows:
+        if self.streamed:
+            self.streamed_row(gx, gy, m_size, n_size, row, resident)
+        elif self.copy_rows:
             self.copied_rows_walk(gx, gy, m_size, n_size, grid, row, resident)
         elif self.persistent:
             for first in range(row, m_size, grid * bm):
@@ -377,28 +384,94 @@ class Softmax(UnalignedRows, tilus.Script):
 
     def reduce_copied(self, length: int32, resident):
         """The max and sum of exponentials of a row of `length` elements whose tiles are
-        landing in `resident` (copy_row_tiles), each tile reduced as it lands. A tile is
-        read as rows of one 16-byte vector ([tile / vector, vector]; layout inference
-        gives each row to one or two threads), so the running max and sum are kept per
-        row of that view, and the block reduces them once a row instead of twice a tile."""
-        lt, vector = self.long_tile, 128 // self.dtype.nbits
-        rows = lt // vector
+        landing in `resident` (copy_row_tiles), each tile reduced as it lands."""
+        cols, part_max, part_sum = self.view_partials()
+        for t in self.resident_tiles:
+            self.copy_async_wait_group(len(self.resident_tiles) - 1 - t)
+            self.sync()  # tile t landed, whichever thread copied it
+            if t * self.long_tile < length:
+                part_max, part_sum = self.fold_tile(resident[t], cols, length - t * self.long_tile,
+                                                    part_max, part_sum)
+        return self.combine_partials(part_max, part_sum)
+
+    def view_partials(self):
+        """The column indices of a tile read as rows of one 16-byte vector ([tile / vector,
+        vector]; layout inference gives each row to one or two threads), and a running max
+        and sum for each row of that view: kept per view row, they need the block only
+        once a row (combine_partials), not twice a tile."""
+        vector = 128 // self.dtype.nbits
+        rows = self.long_tile // vector
         cols = self.register_tensor(dtype=int32, shape=[rows, vector], init=lambda i, j: i * vector + j)
         # (a finite floor, not -inf: a view row that the row does not reach in a tile
         # rescales by exp(floor - floor) = 1, where -inf - -inf would make it NaN)
         part_max = self.register_tensor(dtype=float32, shape=[rows, 1], init=-3.0e38)
         part_sum = self.register_tensor(dtype=float32, shape=[rows, 1], init=0.0)
-        for t in self.resident_tiles:
-            self.copy_async_wait_group(len(self.resident_tiles) - 1 - t)
-            self.sync()  # tile t landed, whichever thread copied it
-            if t * lt < length:
-                x = self.load_shared(self.reshape_shared(resident[t], [rows, vector]))
-                # (the tile's bound, not its columns, moves: cols + t * lt for every t
-                # would be hoisted out of a persistent kernel's row loop, 7 tiles' worth)
-                part_max, part_sum = self.online_step(x, cols, 0, length - t * lt, part_max, part_sum)
+        return cols, part_max, part_sum
+
+    def fold_tile(self, tile, cols, bound: int32, part_max, part_sum):
+        """The view rows' running max and sum after the tile landed in shared memory
+        (`tile`, [1, tile]), of which the first `bound` elements belong to the row.
+        (The bound, not the columns, moves from tile to tile: cols + t * tile for every t
+        would be hoisted out of a persistent kernel's row loop, 7 tiles' worth.)"""
+        vector = 128 // self.dtype.nbits
+        x = self.load_shared(self.reshape_shared(tile, [self.long_tile // vector, vector]))
+        return self.online_step(x, cols, 0, bound, part_max, part_sum)
+
+    def combine_partials(self, part_max, part_sum):
+        """The row's max and sum of exponentials from the view rows' (view_partials)."""
         run_max = self.max(part_max, dim=0, keepdim=True)
         run_sum = self.sum(part_sum * self.exp(part_max - run_max), dim=0, keepdim=True)
         return run_max, run_sum
+
+    def streamed_row(self, gx, gy, m_size: int32, n_size: int32, row: int32, ring):
+        """`streamed` (one row a block): row `row`, of any length, through a ring of R
+        tiles in shared memory. The first pass keeps R - 1 tile copies in flight (tile t
+        lands in slot t % R; the slot of tile t - 1 is refilled once every thread has
+        passed the barrier of tile t: one barrier a tile). The ring then holds the row's
+        last R tiles; the second pass writes them first and meanwhile refills each freed
+        slot with one of the tiles before them, read again from global memory. A row of
+        n elements thus reads n + max(0, n - R tiles) elements, all of it R - 1 tiles
+        ahead, where the walk read 2n one tile at a time."""
+        lt, slots = self.long_tile, len(self.resident_tiles)
+        xs, x_row, length, xh, head = self.row_parts(gx, m_size, n_size, row)
+        ys, y_row, length, yh, head = self.row_parts(gy, m_size, n_size, row)
+        tiles = (length + lt - 1) // lt
+        for t in self.resident_tiles[:-1]:  # (a Python list: unrolled)
+            self.copy_tile(xs, x_row, length, t, ring)
+            self.copy_async_commit_group()
+        cols, part_max, part_sum = self.view_partials()
+        for t in range(tiles):
+            self.copy_async_wait_group(slots - 2)
+            self.sync()  # tile t landed, and every thread is done with tile t - 1's slot
+            part_max, part_sum = self.fold_tile(ring[t % slots], cols, length - t * lt, part_max, part_sum)
+            refill = t + slots - 1
+            if refill < tiles:
+                self.copy_async(src=xs, dst=ring[refill % slots], offsets=[x_row, refill * lt])
+            self.copy_async_commit_group()
+        run_max, run_sum = self.combine_partials(part_max, part_sum)
+        if self.shifted:
+            x_head, run_max, run_sum = self.head_step(xh, head, run_max, run_sum)
+        inv_sum = 1.0 / run_sum
+        # item j of the second pass: tile kept_from + j from slot (kept_from + j) % R for
+        # j < R (the kept tiles), else tile j - R, copied into that slot at item j - R + 1
+        kept_from: int32 = 0
+        if tiles > slots:
+            kept_from = tiles - slots
+        for j in range(tiles):
+            self.copy_async_wait_group(slots - 2)
+            self.sync()  # item j's tile landed, and item j - 1's slot is free
+            tile = j - slots
+            if j < slots:
+                tile = kept_from + j
+            y = self.exp(self.load_shared(ring[(kept_from + j) % slots]).to(float32) - run_max) * inv_sum
+            again = j - 1  # (the tile of item j - 1 + R, into item j - 1's slot)
+            if j >= 1 and again < kept_from:
+                self.copy_async(src=xs, dst=ring[(kept_from + j - 1) % slots], offsets=[x_row, again * lt])
+            self.copy_async_commit_group()
+            self.store_global(ys, y.to(self.dtype), offsets=[y_row, tile * lt])
+        self.copy_async_wait_all()
+        if self.shifted:
+            self.store_head(yh, x_head, run_max, inv_sum)
 
     def second_pass(self, gx, gy, n_size: int32, row: int32, resident, run_max, inv_sum):
         """Writes exp(x - run_max) * inv_sum for rows of n_size at `row`: x read from
@@ -474,6 +547,28 @@ def _copies_rows(n: int, element_size: int) -> bool:
     return n > COPIED_TILE and _row_copy_fits(n, COPIED_TILE, element_size) and (element_size == 2 or n > 8192)
 
 
+def _streams_rows(n: int, element_size: int) -> bool:
+    """Whether the wrapper streams rows of n elements through a ring of tiles in shared
+    memory by default (`streamed`): rows too long to keep there whole (_copies_rows)."""
+    return n > COPIED_TILE and not _row_copy_fits(n, COPIED_TILE, element_size)
+
+
+def _ring_tiles(device: torch.device, tile_bytes: int) -> int:
+    """The tiles of a streamed row's ring: as many as the shared memory a block may take
+    on `device` holds, less 16 KB for the reductions' scratch and the per-block reserve
+    (H100: 26 tiles of 8 KB, 13 of 16 KB); SHARED_ROW_BYTES' worth for the interpreter."""
+    if device.type != "cuda":
+        return max(2, SHARED_ROW_BYTES // tile_bytes)
+    if device not in _RING_BYTES:
+        props = torch.cuda.get_device_properties(device)
+        optin = getattr(props, "shared_memory_per_block_optin", 0) or props.shared_memory_per_block
+        _RING_BYTES[device] = optin - 16 * 1024
+    return max(2, _RING_BYTES[device] // tile_bytes)
+
+
+_RING_BYTES = {}
+
+
 def _row_copy_fits(n: int, block_n: int, element_size: int) -> bool:
     """Whether a row of n elements, in whole tiles of block_n, fits the shared memory a
     block may keep rows in (SHARED_ROW_BYTES)."""
@@ -486,11 +581,14 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     """Row softmax of a contiguous 2-D fp16/bf16/fp32 tensor. Rows that fit 128 KB of
     shared memory and are longer than COPIED_TILE (16-bit rows of 4097 to 65536 elements,
     float32 rows of 8193 to 32768) are copied there by cp.async, all of a row's tiles
-    at once (`copy_rows`, one row a block, over COPIED_TILE-wide tiles; copy_rows=False
-    turns it off); other rows take a tile of the row length rounded up to a power of two
-    (at most 32768; longer rows loop, over 8192-wide tiles where a 16-bit row's copy fits
-    shared memory, and are otherwise read twice). `block_n` fixes the tile width (then
-    rows are copied only with copy_rows=True, where they are kept in shared memory);
+    at once (`copy_rows`, one row a block, over COPIED_TILE-wide tiles); longer rows
+    stream through a ring of such tiles as large as the device lets a block have
+    (`streamed`: the last tiles stay for the second pass, the others are read again).
+    Shorter rows, and every row with copy_rows=False, take a tile of the row length
+    rounded up to a power of two (at most 32768; longer rows loop, over 8192-wide tiles
+    where a 16-bit row's copy fits shared memory, and are otherwise read twice).
+    `block_n` fixes the tile width (then rows are copied only with copy_rows=True, where
+    they are kept in shared memory);
     `persistent` and `staged` fix those choices (default: tuned), `shifted` walks rows not
     a multiple of 16, with tiles of 128 or more, from their 16-byte boundary (default:
     copied rows, and rows wider than 16384 elements but float32 rows wider than 32768).
@@ -501,8 +599,11 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     m, n = x.shape
     out = torch.empty_like(x) if out is None else out
     check_tensor(out, "out", x.shape, x.dtype, x.device, "softmax")
+    streamed = False
     if block_n is None and copy_rows is not False and _copies_rows(n, x.element_size()):
         block_n, copy_rows = COPIED_TILE, True
+    elif block_n is None and copy_rows is not False and _streams_rows(n, x.element_size()):
+        block_n, copy_rows, streamed = COPIED_TILE, True, True
     if block_n is None:
         block_n = min(32768, max(32, 1 << (n - 1).bit_length()))
         if n > block_n and x.element_size() == 2 and _row_copy_fits(n, 8192, 2):
@@ -515,6 +616,8 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     # rows longer than a tile that fit 128 KB of shared memory are read once, not twice
     long_rows = n > block_n
     row_tiles = cdiv(n, block_n) if long_rows and _row_copy_fits(n, block_n, x.element_size()) else 0
+    if streamed:
+        row_tiles = _ring_tiles(x.device, block_n * x.element_size())
     if long_rows and staged:
         staged = False  # (staging is for rows of one tile)
     copy_rows = bool(copy_rows) and row_tiles > 0
@@ -528,7 +631,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     if shifted is None:
         shifted = copy_rows or (n > 16384 and (n <= 32768 or x.element_size() == 2))
     shifted = bool(shifted) and n % 16 != 0 and block_n >= 128  # (a tile of one row for 4 warps at least)
-    key = (x.dtype, block_n, persistent, staged, row_tiles, long_rows, shifted, copy_rows)
+    key = (x.dtype, block_n, persistent, staged, row_tiles, long_rows, shifted, copy_rows, streamed)
     if key not in _SCRIPTS:
         fixed = {name: value for name, value in (("persistent", persistent), ("staged", staged))
                  if value is not None}
@@ -536,6 +639,8 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
             fixed["block_m"] = 1
         if copy_rows:
             fixed.update(prefetch=False, copy_rows=True)
+        if streamed:
+            fixed.update(persistent=False, streamed=True)
         _SCRIPTS[key] = Softmax(_TORCH_TO_TILUS[x.dtype], block_n, row_tiles=row_tiles, long_rows=long_rows,
                                 shifted=shifted, **fixed)
     for rows, (x_part, out_part) in row_slices(x, out):

@@ -204,9 +204,9 @@ def test_softmax_walks_unaligned_one_tile_rows_from_their_boundary_in_vectors(ex
 def test_softmax_walks_unaligned_rows_wider_than_16384_shifted_by_default(example, monkeypatch):
     """The wrapper's default (timed on the H100, benchmarks/README.md): rows not a multiple
     of 16 take the shifted walk where they are copied to shared memory (`copy_rows`: longer
-    than 4096, float32 8192, and fitting 128 KB) or wider than 16384, but float32 rows
-    wider than 32768 (read twice) and, with copy_rows=False, rows of 16384 or fewer keep
-    the aligned walk's rows a block."""
+    than 4096, float32 8192; streamed where they do not fit 128 KB) and, with
+    copy_rows=False, where they are wider than 16384, but float32 rows wider than 32768
+    (read twice) and rows of 16384 or fewer keep the aligned walk's rows a block."""
     sm = example("softmax")
     made = []
     real = sm.Softmax
@@ -222,7 +222,7 @@ def test_softmax_walks_unaligned_rows_wider_than_16384_shifted_by_default(exampl
     x = torch.randn(2, 16001)  # (run: float32 rows of one 16384-wide tile, not copied nor shifted)
     torch.testing.assert_close(sm.softmax(x, copy_rows=False), torch.softmax(x, dim=1))
     assert made == [(4096, True), (16384, False)]
-    expected = {(torch.float32, 16001, None): True, (torch.float32, 40001, None): False,
+    expected = {(torch.float32, 16001, None): True, (torch.float32, 40001, None): True, (torch.float32, 40001, False): False,
                 (torch.float16, 40001, None): True, (torch.bfloat16, 131071, None): True,
                 (torch.float16, 16001, None): True, (torch.float16, 20000, None): False,
                 (torch.float16, 8191, None): True, (torch.float32, 8191, None): False,

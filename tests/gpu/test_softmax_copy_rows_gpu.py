@@ -31,3 +31,22 @@ def test_long_rows_copied_to_shared_memory_at_once_gpu(example, dtype, n):
                        shifted=n % 16 != 0, copy_rows=True)
 
     _check(sm, configs, 37, n, dtype, skip_refused=False)
+
+
+@pytest.mark.parametrize("dtype,n", [(torch.float16, 131071), (torch.bfloat16, 131072), (torch.float32, 50257),
+                                     (torch.float16, 9001)])
+def test_rows_streamed_through_a_ring_gpu(example, dtype, n):
+    """`streamed`: rows through a ring of tiles shorter than the row (the last ring's worth
+    kept for the second pass, the rest read again), or as long (9001 in a ring of 26:
+    nothing read again); rings of 2 (one tile in flight), 3, 13 and 26 tiles of 4096 (26
+    at 16 bits: 208 KB, the H100's largest), aligned rows and shifted ones."""
+    sm = example("softmax")
+    element = torch.tensor([], dtype=dtype).element_size()
+
+    def configs():
+        for ring, warps, split in [(2, 8, 1), (3, 32, 1), (13, 16, 2), (26 // element * 2, 8, 1)]:
+            yield dict(block_n=4096, block_m=1, warps=warps, persistent=False, staged=False, row_tiles=ring,
+                       long_rows=True, long_split=split, prefetch=False, shifted=n % 16 != 0, copy_rows=True,
+                       streamed=True)
+
+    _check(sm, configs, 37, n, dtype, skip_refused=False)

@@ -136,9 +136,25 @@ def test_the_wrapper_copies_long_rows_by_default(example, monkeypatch):
     assert made == [(4096, 2, True, False, 1, False), (4096, 2, True, True, 1, False),
                     (8192, 0, None, False, None, None), (4096, 3, True, True, 1, False),
                     (8192, 0, None, False, None, None), (4096, 0, None, False, None, None)]
-    # (not run: a 65537-element 16-bit row takes 17 tiles, more than 128 KB)
     assert sm._copies_rows(65536, 2) and not sm._copies_rows(65537, 2)
     assert sm._copies_rows(32768, 4) and not sm._copies_rows(32769, 4)
+
+
+def test_the_wrapper_streams_rows_too_long_to_keep(example, monkeypatch):
+    # rows whose copy does not fit 128 KB stream through a ring of 4096-wide tiles (for the
+    # interpreter 128 KB of them; on a GPU what the device lets a block have), one row a
+    # block, not persistent; with copy_rows=False they are read twice (not run here)
+    sm = example("softmax")
+    made = []
+    monkeypatch.setattr(sm, "_SCRIPTS", {})
+    monkeypatch.setattr(sm, "Softmax", lambda dtype, block_n, **kwargs: made.append(
+        (block_n, *(kwargs.get(k) for k in ("row_tiles", "copy_rows", "streamed", "persistent", "shifted"))))
+        or (lambda *args: None))
+    for n, dtype, copy_rows in ((65537, torch.float16, None), (131072, torch.bfloat16, None),
+                                (32769, torch.float32, None), (65537, torch.float16, False)):
+        sm.softmax(torch.empty(1, n, dtype=dtype), copy_rows=copy_rows)
+    assert made == [(4096, 16, True, True, False, True), (4096, 16, True, True, False, False),
+                    (4096, 8, True, True, False, True), (32768, 0, None, None, None, True)]
 
 
 @pytest.mark.parametrize("cols", [1, 9, 70])
@@ -151,6 +167,32 @@ def test_copied_rows_shorter_than_a_tile(example, cols):
     sm.Softmax(tilus.float32, 128, block_m=1, warps=1, persistent=True, staged=False, row_tiles=2,
                long_rows=True, long_split=1, prefetch=False, copy_rows=True)(5, cols, 2, x, y)
     torch.testing.assert_close(y, torch.softmax(x, dim=1))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("cols", [5, 64, 200, 290, 296, 513])
+@pytest.mark.parametrize("ring,shifted", [(2, False), (3, True), (3, False), (5, True)])
+def test_rows_streamed_through_a_ring_of_tiles(example, dtype, cols, ring, shifted):
+    # `streamed`: a ring of 2, 3 or 5 tiles of 64 for rows of 1 to 9 tiles: shorter than
+    # the ring (nothing read again), as long, or longer (the first tiles read again
+    # through the ring in the second pass); the interpreter lands each copy only at its
+    # wait, so a wait too short reads the slot's previous tile
+    sm = example("softmax")
+    x = (torch.randn(4, cols) * 4).to(dtype)
+    y = torch.full_like(x, float("nan"))
+    sm.Softmax(sm._TORCH_TO_TILUS[dtype], 64, block_m=1, warps=1, persistent=False, staged=False,
+               row_tiles=ring, long_rows=True, long_split=1, prefetch=False, shifted=shifted,
+               copy_rows=True, streamed=True)(4, cols, 3, x, y)
+    torch.testing.assert_close(y, torch.softmax(x.float(), dim=1).to(dtype), atol=2e-3, rtol=2e-2)
+
+
+@pytest.mark.parametrize("streamed", [dict(copy_rows=False), dict(persistent=True), dict(row_tiles=1)])
+def test_streamed_is_refused_without_copy_rows_over_a_ring(example, streamed):
+    config = dict(block_m=1, warps=1, persistent=False, staged=False, long_rows=True, long_split=1, prefetch=False,
+                  row_tiles=3, copy_rows=True)
+    config.update(streamed)
+    with pytest.raises(ValueError, match="streamed"):
+        example("softmax").Softmax(tilus.float32, 64, streamed=True, **config)
 
 
 @pytest.mark.parametrize("copy_rows", [dict(row_tiles=0), dict(row_tiles=5, prefetch=True),
