@@ -107,10 +107,10 @@ class Softmax(UnalignedRows, tilus.Script):
         two passes (0: read twice). `copy_rows` (one row a block, with `row_tiles`): the first pass
         issues the copies of all of a row's tiles to shared memory at once (cp.async, one
         group a tile) and reduces each as it lands, so that the whole row is in flight
-        instead of one tile at a time. `streamed` (with copy_rows, one row a block, not
-        persistent): rows of any length pass through a ring of `row_tiles` tiles, which
-        may be shorter than the row (streamed_row); the last row_tiles tiles stay there
-        for the second pass, the others are read again."""
+        instead of one tile at a time. `streamed` (with copy_rows, one row a block): rows
+        of any length pass through a ring of `row_tiles` tiles, which may be shorter than
+        the row (streamed_rows_walk); the last row_tiles tiles stay there for the second
+        pass, the others are read again."""
         super().__init__()
         # at most 64 elements a thread (a 32768-wide row over 16 or 32 warps); a kernel for
         # long rows holds only tiles of block_n / long_split (it has no one-tile path)
@@ -126,8 +126,8 @@ class Softmax(UnalignedRows, tilus.Script):
         if copy_rows and (not row_tiles or prefetch or block_m != 1 or block_n // long_split % (128 // dtype.nbits)):
             raise ValueError("copy_rows: one row a block kept in shared memory (row_tiles), loaded by cp.async "
                              "(no prefetch)")
-        if streamed and (not copy_rows or persistent or row_tiles * long_split < 2):  # (the ring's tiles)
-            raise ValueError("streamed: copy_rows over a ring of two tiles or more, not persistent")
+        if streamed and (not copy_rows or row_tiles * long_split < 2):  # (the ring's tiles)
+            raise ValueError("streamed: copy_rows over a ring of two tiles or more")
         if shifted and block_m != 1:
             raise ValueError("shifted: one row a block (block_m 1)")
         if not streamed and row_tiles * block_m * block_n * dtype.nbits // 8 > SHARED_ROW_BYTES:
@@ -191,7 +191,7 @@ class Softmax(UnalignedRows, tilus.Script):
         if self.row_tiles:
             resident = self.shared_tensor(dtype=self.dtype, shape=[self.row_tiles * bn // lt, bm, lt])
         if self.streamed:
-            self.streamed_row(gx, gy, m_size, n_size, row, resident)
+            self.streamed_rows_walk(gx, gy, m_size, n_size, grid, row, resident)
         elif self.copy_rows:
             self.copied_rows_walk(gx, gy, m_size, n_size, grid, row, resident)
         elif self.persistent:
@@ -351,10 +351,10 @@ class Softmax(UnalignedRows, tilus.Script):
                 y = self.exp(self.load_shared(resident[t]).to(float32) - run_max) * inv_sum
                 if self.persistent:
                     self.sync()  # every thread read tile t: the next row's may land there
-                    self.copy_tile(next_xs, next_x_row, next_length, t, resident)
+                    self.copy_tile(next_xs, next_x_row, next_length, t, resident[t])
                 self.store_global(ys, y.to(self.dtype), offsets=[y_row, t * lt])
             elif self.persistent:
-                self.copy_tile(next_xs, next_x_row, next_length, t, resident)
+                self.copy_tile(next_xs, next_x_row, next_length, t, resident[t])
             if self.persistent:
                 self.copy_async_commit_group()
         if self.shifted:
@@ -369,18 +369,19 @@ class Softmax(UnalignedRows, tilus.Script):
             return rest, 0, (n_size - head if row < m_size else 0), before, head
         return g, row, (n_size if row < m_size else 0), None, 0
 
-    def copy_row_tiles(self, view, row: int32, length: int32, resident):
-        """Issues the copies of a row's tiles to `resident`, one cp.async group a tile
-        (committed whether or not the row reaches the tile: reduce_copied counts them)."""
-        for t in self.resident_tiles:  # (a Python list: unrolled)
-            self.copy_tile(view, row, length, t, resident)
+    def copy_row_tiles(self, view, row: int32, length: int32, resident, tiles=None):
+        """Issues the copies of a row's tiles (`tiles`, a Python list: unrolled; default
+        all the kept row's) to `resident`, one cp.async group a tile (committed whether or
+        not the row reaches the tile: reduce_copied counts them)."""
+        for t in self.resident_tiles if tiles is None else tiles:
+            self.copy_tile(view, row, length, t, resident[t])
             self.copy_async_commit_group()
 
-    def copy_tile(self, view, row: int32, length: int32, t: int, resident):
-        """Issues the copy of tile t of a row of `length` elements to resident[t], if the
-        row reaches it."""
+    def copy_tile(self, view, row: int32, length: int32, t, dst):
+        """Issues the copy of tile t of a row of `length` elements to `dst` (a tile of
+        shared memory), if the row reaches it."""
         if t * self.long_tile < length:
-            self.copy_async(src=view, dst=resident[t], offsets=[row, t * self.long_tile])
+            self.copy_async(src=view, dst=dst, offsets=[row, t * self.long_tile])
 
     def reduce_copied(self, length: int32, resident):
         """The max and sum of exponentials of a row of `length` elements whose tiles are
@@ -423,55 +424,84 @@ class Softmax(UnalignedRows, tilus.Script):
         run_sum = self.sum(part_sum * self.exp(part_max - run_max), dim=0, keepdim=True)
         return run_max, run_sum
 
-    def streamed_row(self, gx, gy, m_size: int32, n_size: int32, row: int32, ring):
-        """`streamed` (one row a block): row `row`, of any length, through a ring of R
-        tiles in shared memory. The first pass keeps R - 1 tile copies in flight (tile t
-        lands in slot t % R; the slot of tile t - 1 is refilled once every thread has
-        passed the barrier of tile t: one barrier a tile). The ring then holds the row's
-        last R tiles; the second pass writes them first and meanwhile refills each freed
-        slot with one of the tiles before them, read again from global memory. A row of
-        n elements thus reads n + max(0, n - R tiles) elements, all of it R - 1 tiles
-        ahead, where the walk read 2n one tile at a time."""
+    def streamed_rows_walk(self, gx, gy, m_size: int32, n_size: int32, grid: int32, row: int32, ring):
+        """`streamed` (one row a block): rows of any length through a ring of R tiles in
+        shared memory (streamed_row). The first row's first R - 1 tiles are copied here;
+        with `persistent` every row copies the next one's while it is written, so the
+        ring never drains between rows (a block has most of the SM's shared memory: one
+        that started cold at each row left its SM idle while the first tiles came)."""
+        xs, x_row, length, xh, head = self.row_parts(gx, m_size, n_size, row)
+        self.copy_row_tiles(xs, x_row, length, ring, self.resident_tiles[:-1])
+        base: int32 = 0
+        if self.persistent:
+            for first in range(row, m_size, grid):
+                base = self.streamed_row(gx, gy, m_size, n_size, first, first + grid, ring, base)
+        else:
+            self.streamed_row(gx, gy, m_size, n_size, row, m_size, ring, base)
+        self.copy_async_wait_all()  # (the copies of rows past the end: none)
+
+    def streamed_row(self, gx, gy, m_size: int32, n_size: int32, row: int32, next_row: int32, ring,
+                     base: int32):
+        """Row `row` through the ring, its tile t in slot (base + t) % R, the first R - 1
+        copies issued. The first pass keeps R - 1 copies in flight: the slot of tile
+        t - 1 takes tile t + R - 1 once every thread has passed the barrier of tile t
+        (one barrier a tile). The ring then holds the row's last R tiles; the second pass
+        writes them first, refilling each freed slot with one of the tiles before them
+        (read again) and then with the next row's first tiles (`next_row`; none past the
+        end). A row of n elements reads n + max(0, n - R tiles) elements, all of it R - 1
+        tiles ahead, where the walk read 2n one tile at a time. Returns the next row's
+        base. Every tile's cp.async group is committed R - 2 groups before the wait that
+        needs it, in either pass and across rows."""
         lt, slots = self.long_tile, len(self.resident_tiles)
         xs, x_row, length, xh, head = self.row_parts(gx, m_size, n_size, row)
         ys, y_row, length, yh, head = self.row_parts(gy, m_size, n_size, row)
+        next_xs, next_x_row, next_length, next_xh, next_head = self.row_parts(gx, m_size, n_size, next_row)
         tiles = (length + lt - 1) // lt
-        for t in self.resident_tiles[:-1]:  # (a Python list: unrolled)
-            self.copy_tile(xs, x_row, length, t, ring)
-            self.copy_async_commit_group()
         cols, part_max, part_sum = self.view_partials()
         for t in range(tiles):
             self.copy_async_wait_group(slots - 2)
             self.sync()  # tile t landed, and every thread is done with tile t - 1's slot
-            part_max, part_sum = self.fold_tile(ring[t % slots], cols, length - t * lt, part_max, part_sum)
+            part_max, part_sum = self.fold_tile(ring[(base + t) % slots], cols, length - t * lt, part_max, part_sum)
             refill = t + slots - 1
             if refill < tiles:
-                self.copy_async(src=xs, dst=ring[refill % slots], offsets=[x_row, refill * lt])
+                self.copy_async(src=xs, dst=ring[(base + refill) % slots], offsets=[x_row, refill * lt])
             self.copy_async_commit_group()
         run_max, run_sum = self.combine_partials(part_max, part_sum)
         if self.shifted:
             x_head, run_max, run_sum = self.head_step(xh, head, run_max, run_sum)
         inv_sum = 1.0 / run_sum
-        # item j of the second pass: tile kept_from + j from slot (kept_from + j) % R for
-        # j < R (the kept tiles), else tile j - R, copied into that slot at item j - R + 1
+        # item j of the second pass reads slot (base + kept_from + j) % R: tile kept_from + j
+        # for j < R (the kept tiles), else tile j - R, copied there at item j - R + 1
         kept_from: int32 = 0
         if tiles > slots:
             kept_from = tiles - slots
+        following = base + 2 * kept_from  # (the next row's tile t goes to slot following + t)
         for j in range(tiles):
             self.copy_async_wait_group(slots - 2)
             self.sync()  # item j's tile landed, and item j - 1's slot is free
             tile = j - slots
             if j < slots:
                 tile = kept_from + j
-            y = self.exp(self.load_shared(ring[(kept_from + j) % slots]).to(float32) - run_max) * inv_sum
-            again = j - 1  # (the tile of item j - 1 + R, into item j - 1's slot)
-            if j >= 1 and again < kept_from:
-                self.copy_async(src=xs, dst=ring[(kept_from + j - 1) % slots], offsets=[x_row, again * lt])
+            y = self.exp(self.load_shared(ring[(base + kept_from + j) % slots]).to(float32) - run_max) * inv_sum
+            if j >= 1:
+                freed = j - 1
+                if freed < kept_from:  # tile `freed` again, for item freed + R
+                    self.copy_async(src=xs, dst=ring[(base + kept_from + freed) % slots], offsets=[x_row, freed * lt])
+                else:
+                    self.copy_tile(next_xs, next_x_row, next_length, freed - kept_from,
+                                   ring[(base + kept_from + freed) % slots])
             self.copy_async_commit_group()
             self.store_global(ys, y.to(self.dtype), offsets=[y_row, tile * lt])
-        self.copy_async_wait_all()
+        self.sync()  # every thread read the last item's slot
+        rest: int32 = tiles - 1  # (rows of fewer than R tiles: the rest of the next row's first R - 1)
+        if rest < 0:
+            rest = 0
+        for t in range(rest, slots - 1):  # (a runtime loop: unrolled, nvcc hoisted its addresses, 235 registers)
+            self.copy_tile(next_xs, next_x_row, next_length, t, ring[(following + t) % slots])
+            self.copy_async_commit_group()
         if self.shifted:
             self.store_head(yh, x_head, run_max, inv_sum)
+        return following % slots
 
     def second_pass(self, gx, gy, n_size: int32, row: int32, resident, run_max, inv_sum):
         """Writes exp(x - run_max) * inv_sum for rows of n_size at `row`: x read from
@@ -640,7 +670,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
         if copy_rows:
             fixed.update(prefetch=False, copy_rows=True)
         if streamed:
-            fixed.update(persistent=False, streamed=True)
+            fixed["streamed"] = True
         _SCRIPTS[key] = Softmax(_TORCH_TO_TILUS[x.dtype], block_n, row_tiles=row_tiles, long_rows=long_rows,
                                 shifted=shifted, **fixed)
     for rows, (x_part, out_part) in row_slices(x, out):

@@ -143,7 +143,7 @@ def test_the_wrapper_copies_long_rows_by_default(example, monkeypatch):
 def test_the_wrapper_streams_rows_too_long_to_keep(example, monkeypatch):
     # rows whose copy does not fit 128 KB stream through a ring of 4096-wide tiles (for the
     # interpreter 128 KB of them; on a GPU what the device lets a block have), one row a
-    # block, not persistent; with copy_rows=False they are read twice (not run here)
+    # block, persistent or not (tuned); with copy_rows=False they are read twice (not run here)
     sm = example("softmax")
     made = []
     monkeypatch.setattr(sm, "_SCRIPTS", {})
@@ -153,8 +153,8 @@ def test_the_wrapper_streams_rows_too_long_to_keep(example, monkeypatch):
     for n, dtype, copy_rows in ((65537, torch.float16, None), (131072, torch.bfloat16, None),
                                 (32769, torch.float32, None), (65537, torch.float16, False)):
         sm.softmax(torch.empty(1, n, dtype=dtype), copy_rows=copy_rows)
-    assert made == [(4096, 16, True, True, False, True), (4096, 16, True, True, False, False),
-                    (4096, 8, True, True, False, True), (32768, 0, None, None, None, True)]
+    assert made == [(4096, 16, True, True, None, True), (4096, 16, True, True, None, False),
+                    (4096, 8, True, True, None, True), (32768, 0, None, None, None, True)]
 
 
 @pytest.mark.parametrize("cols", [1, 9, 70])
@@ -172,21 +172,23 @@ def test_copied_rows_shorter_than_a_tile(example, cols):
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
 @pytest.mark.parametrize("cols", [5, 64, 200, 290, 296, 513])
 @pytest.mark.parametrize("ring,shifted", [(2, False), (3, True), (3, False), (5, True)])
-def test_rows_streamed_through_a_ring_of_tiles(example, dtype, cols, ring, shifted):
+@pytest.mark.parametrize("persistent", [False, True])
+def test_rows_streamed_through_a_ring_of_tiles(example, dtype, cols, ring, shifted, persistent):
     # `streamed`: a ring of 2, 3 or 5 tiles of 64 for rows of 1 to 9 tiles: shorter than
     # the ring (nothing read again), as long, or longer (the first tiles read again
     # through the ring in the second pass); the interpreter lands each copy only at its
-    # wait, so a wait too short reads the slot's previous tile
+    # wait, so a wait too short reads the slot's previous tile. Persistent: 7 rows over
+    # the interpreter's 3 blocks, each row's second pass copying the next row's first tiles
     sm = example("softmax")
-    x = (torch.randn(4, cols) * 4).to(dtype)
+    x = (torch.randn(7, cols) * 4).to(dtype)
     y = torch.full_like(x, float("nan"))
-    sm.Softmax(sm._TORCH_TO_TILUS[dtype], 64, block_m=1, warps=1, persistent=False, staged=False,
+    sm.Softmax(sm._TORCH_TO_TILUS[dtype], 64, block_m=1, warps=1, persistent=persistent, staged=False,
                row_tiles=ring, long_rows=True, long_split=1, prefetch=False, shifted=shifted,
-               copy_rows=True, streamed=True)(4, cols, 3, x, y)
+               copy_rows=True, streamed=True)(7, cols, 3, x, y)
     torch.testing.assert_close(y, torch.softmax(x.float(), dim=1).to(dtype), atol=2e-3, rtol=2e-2)
 
 
-@pytest.mark.parametrize("streamed", [dict(copy_rows=False), dict(persistent=True), dict(row_tiles=1)])
+@pytest.mark.parametrize("streamed", [dict(copy_rows=False), dict(row_tiles=1)])
 def test_streamed_is_refused_without_copy_rows_over_a_ring(example, streamed):
     config = dict(block_m=1, warps=1, persistent=False, staged=False, long_rows=True, long_split=1, prefetch=False,
                   row_tiles=3, copy_rows=True)
