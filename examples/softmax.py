@@ -583,17 +583,28 @@ def _streams_rows(n: int, element_size: int) -> bool:
     return n > COPIED_TILE and not _row_copy_fits(n, COPIED_TILE, element_size)
 
 
-def _ring_tiles(device: torch.device, tile_bytes: int) -> int:
-    """The tiles of a streamed row's ring: as many as the shared memory a block may take
-    on `device` holds, less 16 KB for the reductions' scratch and the per-block reserve
-    (H100: 26 tiles of 8 KB, 13 of 16 KB); SHARED_ROW_BYTES' worth for the interpreter."""
+def _ring_tiles(device: torch.device, tile_bytes: int, row_tiles: int) -> int:
+    """The tiles of the ring a row of `row_tiles` tiles streams through: as many as the
+    shared memory a block may take on `device` holds (less 16 KB for the reductions'
+    scratch and the per-block reserve: H100 26 tiles of 8 KB, 13 of 16 KB), but for
+    16-bit rows of at most 24 tiles as many as one of two blocks an SM holds (H100: 13
+    of 8 KB). A block alone on its SM stalls it at each tile's barrier, which costs
+    16-bit tiles (half the bytes a barrier of float32's) more than reading a few tiles
+    twice: H100 4096 x 65537 fp16 (17 tiles) 411 us in a ring of 13 against 462 in one
+    of 26; 2048 x 131071 (32 tiles) 494 against 453; float32 rings of 13 beat 6 at 10
+    and 13 tiles (446 / 565 us against 529 / 738). SHARED_ROW_BYTES' worth for the
+    interpreter."""
     if device.type != "cuda":
         return max(2, SHARED_ROW_BYTES // tile_bytes)
     if device not in _RING_BYTES:
         props = torch.cuda.get_device_properties(device)
         optin = getattr(props, "shared_memory_per_block_optin", 0) or props.shared_memory_per_block
-        _RING_BYTES[device] = optin - 16 * 1024
-    return max(2, _RING_BYTES[device] // tile_bytes)
+        per_sm = getattr(props, "shared_memory_per_multiprocessor", 0) or optin
+        _RING_BYTES[device] = (optin - 16 * 1024, per_sm // 2 - 9 * 1024)
+    alone, shared = _RING_BYTES[device]
+    if tile_bytes == 2 * COPIED_TILE and row_tiles <= 24 and shared // tile_bytes >= 2:
+        return shared // tile_bytes
+    return max(2, alone // tile_bytes)
 
 
 _RING_BYTES = {}
@@ -647,7 +658,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     long_rows = n > block_n
     row_tiles = cdiv(n, block_n) if long_rows and _row_copy_fits(n, block_n, x.element_size()) else 0
     if streamed:
-        row_tiles = _ring_tiles(x.device, block_n * x.element_size())
+        row_tiles = _ring_tiles(x.device, block_n * x.element_size(), cdiv(n, block_n))
     if long_rows and staged:
         staged = False  # (staging is for rows of one tile)
     copy_rows = bool(copy_rows) and row_tiles > 0
