@@ -587,13 +587,14 @@ def _ring_tiles(device: torch.device, tile_bytes: int, row_tiles: int) -> int:
     """The tiles of the ring a row of `row_tiles` tiles streams through: as many as the
     shared memory a block may take on `device` holds (less 16 KB for the reductions'
     scratch and the per-block reserve: H100 26 tiles of 8 KB, 13 of 16 KB), but for
-    16-bit rows of at most 24 tiles as many as one of two blocks an SM holds (H100: 13
+    16-bit rows of at most 19 tiles as many as one of two blocks an SM holds (H100: 13
     of 8 KB). A block alone on its SM stalls it at each tile's barrier, which costs
     16-bit tiles (half the bytes a barrier of float32's) more than reading a few tiles
-    twice: H100 4096 x 65537 fp16 (17 tiles) 411 us in a ring of 13 against 462 in one
-    of 26; 2048 x 131071 (32 tiles) 494 against 453; float32 rings of 13 beat 6 at 10
-    and 13 tiles (446 / 565 us against 529 / 738). SHARED_ROW_BYTES' worth for the
-    interpreter."""
+    twice, up to a point (H100, fp16, ring of 13 against 26: 4096 x 65537, 17 tiles, 411
+    us against 462; 4096 x 90000, 22 tiles, 599 against 559; 2048 x 100000, 25 tiles,
+    349 against 318; 2048 x 131071, 32 tiles, 494 against 453). float32 rings of 13 beat
+    6 at 10 and 13 tiles (446 / 565 us against 529 / 738). SHARED_ROW_BYTES' worth for
+    the interpreter."""
     if device.type != "cuda":
         return max(2, SHARED_ROW_BYTES // tile_bytes)
     if device not in _RING_BYTES:
@@ -602,7 +603,7 @@ def _ring_tiles(device: torch.device, tile_bytes: int, row_tiles: int) -> int:
         per_sm = getattr(props, "shared_memory_per_multiprocessor", 0) or optin
         _RING_BYTES[device] = (optin - 16 * 1024, per_sm // 2 - 9 * 1024)
     alone, shared = _RING_BYTES[device]
-    if tile_bytes == 2 * COPIED_TILE and row_tiles <= 24 and shared // tile_bytes >= 2:
+    if tile_bytes == 2 * COPIED_TILE and row_tiles <= 19 and shared // tile_bytes >= 2:
         return shared // tile_bytes
     return max(2, alone // tile_bytes)
 
