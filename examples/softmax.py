@@ -433,8 +433,8 @@ class Softmax(UnalignedRows, tilus.Script):
         """`streamed` (one row a block): rows of any length through a ring of R tiles in
         shared memory (streamed_row). The first row's first R - 1 tiles are copied here;
         with `persistent` every row copies the next one's while it is written, so the
-        ring never drains between rows (a block has most of the SM's shared memory: one
-        that started cold at each row left its SM idle while the first tiles came)."""
+        ring does not drain between rows (tuned; on the H100 one row a block was as fast
+        or faster: benchmarks/README.md)."""
         xs, x_row, length, xh, head = self.row_parts(gx, m_size, n_size, row)
         self.copy_row_tiles(xs, x_row, length, ring, self.resident_tiles[:-1])
         base: int32 = 0
@@ -635,10 +635,10 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     rounded up to a power of two (at most 32768; longer rows loop, over 8192-wide tiles
     where a 16-bit row's copy fits shared memory, and are otherwise read twice).
     `block_n` fixes the tile width (then rows are copied only with copy_rows=True, where
-    they are kept in shared memory);
-    `persistent` and `staged` fix those choices (default: tuned), `shifted` walks rows not
-    a multiple of 16, with tiles of 128 or more, from their 16-byte boundary (default:
-    copied rows, and rows wider than 16384 elements but float32 rows wider than 32768).
+    they are kept in shared memory); `persistent` and `staged` fix those choices
+    (default: tuned), `shifted` walks rows not a multiple of 16, with tiles of 128 or
+    more, from their 16-byte boundary (default: copied rows, and rows wider than 16384
+    elements but float32 rows wider than 32768).
     `out` must be x's twin (shape, dtype, device, contiguous); tensors of more than
     2^31 - 1 elements run in slices of rows."""
     if x.dim() != 2 or not x.is_contiguous() or x.dtype not in _TORCH_TO_TILUS:
