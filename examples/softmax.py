@@ -35,10 +35,10 @@ Memory-bound, so the kernel's job is to read x once and write y once. Each block
   tile at a time (H100, 4096 x 50257 fp16: 459 -> 294 us, torch 382, a copy 275); a
   persistent kernel copies the next row's tile t as soon as this row's tile t has been
   read for the result. Rows too long to keep (`streamed`, the wrapper's default for
-  them) pass through a ring of such tiles as large as the device allows: R - 1 copies
-  in flight, the last R tiles kept for the second pass and the others read again
-  through the same ring (H100, 2048 x 131071 fp16: 607 -> 453 us, torch 759, a copy
-  361; 4096 x 50257 float32 697 -> 565, a copy 547);
+  them) pass through a ring of tiles as large as the device allows: R - 1 copies in
+  flight, the last R tiles kept for the second pass and the others read again through
+  the same ring (H100, 2048 x 131071 fp16: 607 -> 420 us, torch 742, a copy 359;
+  4096 x 50257 float32 697 -> 565, a copy 547);
 * rows whose length is not a multiple of 16 (a 50257- or 32001-word vocabulary) start at
   a different offset in every 16-byte chunk, so stores at a row's own columns would go
   element by element. With `shifted` (one row a block; the wrapper's default for copied
@@ -588,29 +588,31 @@ def _streams_rows(n: int, element_size: int) -> bool:
     return n > COPIED_TILE and not _row_copy_fits(n, COPIED_TILE, element_size)
 
 
-def _ring_tiles(device: torch.device, tile_bytes: int, row_tiles: int) -> int:
-    """The tiles of the ring a row of `row_tiles` tiles streams through: as many as the
-    shared memory a block may take on `device` holds (less 16 KB for the reductions'
-    scratch and the per-block reserve: H100 26 tiles of 8 KB, 13 of 16 KB), but for
-    16-bit rows of at most 19 tiles as many as one of two blocks an SM holds (H100: 13
-    of 8 KB). A block alone on its SM stalls it at each tile's barrier, which costs
-    16-bit tiles (half the bytes a barrier of float32's) more than reading a few tiles
-    twice, up to a point (H100, fp16, ring of 13 against 26: 4096 x 65537, 17 tiles, 411
-    us against 462; 4096 x 90000, 22 tiles, 599 against 559; 2048 x 100000, 25 tiles,
-    349 against 318; 2048 x 131071, 32 tiles, 494 against 453). float32 rings of 13 beat
-    6 at 10 and 13 tiles (446 / 565 us against 529 / 738). SHARED_ROW_BYTES' worth for
-    the interpreter."""
+def _stream_ring(device: torch.device, n: int, element_size: int):
+    """(tile width, ring tiles) for rows of n elements streamed through shared memory: as
+    many tiles as the shared memory a block may take on `device` holds (less 16 KB for the
+    reductions' scratch and the per-block reserve; H100: 13 tiles of 16 KB), but for
+    16-bit rows of at most 19 COPIED_TILE tiles as many as one of two blocks an SM holds
+    (H100: 13 of 8 KB). A block alone on its SM stalls it at each tile's barrier, so it
+    takes 16-bit tiles of 8192 (H100, 1 block an SM: 2048 x 131071 fp16 420 us against 452
+    over 4096-wide tiles; 4096 x 90000 533 against 558; float32 keeps 4096: 952 against
+    965 at 2048 x 131071); two blocks an SM hide the barriers but read more again, which
+    pays up to about 19 tiles (4096 x 65537 fp16, 17 tiles: 406 us in the 2-block ring,
+    427 alone; 4096 x 90000, 22 tiles: 599 against 533). The interpreter: SHARED_ROW_BYTES'
+    worth of COPIED_TILE tiles."""
     if device.type != "cuda":
-        return max(2, SHARED_ROW_BYTES // tile_bytes)
+        return COPIED_TILE, max(2, SHARED_ROW_BYTES // (COPIED_TILE * element_size))
     if device not in _RING_BYTES:
         props = torch.cuda.get_device_properties(device)
         optin = getattr(props, "shared_memory_per_block_optin", 0) or props.shared_memory_per_block
         per_sm = getattr(props, "shared_memory_per_multiprocessor", 0) or optin
         _RING_BYTES[device] = (optin - 16 * 1024, per_sm // 2 - 9 * 1024)
     alone, shared = _RING_BYTES[device]
-    if tile_bytes == 2 * COPIED_TILE and row_tiles <= 19 and shared // tile_bytes >= 2:
-        return shared // tile_bytes
-    return max(2, alone // tile_bytes)
+    tile_bytes = COPIED_TILE * element_size
+    if element_size == 2 and cdiv(n, COPIED_TILE) <= 19 and shared // tile_bytes >= 2:
+        return COPIED_TILE, shared // tile_bytes
+    tile = 2 * COPIED_TILE if element_size == 2 else COPIED_TILE
+    return tile, max(2, alone // (tile * element_size))
 
 
 _RING_BYTES = {}
@@ -629,8 +631,9 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     shared memory and are longer than COPIED_TILE (16-bit rows of 4097 to 65536 elements,
     float32 rows of 8193 to 32768) are copied there by cp.async, all of a row's tiles
     at once (`copy_rows`, one row a block, over COPIED_TILE-wide tiles); longer rows
-    stream through a ring of such tiles as large as the device lets a block have
-    (`streamed`: the last tiles stay for the second pass, the others are read again).
+    stream through a ring of tiles as large as the device lets a block have
+    (`streamed`, _stream_ring: the last tiles stay for the second pass, the others are
+    read again).
     Shorter rows, and every row with copy_rows=False, take a tile of the row length
     rounded up to a power of two (at most 32768; longer rows loop, over 8192-wide tiles
     where a 16-bit row's copy fits shared memory, and are otherwise read twice).
@@ -650,7 +653,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     if block_n is None and copy_rows is not False and _copies_rows(n, x.element_size()):
         block_n, copy_rows = COPIED_TILE, True
     elif block_n is None and copy_rows is not False and _streams_rows(n, x.element_size()):
-        block_n, copy_rows, streamed = COPIED_TILE, True, True
+        (block_n, ring), copy_rows, streamed = _stream_ring(x.device, n, x.element_size()), True, True
     if block_n is None:
         block_n = min(32768, max(32, 1 << (n - 1).bit_length()))
         if n > block_n and x.element_size() == 2 and _row_copy_fits(n, 8192, 2):
@@ -664,7 +667,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     long_rows = n > block_n
     row_tiles = cdiv(n, block_n) if long_rows and _row_copy_fits(n, block_n, x.element_size()) else 0
     if streamed:
-        row_tiles = _ring_tiles(x.device, block_n * x.element_size(), cdiv(n, block_n))
+        row_tiles = ring
     if long_rows and staged:
         staged = False  # (staging is for rows of one tile)
     copy_rows = bool(copy_rows) and row_tiles > 0

@@ -39,15 +39,18 @@ def test_rows_streamed_through_a_ring_gpu(example, dtype, n):
     """`streamed`: rows through a ring of tiles shorter than the row (the last ring's worth
     kept for the second pass, the rest read again), or as long (9001 in a ring of 26:
     nothing read again); rings of 2 (one tile in flight), 3, 13 and 26 tiles of 4096 (26
-    at 16 bits: 208 KB, the H100's largest), aligned rows and shifted ones, one row a block
-    or persistent (each row's second pass copying the next row's first tiles)."""
+    at 16 bits: 208 KB, the H100's largest) and 13 of 8192 (16-bit; float32 6), aligned
+    rows and shifted ones, one row a block or persistent (each row's second pass copying
+    the next row's first tiles)."""
     sm = example("softmax")
     element = torch.tensor([], dtype=dtype).element_size()
 
     def configs():
-        for ring, warps, split, persistent in [(2, 8, 1, False), (3, 32, 1, True), (13, 16, 2, False),
-                                               (26 // element * 2, 8, 1, False), (26 // element * 2, 16, 1, True)]:
-            yield dict(block_n=4096, block_m=1, warps=warps, persistent=persistent, staged=False, row_tiles=ring,
+        for tile, ring, warps, split, persistent in [
+                (4096, 2, 8, 1, False), (4096, 3, 32, 1, True), (4096, 13, 16, 2, False),
+                (4096, 26 // element * 2, 8, 1, False), (4096, 26 // element * 2, 16, 1, True),
+                (8192, 26 // element, 16, 1, False)]:
+            yield dict(block_n=tile, block_m=1, warps=warps, persistent=persistent, staged=False, row_tiles=ring,
                        long_rows=True, long_split=split, prefetch=False, shifted=n % 16 != 0, copy_rows=True,
                        streamed=True)
 

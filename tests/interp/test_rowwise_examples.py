@@ -157,6 +157,24 @@ def test_the_wrapper_streams_rows_too_long_to_keep(example, monkeypatch):
                     (4096, 8, True, True, None, True), (32768, 0, None, None, None, True)]
 
 
+class _Props:
+    shared_memory_per_block_optin = 232448  # (an H100's)
+    shared_memory_per_multiprocessor = 233472
+
+
+@pytest.mark.parametrize("n,element_size,expected", [
+    (65537, 2, (4096, 13)), (77824, 2, (4096, 13)), (77825, 2, (8192, 13)), (131071, 2, (8192, 13)),
+    (32769, 4, (4096, 13)), (131071, 4, (4096, 13))])
+def test_the_streamed_ring_follows_the_device_and_the_row(example, monkeypatch, n, element_size, expected):
+    # on an H100: 16-bit rows of up to 19 4096-wide tiles in the ring two blocks an SM
+    # hold (13 of 8 KB), longer ones in 8192-wide tiles filling one block's shared memory
+    # (13 of 16 KB); float32 in 4096-wide tiles, 13 of 16 KB
+    sm = example("softmax")
+    monkeypatch.setattr(sm, "_RING_BYTES", {})
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: _Props())
+    assert sm._stream_ring(torch.device("cuda", 0), n, element_size) == expected
+
+
 @pytest.mark.parametrize("cols", [1, 9, 70])
 def test_copied_rows_shorter_than_a_tile(example, cols):
     # a kernel for long rows called with rows of less than a tile: most rows of the
