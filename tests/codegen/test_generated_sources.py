@@ -108,11 +108,12 @@ def _programs(example):
                           row_tiles=(n + bn - 1) // bn, long_rows=True, long_split=1, prefetch=False,
                           shifted=n % 16 != 0, copy_rows=True),
                (4096, n, 132, rows, rows))
-    for dtype, ring, warps, n, persistent in ((float16, 26, 8, 131071, False), (bfloat16, 13, 16, 131072, True),
-                                              (float32, 13, 4, 50257, True)):
+    for dtype, tile, ring, warps, n, persistent in ((float16, 8192, 13, 16, 131071, False),
+                                                    (bfloat16, 4096, 13, 16, 131072, True),
+                                                    (float32, 4096, 13, 4, 50257, True)):
         rows = torch.zeros(8, 8)
-        yield (f"softmax_streamed[{dtype.name},ring{ring},{warps}w,{n},{persistent}]",
-               sm.Softmax(dtype, 4096, block_m=1, warps=warps, persistent=persistent, staged=False,
+        yield (f"softmax_streamed[{dtype.name},{tile}x{ring},{warps}w,{n},{persistent}]",
+               sm.Softmax(dtype, tile, block_m=1, warps=warps, persistent=persistent, staged=False,
                           row_tiles=ring, long_rows=True, long_split=1, prefetch=False,
                           shifted=n % 16 != 0, copy_rows=True, streamed=True),
                (2048, n, 132, rows, rows))
