@@ -129,7 +129,18 @@ def test_tutorial_includes_the_example_code(site, artifacts):
     _chromium_run(["--window-size=1280,1400", f"--screenshot={artifacts / 'tutorial.png'}",
                    (site / "tutorials" / "pipeline.html").as_uri()])
     index = dom(site / "tutorials" / "index.html")
-    assert "coming with the tile-language work" in text_of(index)
+    assert "8. Row softmax" in text_of(index) and "Pages still to write" in text_of(index)
+
+
+def test_softmax_tutorial_shows_each_path_from_the_example(site):
+    document = dom(site / "tutorials" / "softmax.html")
+    assert h1(document).startswith("8. Row softmax")
+    source = (ROOT / "examples" / "softmax.py").read_text()
+    for method in ("softmax_tile", "online_step", "reduce_copied", "streamed_row"):
+        blocks = [b for b in code_blocks(document) if f"def {method}(" in b]
+        assert blocks, f"Softmax.{method} is not shown"
+        for line in blocks[0].splitlines():
+            assert line in source, line
 
 
 def test_instruction_reference_lists_the_whole_table(site, artifacts):
