@@ -574,18 +574,43 @@ _SCRIPTS = {}
 COPIED_TILE = 4096
 
 
-def _copies_rows(n: int, element_size: int) -> bool:
+def _copies_rows(n: int, element_size: int, limit: int = SHARED_ROW_BYTES) -> bool:
     """Whether the wrapper copies rows of n elements by default (`copy_rows`): rows longer
-    than a COPIED_TILE tile whose copy fits shared memory, but float32 rows of 8192 or
-    fewer elements (one-tile kernels are as fast there: 4096 x 8191 fp32 95 us against 96;
-    16-bit rows of 8191 57.5 -> 53 us, H100)."""
-    return n > COPIED_TILE and _row_copy_fits(n, COPIED_TILE, element_size) and (element_size == 2 or n > 8192)
+    than a COPIED_TILE tile whose copy fits `limit` bytes (_keep_limit), but float32 rows
+    of 8192 or fewer elements (one-tile kernels are as fast there: 4096 x 8191 fp32 95 us
+    against 96; 16-bit rows of 8191 57.5 -> 53 us, H100)."""
+    return (n > COPIED_TILE and _row_copy_fits(n, COPIED_TILE, element_size, limit)
+            and (element_size == 2 or n > 8192))
 
 
-def _streams_rows(n: int, element_size: int) -> bool:
+def _streams_rows(n: int, element_size: int, limit: int = SHARED_ROW_BYTES) -> bool:
     """Whether the wrapper streams rows of n elements through a ring of tiles in shared
     memory by default (`streamed`): rows too long to keep there whole (_copies_rows)."""
-    return n > COPIED_TILE and not _row_copy_fits(n, COPIED_TILE, element_size)
+    return n > COPIED_TILE and not _row_copy_fits(n, COPIED_TILE, element_size, limit)
+
+
+def _keep_limit(device: torch.device) -> int:
+    """The bytes of a row a block keeps in shared memory on `device`: SHARED_ROW_BYTES, or
+    less where a block may not have that much (_block_shared_bytes; 99 KB parts such as
+    sm_86 and sm_89: 83 KB)."""
+    if device.type != "cuda":
+        return SHARED_ROW_BYTES
+    return min(SHARED_ROW_BYTES, _block_shared_bytes(device)[0])
+
+
+def _block_shared_bytes(device: torch.device):
+    """(the shared memory a block alone on an SM of `device` may keep rows in, and one of
+    two blocks an SM): the device's limits less room for the reductions' scratch and the
+    per-block reserve (H100: 211 KB and 105 KB)."""
+    if device not in _SHARED_BYTES:
+        props = torch.cuda.get_device_properties(device)
+        optin = getattr(props, "shared_memory_per_block_optin", 0) or props.shared_memory_per_block
+        per_sm = getattr(props, "shared_memory_per_multiprocessor", 0) or optin
+        _SHARED_BYTES[device] = (optin - 16 * 1024, per_sm // 2 - 9 * 1024)
+    return _SHARED_BYTES[device]
+
+
+_SHARED_BYTES = {}
 
 
 def _stream_ring(device: torch.device, n: int, element_size: int):
@@ -602,12 +627,7 @@ def _stream_ring(device: torch.device, n: int, element_size: int):
     worth of COPIED_TILE tiles."""
     if device.type != "cuda":
         return COPIED_TILE, max(2, SHARED_ROW_BYTES // (COPIED_TILE * element_size))
-    if device not in _RING_BYTES:
-        props = torch.cuda.get_device_properties(device)
-        optin = getattr(props, "shared_memory_per_block_optin", 0) or props.shared_memory_per_block
-        per_sm = getattr(props, "shared_memory_per_multiprocessor", 0) or optin
-        _RING_BYTES[device] = (optin - 16 * 1024, per_sm // 2 - 9 * 1024)
-    alone, shared = _RING_BYTES[device]
+    alone, shared = _block_shared_bytes(device)
     tile_bytes = COPIED_TILE * element_size
     if element_size == 2 and cdiv(n, COPIED_TILE) <= 19 and shared // tile_bytes >= 2:
         return COPIED_TILE, shared // tile_bytes
@@ -615,48 +635,44 @@ def _stream_ring(device: torch.device, n: int, element_size: int):
     return tile, max(2, alone // (tile * element_size))
 
 
-_RING_BYTES = {}
-
-
-def _row_copy_fits(n: int, block_n: int, element_size: int) -> bool:
+def _row_copy_fits(n: int, block_n: int, element_size: int, limit: int = SHARED_ROW_BYTES) -> bool:
     """Whether a row of n elements, in whole tiles of block_n, fits the shared memory a
-    block may keep rows in (SHARED_ROW_BYTES)."""
-    return cdiv(n, block_n) * block_n * element_size <= SHARED_ROW_BYTES
+    block may keep rows in (`limit`: SHARED_ROW_BYTES, or _keep_limit of the device)."""
+    return cdiv(n, block_n) * block_n * element_size <= limit
 
 
 def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
             persistent: bool = None, staged: bool = None, shifted: bool = None,
             copy_rows: bool = None) -> torch.Tensor:
     """Row softmax of a contiguous 2-D fp16/bf16/fp32 tensor. Rows that fit 128 KB of
-    shared memory and are longer than COPIED_TILE (16-bit rows of 4097 to 65536 elements,
-    float32 rows of 8193 to 32768) are copied there by cp.async, all of a row's tiles
-    at once (`copy_rows`, one row a block, over COPIED_TILE-wide tiles); longer rows
-    stream through a ring of tiles as large as the device lets a block have
-    (`streamed`, _stream_ring: the last tiles stay for the second pass, the others are
-    read again).
-    Shorter rows, and every row with copy_rows=False, take a tile of the row length
-    rounded up to a power of two (at most 32768; longer rows loop, over 8192-wide tiles
-    where a 16-bit row's copy fits shared memory, and are otherwise read twice).
-    `block_n` fixes the tile width (then rows are copied only with copy_rows=True, where
-    they are kept in shared memory); `persistent` and `staged` fix those choices
-    (default: tuned), `shifted` walks rows not a multiple of 16, with tiles of 128 or
-    more, from their 16-byte boundary (default: copied rows, and rows wider than 16384
-    elements but float32 rows wider than 32768).
-    `out` must be x's twin (shape, dtype, device, contiguous); tensors of more than
-    2^31 - 1 elements run in slices of rows."""
+    shared memory (less where the device gives a block less: _keep_limit) and are longer
+    than COPIED_TILE (16-bit rows of 4097 to 65536 elements, float32 rows of 8193 to
+    32768) are copied there by cp.async, all of a row's tiles at once (`copy_rows`, one
+    row a block, over COPIED_TILE-wide tiles); longer rows stream through a ring of tiles
+    as large as the device lets a block have (`streamed`, _stream_ring: the last tiles
+    stay for the second pass, the others are read again). Shorter rows, and every row
+    with copy_rows=False, take a tile of the row length rounded up to a power of two (at
+    most 32768; longer rows loop, over 8192-wide tiles where a 16-bit row's copy fits
+    shared memory, and are otherwise read twice). `block_n` fixes the tile width (then
+    rows are copied only with copy_rows=True, where they are kept in shared memory);
+    `persistent` and `staged` fix those choices (default: tuned), `shifted` walks rows
+    not a multiple of 16, with tiles of 128 or more, from their 16-byte boundary
+    (default: copied rows, and rows wider than 16384 elements but float32 rows wider than
+    32768). `out` must be x's twin (shape, dtype, device, contiguous); tensors of more
+    than 2^31 - 1 elements run in slices of rows."""
     if x.dim() != 2 or not x.is_contiguous() or x.dtype not in _TORCH_TO_TILUS:
         raise ValueError("softmax: x must be a contiguous 2-D float16/bfloat16/float32 tensor")
     m, n = x.shape
     out = torch.empty_like(x) if out is None else out
     check_tensor(out, "out", x.shape, x.dtype, x.device, "softmax")
-    streamed = False
-    if block_n is None and copy_rows is not False and _copies_rows(n, x.element_size()):
+    streamed, limit = False, _keep_limit(x.device)
+    if block_n is None and copy_rows is not False and _copies_rows(n, x.element_size(), limit):
         block_n, copy_rows = COPIED_TILE, True
-    elif block_n is None and copy_rows is not False and _streams_rows(n, x.element_size()):
+    elif block_n is None and copy_rows is not False and _streams_rows(n, x.element_size(), limit):
         (block_n, ring), copy_rows, streamed = _stream_ring(x.device, n, x.element_size()), True, True
     if block_n is None:
         block_n = min(32768, max(32, 1 << (n - 1).bit_length()))
-        if n > block_n and x.element_size() == 2 and _row_copy_fits(n, 8192, 2):
+        if n > block_n and x.element_size() == 2 and _row_copy_fits(n, 8192, 2, limit):
             # (copy_rows=False) 16-bit rows longer than a tile whose copy fits shared memory
             # walk 8192-wide tiles: a 50257-word row's copy is then 112 KB, not 128 KB (two
             # blocks an SM at 8 warps or fewer: the reductions' scratch grows with the warps)
@@ -665,7 +681,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
             block_n = 8192
     # rows longer than a tile that fit 128 KB of shared memory are read once, not twice
     long_rows = n > block_n
-    row_tiles = cdiv(n, block_n) if long_rows and _row_copy_fits(n, block_n, x.element_size()) else 0
+    row_tiles = cdiv(n, block_n) if long_rows and _row_copy_fits(n, block_n, x.element_size(), limit) else 0
     if streamed:
         row_tiles = ring
     if long_rows and staged:

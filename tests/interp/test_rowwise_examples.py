@@ -157,22 +157,42 @@ def test_the_wrapper_streams_rows_too_long_to_keep(example, monkeypatch):
                     (4096, 8, True, True, None, True), (32768, 0, None, None, None, True)]
 
 
-class _Props:
-    shared_memory_per_block_optin = 232448  # (an H100's)
+class _H100:
+    shared_memory_per_block_optin = 232448
     shared_memory_per_multiprocessor = 233472
 
 
-@pytest.mark.parametrize("n,element_size,expected", [
-    (65537, 2, (4096, 13)), (77824, 2, (4096, 13)), (77825, 2, (8192, 13)), (131071, 2, (8192, 13)),
-    (32769, 4, (4096, 13)), (131071, 4, (4096, 13))])
-def test_the_streamed_ring_follows_the_device_and_the_row(example, monkeypatch, n, element_size, expected):
+class _Sm89:  # (an RTX 4090's: 99 KB a block, 100 KB an SM)
+    shared_memory_per_block_optin = 101376
+    shared_memory_per_multiprocessor = 102400
+
+
+@pytest.mark.parametrize("props,n,element_size,expected", [
+    (_H100, 65537, 2, (4096, 13)), (_H100, 77824, 2, (4096, 13)), (_H100, 77825, 2, (8192, 13)),
+    (_H100, 131071, 2, (8192, 13)), (_H100, 32769, 4, (4096, 13)), (_H100, 131071, 4, (4096, 13)),
+    (_Sm89, 50257, 2, (4096, 5)), (_Sm89, 131071, 2, (8192, 5)), (_Sm89, 30000, 4, (4096, 5))])
+def test_the_streamed_ring_follows_the_device_and_the_row(example, monkeypatch, props, n, element_size, expected):
     # on an H100: 16-bit rows of up to 19 4096-wide tiles in the ring two blocks an SM
     # hold (13 of 8 KB), longer ones in 8192-wide tiles filling one block's shared memory
-    # (13 of 16 KB); float32 in 4096-wide tiles, 13 of 16 KB
+    # (13 of 16 KB); float32 in 4096-wide tiles, 13 of 16 KB. A 99 KB part: rings of 5
     sm = example("softmax")
-    monkeypatch.setattr(sm, "_RING_BYTES", {})
-    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: _Props())
+    monkeypatch.setattr(sm, "_SHARED_BYTES", {})
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: props())
     assert sm._stream_ring(torch.device("cuda", 0), n, element_size) == expected
+
+
+@pytest.mark.parametrize("props,limit", [(_H100, 128 * 1024), (_Sm89, 101376 - 16 * 1024)])
+def test_rows_are_kept_in_the_shared_memory_the_device_has(example, monkeypatch, props, limit):
+    # 128 KB where a block may have more (H100), less on a 99 KB part: a 50257-word fp16
+    # row (104 KB in 4096-wide tiles) is copied on the H100 and streamed there; 40000
+    # words (80 KB) are copied on both
+    sm = example("softmax")
+    monkeypatch.setattr(sm, "_SHARED_BYTES", {})
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: props())
+    assert sm._keep_limit(torch.device("cuda", 0)) == limit
+    on_h100 = props is _H100
+    assert (sm._copies_rows(50257, 2, limit), sm._streams_rows(50257, 2, limit)) == (on_h100, not on_h100)
+    assert sm._copies_rows(40000, 2, limit) and not sm._streams_rows(40000, 2, limit)
 
 
 @pytest.mark.parametrize("cols", [1, 9, 70])
