@@ -468,8 +468,7 @@ class Softmax(UnalignedRows, tilus.Script):
             self.sync()  # tile t landed, and every thread is done with tile t - 1's slot
             part_max, part_sum = self.fold_tile(ring[(base + t) % slots], cols, length - t * lt, part_max, part_sum)
             refill = t + slots - 1
-            if refill < tiles:
-                self.copy_async(src=xs, dst=ring[(base + refill) % slots], offsets=[x_row, refill * lt])
+            self.copy_tile(xs, x_row, length, refill, ring[(base + refill) % slots])
             self.copy_async_commit_group()
         run_max, run_sum = self.combine_partials(part_max, part_sum)
         if self.shifted:
@@ -490,11 +489,11 @@ class Softmax(UnalignedRows, tilus.Script):
             y = self.exp(self.load_shared(ring[(base + kept_from + j) % slots]).to(float32) - run_max) * inv_sum
             if j >= 1:
                 freed = j - 1
+                slot = ring[(base + kept_from + freed) % slots]
                 if freed < kept_from:  # tile `freed` again, for item freed + R
-                    self.copy_async(src=xs, dst=ring[(base + kept_from + freed) % slots], offsets=[x_row, freed * lt])
+                    self.copy_tile(xs, x_row, length, freed, slot)
                 else:
-                    self.copy_tile(next_xs, next_x_row, next_length, freed - kept_from,
-                                   ring[(base + kept_from + freed) % slots])
+                    self.copy_tile(next_xs, next_x_row, next_length, freed - kept_from, slot)
             self.copy_async_commit_group()
             self.store_global(ys, y.to(self.dtype), offsets=[y_row, tile * lt])
         self.sync()  # every thread read the last item's slot
@@ -681,9 +680,10 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
             block_n = 8192
     # rows longer than a tile that fit 128 KB of shared memory are read once, not twice
     long_rows = n > block_n
-    row_tiles = cdiv(n, block_n) if long_rows and _row_copy_fits(n, block_n, x.element_size(), limit) else 0
     if streamed:
         row_tiles = ring
+    else:
+        row_tiles = cdiv(n, block_n) if long_rows and _row_copy_fits(n, block_n, x.element_size(), limit) else 0
     if long_rows and staged:
         staged = False  # (staging is for rows of one tile)
     copy_rows = bool(copy_rows) and row_tiles > 0
