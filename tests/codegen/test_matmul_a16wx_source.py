@@ -82,7 +82,7 @@ def test_integer_zero_points_fold_into_the_conversion(w_name, a_dtype, tile, fol
 
 @pytest.mark.parametrize("w_name, a_dtype", [("uint4b", float16), ("int3b", float16), ("int3b", bfloat16)])
 def test_decode_tiles_do_not_spill(w_name, a_dtype):
-    """Every decode tile of the tuning space compiles for sm_90a without spills or stack
+    """Every decode tile shape of the tuning space compiles for sm_90a without spills or stack
     (uint4 weights with zero points as codes, folded; 3-bit weights, whose paired codes
     convert three instructions a pair): a fold once cost the 8-row tile its interleaving
     of conversion and mma (255 registers and spills)."""
@@ -96,7 +96,13 @@ def test_decode_tiles_do_not_spill(w_name, a_dtype):
     zeros = torch.zeros(k // 128, n, dtype=torch.uint8 if folded else t)
     args = (m, n, k, torch.zeros(m, k, dtype=t), ex.prepack(torch.zeros(k, n, dtype=torch.int64), w_dtype),
             torch.zeros(k // 128, n, dtype=t), zeros, torch.zeros(m, n, dtype=t))
-    for bm, bn, bk, split, warps, static in (t for t in ex.TILES if t[0] < 64):
+    # the split count is a constant of the chunk size and the last block's test only: one
+    # split tile of each shape compiles the loop every split of it runs
+    shapes = {}
+    for t in ex.TILES:
+        if t[0] < 64:
+            shapes.setdefault((t[0], t[1], t[2], t[3] > 1, t[4], t[5]), t)
+    for bm, bn, bk, split, warps, static in shapes.values():
         kernel = ex.MatmulA16Wx(a_dtype, w_dtype, 128, True, num_warps=warps, block_m=bm, block_n=bn,
                                 block_k=bk, split_k=split, num_stages=4, zero_dtype=tilus.uint8 if folded else None,
                                 static_stages=static)
