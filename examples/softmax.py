@@ -38,7 +38,10 @@ Memory-bound, so the kernel's job is to read x once and write y once. Each block
   them) pass through a ring of tiles as large as the device allows: R - 1 copies in
   flight, the last R tiles kept for the second pass and the others read again through
   the same ring (H100, 2048 x 131071 fp16: 607 -> 420 us, torch 742, a copy 359;
-  4096 x 50257 float32 697 -> 565, a copy 547);
+  4096 x 50257 float32 697 -> 565, a copy 547). With `cluster_split` (sm_90) such a row
+  is kept by a cluster of 2, 4 or 8 blocks instead, each holding its part of the row in
+  its own shared memory; the blocks combine their maxima and sums once, through
+  distributed shared memory, so the row is read once however long it is (up to 8 parts);
 * rows whose length is not a multiple of 16 (a 50257- or 32001-word vocabulary) start at
   a different offset in every 16-byte chunk, so stores at a row's own columns would go
   element by element. With `shifted` (one row a block; the wrapper's default for copied
@@ -103,7 +106,8 @@ class UnalignedRows:
 class Softmax(UnalignedRows, tilus.Script):
     def __init__(self, dtype, block_n: int, block_m: int, warps: int, persistent: bool = False,
                  staged: bool = False, row_tiles: int = 0, long_rows: bool = False, long_split: int = 1,
-                 prefetch: bool = False, shifted: bool = False, copy_rows: bool = False, streamed: bool = False):
+                 prefetch: bool = False, shifted: bool = False, copy_rows: bool = False, streamed: bool = False,
+                 cluster_split: int = 1):
         """`long_rows`: the calls' rows are longer than `block_n` (the wrapper knows). Their
         path walks a row in tiles of block_n / `long_split` columns (narrower tiles take
         fewer registers, so more blocks share an SM; tuned), with `prefetch` the next tile
@@ -115,7 +119,9 @@ class Softmax(UnalignedRows, tilus.Script):
         instead of one tile at a time. `streamed` (with copy_rows, one row a block): rows
         of any length pass through a ring of `row_tiles` tiles, which may be shorter than
         the row (streamed_rows_walk); the last row_tiles tiles stay there for the second
-        pass, the others are read again."""
+        pass, the others are read again. `cluster_split` C > 1 (with copy_rows, sm_90):
+        each row is kept by a cluster of C blocks, `row_tiles` tiles each (split_row),
+        which meet once through each other's shared memory."""
         super().__init__()
         # at most 64 elements a thread (a 32768-wide row over 16 or 32 warps); a kernel for
         # long rows holds only tiles of block_n / long_split (it has no one-tile path)
@@ -133,6 +139,9 @@ class Softmax(UnalignedRows, tilus.Script):
                              "(no prefetch)")
         if streamed and (not copy_rows or row_tiles * long_split < 2):  # (the ring's tiles)
             raise ValueError("streamed: copy_rows over a ring of two tiles or more")
+        if cluster_split != 1 and (cluster_split not in (2, 4, 8) or not copy_rows or streamed or persistent):
+            raise ValueError("cluster_split: 2, 4 or 8 blocks a row, each keeping its part (copy_rows, "
+                             "not streamed, one row a cluster: not persistent)")
         if shifted and block_m != 1:
             raise ValueError("shifted: one row a block (block_m 1)")
         if not streamed and row_tiles * block_m * block_n * dtype.nbits // 8 > SHARED_ROW_BYTES:
@@ -141,12 +150,15 @@ class Softmax(UnalignedRows, tilus.Script):
         self.persistent, self.staged, self.row_tiles, self.long_rows = persistent, staged, row_tiles, long_rows
         self.long_tile = block_n // long_split  # the long-row paths' tile width
         self.prefetch, self.shifted, self.copy_rows, self.streamed = prefetch, shifted, copy_rows, streamed
+        self.cluster_split = cluster_split
         self.resident_tiles = list(range(row_tiles * block_n // self.long_tile))  # (tiles of a kept row)
 
     def __call__(self, m_size: int32, n_size: int32, grid: int32, x_ptr: tilus.void_p, y_ptr: tilus.void_p):
         """`grid`: the number of blocks of a persistent kernel (one an SM), else unused."""
         bm, bn = self.block_m, self.block_n
-        self.attrs.blocks = [grid] if self.persistent else [cdiv(m_size, bm)]
+        self.attrs.blocks = [grid] if self.persistent else [cdiv(m_size, bm) * self.cluster_split]
+        if self.cluster_split > 1:
+            self.attrs.cluster_blocks = [self.cluster_split]
         self.attrs.warps = self.warps
         row = self.blockIdx.x * bm
         gx = self.global_view(x_ptr, dtype=self.dtype, shape=[m_size, n_size])
@@ -197,6 +209,8 @@ class Softmax(UnalignedRows, tilus.Script):
             resident = self.shared_tensor(dtype=self.dtype, shape=[self.row_tiles * bn // lt, bm, lt])
         if self.streamed:
             self.streamed_rows_walk(gx, gy, m_size, n_size, grid, row, resident)
+        elif self.cluster_split > 1:
+            self.split_row(gx, gy, m_size, n_size, resident)
         elif self.copy_rows:
             self.copied_rows_walk(gx, gy, m_size, n_size, grid, row, resident)
         elif self.persistent:
@@ -374,19 +388,68 @@ class Softmax(UnalignedRows, tilus.Script):
             return rest, 0, (n_size - head if row < m_size else 0), before, head
         return g, row, (n_size if row < m_size else 0), None, 0
 
-    def copy_row_tiles(self, view, row: int32, length: int32, resident, tiles=None):
+    def copy_row_tiles(self, view, row: int32, length: int32, resident, tiles=None, begin=0):
         """Issues the copies of a row's tiles (`tiles`, a Python list: unrolled; default
         all the kept row's) to `resident`, one cp.async group a tile (committed whether or
-        not the row reaches the tile: reduce_copied counts them)."""
+        not the row reaches the tile: reduce_copied counts them); tile t starts at column
+        begin + t * tile."""
         for t in self.resident_tiles if tiles is None else tiles:
-            self.copy_tile(view, row, length, t, resident[t])
+            self.copy_tile(view, row, length, t, resident[t], begin)
             self.copy_async_commit_group()
 
-    def copy_tile(self, view, row: int32, length: int32, t, dst):
-        """Issues the copy of tile t of a row of `length` elements to `dst` (a tile of
-        shared memory), if the row reaches it."""
-        if t * self.long_tile < length:
-            self.copy_async(src=view, dst=dst, offsets=[row, t * self.long_tile])
+    def copy_tile(self, view, row: int32, length: int32, t, dst, begin=0):
+        """Issues the copy of tile t (from column begin + t * tile) of a row of `length`
+        elements to `dst` (a tile of shared memory), if the row reaches it."""
+        if begin + t * self.long_tile < length:
+            self.copy_async(src=view, dst=dst, offsets=[row, begin + t * self.long_tile])
+
+    def split_row(self, gx, gy, m_size: int32, n_size: int32, resident):
+        """`cluster_split` C: row blockIdx.x // C, kept by the C blocks of a cluster, block
+        r the columns [r P, (r + 1) P) (P: row_tiles tiles) in its shared memory, copied
+        all at once and reduced as they land (reduce_copied). The blocks then meet once:
+        each leaves its max and sum in its shared memory, and after a cluster barrier
+        reads every block's (distributed shared memory) and combines them, so a row too
+        long for one block's shared memory is still read once, where a ring re-reads all
+        but its last tiles (streamed). A shifted row's head is rank 0's."""
+        c, lt = self.cluster_split, self.long_tile
+        part = len(self.resident_tiles) * lt
+        row = self.blockIdx.x // c
+        rank: int32 = self.cluster.blockRank
+        xs, x_row, length, xh, head = self.row_parts(gx, m_size, n_size, row)
+        ys, y_row, length, yh, head = self.row_parts(gy, m_size, n_size, row)
+        begin = rank * part
+        mine = min(max(length - begin, 0), part)  # (this block's elements)
+        self.copy_row_tiles(xs, x_row, length, resident, begin=begin)
+        run_max, run_sum = self.reduce_copied(mine, resident)
+        if self.shifted:
+            owned_head: int32 = 0
+            if rank == 0:
+                owned_head = head
+            x_head, run_max, run_sum = self.head_step(xh, owned_head, run_max, run_sum)
+        block_max = self.shared_tensor(dtype=float32, shape=[1, 1])
+        block_sum = self.shared_tensor(dtype=float32, shape=[1, 1])
+        self.store_shared(block_max, run_max)
+        self.store_shared(block_sum, run_sum)
+        self.cluster.sync()  # every block's max and sum are written
+        maxima = [self.cluster.load_shared(block_max, target_rank=r) for r in range(c)]
+        sums = [self.cluster.load_shared(block_sum, target_rank=r) for r in range(c)]
+        row_max = maxima[0]
+        for peer_max in maxima[1:]:  # (Python lists: unrolled)
+            row_max = self.maximum(row_max, peer_max)
+        row_sum = sums[0] * self.exp(maxima[0] - row_max)
+        for peer_max, peer_sum in zip(maxima[1:], sums[1:]):
+            row_sum = row_sum + peer_sum * self.exp(peer_max - row_max)
+        inv_sum = 1.0 / row_sum
+        for t in self.resident_tiles:
+            if t * lt < mine:
+                y = self.exp(self.load_shared(resident[t]).to(float32) - row_max) * inv_sum
+                self.store_global(ys, y.to(self.dtype), offsets=[y_row, begin + t * lt])
+        if self.shifted:
+            if rank == 0:
+                self.store_head(yh, x_head, row_max, inv_sum)
+        self.cluster.sync()  # no block leaves while a peer may still read its max and sum
+        self.free_shared(block_max)
+        self.free_shared(block_sum)
 
     def reduce_copied(self, length: int32, resident):
         """The max and sum of exponentials of a row of `length` elements whose tiles are
@@ -634,6 +697,26 @@ def _stream_ring(device: torch.device, n: int, element_size: int):
     return tile, max(2, alone // (tile * element_size))
 
 
+# Cluster sizes a row may be split over (`cluster_split`): 8 is the portable maximum.
+CLUSTER_SPLITS = (2, 4, 8)
+
+
+def _cluster_split(device: torch.device, n: int, element_size: int):
+    """(blocks a row, COPIED_TILE tiles a block) for rows of n elements too long for one
+    block's shared memory (_streams_rows), kept by a cluster of blocks instead: the fewest
+    blocks whose parts fit one of two blocks an SM (_block_shared_bytes; H100: 105 KB, so
+    fp16 rows of up to 8 x 13 tiles, 425984 elements). None where clusters cannot run
+    (before sm_90, the interpreter) or the row is longer than that."""
+    if device.type != "cuda" or torch.cuda.get_device_capability(device)[0] < 9:
+        return None
+    tiles = cdiv(n, COPIED_TILE)
+    per_block = _block_shared_bytes(device)[1] // (COPIED_TILE * element_size)
+    for blocks in CLUSTER_SPLITS:
+        if cdiv(tiles, blocks) <= per_block:
+            return blocks, cdiv(tiles, blocks)
+    return None
+
+
 def _row_copy_fits(n: int, block_n: int, element_size: int, limit: int = SHARED_ROW_BYTES) -> bool:
     """Whether a row of n elements, in whole tiles of block_n, fits the shared memory a
     block may keep rows in (`limit`: SHARED_ROW_BYTES, or _keep_limit of the device)."""
@@ -642,14 +725,17 @@ def _row_copy_fits(n: int, block_n: int, element_size: int, limit: int = SHARED_
 
 def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
             persistent: bool = None, staged: bool = None, shifted: bool = None,
-            copy_rows: bool = None) -> torch.Tensor:
+            copy_rows: bool = None, cluster_split: int = None) -> torch.Tensor:
     """Row softmax of a contiguous 2-D fp16/bf16/fp32 tensor. Rows that fit 128 KB of
     shared memory (less where the device gives a block less: _keep_limit) and are longer
     than COPIED_TILE (16-bit rows of 4097 to 65536 elements, float32 rows of 8193 to
     32768) are copied there by cp.async, all of a row's tiles at once (`copy_rows`, one
     row a block, over COPIED_TILE-wide tiles); longer rows stream through a ring of tiles
     as large as the device lets a block have (`streamed`, _stream_ring: the last tiles
-    stay for the second pass, the others are read again). Shorter rows, and every row
+    stay for the second pass, the others are read again); with cluster_split=True they
+    are kept by a cluster of 2-8 blocks on sm_90 instead (_cluster_split: read once; not
+    yet timed on a GPU, so not the default), cluster_split=C asks for C blocks a row.
+    Shorter rows, and every row
     with copy_rows=False, take a tile of the row length rounded up to a power of two (at
     most 32768; longer rows loop, over 8192-wide tiles where a 16-bit row's copy fits
     shared memory, and are otherwise read twice). `block_n` fixes the tile width (then
@@ -664,11 +750,19 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     m, n = x.shape
     out = torch.empty_like(x) if out is None else out
     check_tensor(out, "out", x.shape, x.dtype, x.device, "softmax")
-    streamed, limit = False, _keep_limit(x.device)
+    streamed, limit, blocks_a_row = False, _keep_limit(x.device), 1
     if block_n is None and copy_rows is not False and _copies_rows(n, x.element_size(), limit):
         block_n, copy_rows = COPIED_TILE, True
     elif block_n is None and copy_rows is not False and _streams_rows(n, x.element_size(), limit):
-        (block_n, ring), copy_rows, streamed = _stream_ring(x.device, n, x.element_size()), True, True
+        split = None
+        if cluster_split is True:
+            split = _cluster_split(x.device, n, x.element_size())
+        elif cluster_split and cluster_split > 1:
+            split = cluster_split, cdiv(cdiv(n, COPIED_TILE), cluster_split)
+        if split is not None:
+            block_n, (blocks_a_row, ring), copy_rows = COPIED_TILE, split, True
+        else:
+            (block_n, ring), copy_rows, streamed = _stream_ring(x.device, n, x.element_size()), True, True
     if block_n is None:
         block_n = min(32768, max(32, 1 << (n - 1).bit_length()))
         if n > block_n and x.element_size() == 2 and _row_copy_fits(n, 8192, 2, limit):
@@ -680,7 +774,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
             block_n = 8192
     # rows longer than a tile that fit 128 KB of shared memory are read once, not twice
     long_rows = n > block_n
-    if streamed:
+    if streamed or blocks_a_row > 1:
         row_tiles = ring
     else:
         row_tiles = cdiv(n, block_n) if long_rows and _row_copy_fits(n, block_n, x.element_size(), limit) else 0
@@ -697,7 +791,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     if shifted is None:
         shifted = copy_rows or (n > 16384 and (n <= 32768 or x.element_size() == 2))
     shifted = bool(shifted) and n % 16 != 0 and block_n >= 128  # (a tile of one row for 4 warps at least)
-    key = (x.dtype, block_n, persistent, staged, row_tiles, long_rows, shifted, copy_rows, streamed)
+    key = (x.dtype, block_n, persistent, staged, row_tiles, long_rows, shifted, copy_rows, streamed, blocks_a_row)
     if key not in _SCRIPTS:
         fixed = {name: value for name, value in (("persistent", persistent), ("staged", staged))
                  if value is not None}
@@ -707,6 +801,8 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
             fixed.update(prefetch=False, copy_rows=True)
         if streamed:
             fixed["streamed"] = True
+        if blocks_a_row > 1:
+            fixed.update(cluster_split=blocks_a_row, persistent=False)
         _SCRIPTS[key] = Softmax(_TORCH_TO_TILUS[x.dtype], block_n, row_tiles=row_tiles, long_rows=long_rows,
                                 shifted=shifted, **fixed)
     for rows, (x_part, out_part) in row_slices(x, out):

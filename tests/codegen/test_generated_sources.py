@@ -118,6 +118,13 @@ def _programs(example):
                           row_tiles=ring, long_rows=True, long_split=1, prefetch=False,
                           shifted=n % 16 != 0, copy_rows=True, streamed=True),
                (2048, n, 132, rows, rows))
+    for dtype, part, split, warps, n in ((float16, 8, 4, 16, 131071), (float32, 4, 8, 16, 131072)):
+        rows = torch.zeros(8, 8)
+        yield (f"softmax_split[{dtype.name},{split}x{part},{warps}w,{n}]",
+               sm.Softmax(dtype, 4096, block_m=1, warps=warps, persistent=False, staged=False, row_tiles=part,
+                          long_rows=True, long_split=1, prefetch=False, shifted=n % 16 != 0, copy_rows=True,
+                          cluster_split=split),
+               (2048, n, 132, rows, rows))
     yield ("matmul_relu_fp32_simt", example("matmul_relu_fp32_simt").MatmulReluSimt(),
            (37, 100, 72, *_mats(37, 100, 72, torch.float32)))
 
@@ -138,7 +145,7 @@ _UNALIGNED_SPILLS = {"softmax[float16,32768,1x,32w,persistent]", "softmax[float1
 
 
 # Programs written with Hopper's instructions (TMA, wgmma, setmaxnreg, clusters) by hand.
-_HOPPER_ONLY = ("matmul_warp_specialized", "flash_attention_hopper", "matmul_a16wx_hopper")
+_HOPPER_ONLY = ("matmul_warp_specialized", "flash_attention_hopper", "matmul_a16wx_hopper", "softmax_split")
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])

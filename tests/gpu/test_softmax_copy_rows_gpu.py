@@ -55,3 +55,30 @@ def test_rows_streamed_through_a_ring_gpu(example, dtype, n):
                        streamed=True)
 
     _check(sm, configs, 37, n, dtype, skip_refused=False)
+
+
+@pytest.mark.parametrize("dtype,n", [(torch.float16, 131071), (torch.float32, 131071), (torch.bfloat16, 65537),
+                                     (torch.float16, 20000)])
+def test_rows_kept_by_a_cluster_gpu(example, dtype, n):
+    """`cluster_split`: each row kept by a cluster of 2, 4 or 8 blocks (sm_90), each
+    holding its part of 4096-wide tiles in shared memory, meeting once through
+    distributed shared memory; aligned and shifted rows, parts the row fills exactly,
+    partly, and (20000 over 8 blocks of 2 tiles) not at all; then the wrapper's choice
+    (cluster_split=True)."""
+    sm = example("softmax")
+    tiles = (n + 4095) // 4096
+
+    def configs():
+        for split, warps in [(2, 16), (4, 8), (8, 16), (8, 4)]:
+            part = (tiles + split - 1) // split
+            if part * 4096 * torch.tensor([], dtype=dtype).element_size() <= 128 * 1024:
+                yield dict(block_n=4096, block_m=1, warps=warps, persistent=False, staged=False, row_tiles=part,
+                           long_rows=True, long_split=1, prefetch=False, shifted=n % 16 != 0, copy_rows=True,
+                           cluster_split=split)
+
+    _check(sm, configs, 37, n, dtype, skip_refused=False)
+    x = (torch.randn(37, n, device="cuda") * 4).to(dtype)
+    y = torch.full_like(x, float("nan"))
+    sm.softmax(x, y, cluster_split=True)
+    tol = dict(atol=1e-5, rtol=1e-4) if dtype == torch.float32 else dict(atol=2e-2, rtol=2e-2)
+    torch.testing.assert_close(y, torch.softmax(x.float(), dim=1).to(dtype), **tol)

@@ -181,6 +181,43 @@ def test_the_streamed_ring_follows_the_device_and_the_row(example, monkeypatch, 
     assert sm._stream_ring(torch.device("cuda", 0), n, element_size) == expected
 
 
+@pytest.mark.parametrize("props,capability,n,element_size,expected", [
+    (_H100, (9, 0), 65537, 2, (2, 9)), (_H100, (9, 0), 131071, 2, (4, 8)), (_H100, (9, 0), 131071, 4, (8, 4)),
+    (_H100, (9, 0), 50257, 4, (4, 4)), (_H100, (9, 0), 8 * 13 * 4096, 2, (8, 13)),
+    (_H100, (9, 0), 8 * 13 * 4096 + 1, 2, None), (_Sm89, (8, 9), 65537, 2, None)])
+def test_rows_too_long_to_keep_split_over_a_cluster_on_hopper(example, monkeypatch, props, capability, n,
+                                                              element_size, expected):
+    # the fewest blocks (2, 4, 8) whose parts fit one of two blocks an SM (H100: 13
+    # tiles of 4096 16-bit elements, 6 of float32: a 13-tile float32 row takes 4 blocks
+    # of 4, not 2 of 7); longer rows, and GPUs without
+    # clusters, stream
+    sm = example("softmax")
+    monkeypatch.setattr(sm, "_SHARED_BYTES", {})
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: props())
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device: capability)
+    assert sm._cluster_split(torch.device("cuda", 0), n, element_size) == expected
+
+
+def test_the_wrapper_splits_rows_over_a_cluster_where_asked(example, monkeypatch):
+    # cluster_split=C keeps rows too long for one block with C blocks a row (not
+    # persistent), row_tiles the tiles of each; the default and cluster_split=1 stream
+    # them; rows short enough to keep in one block ignore it
+    sm = example("softmax")
+    made = []
+    monkeypatch.setattr(sm, "_SCRIPTS", {})
+    monkeypatch.setattr(sm, "Softmax", lambda dtype, block_n, **kwargs: made.append(
+        (block_n, *(kwargs.get(k) for k in ("row_tiles", "streamed", "cluster_split", "persistent"))))
+        or (lambda *args: None))
+    for n, split in ((131071, 4), (131071, None), (131071, 1), (40000, 4)):
+        sm.softmax(torch.empty(1, n, dtype=torch.float16), cluster_split=split)
+    # (cluster_split=1 finds the default's script)
+    assert made == [(4096, 8, None, 4, False), (4096, 16, True, None, None), (4096, 10, None, None, None)]
+    # cluster_split=True: the device's choice (_cluster_split); the interpreter has no clusters
+    monkeypatch.setattr(sm, "_cluster_split", lambda device, n, element_size: (2, 16))
+    sm.softmax(torch.empty(1, 131071, dtype=torch.float16), cluster_split=True)
+    assert made[-1] == (4096, 16, None, 2, False)
+
+
 @pytest.mark.parametrize("props,limit", [(_H100, 128 * 1024), (_Sm89, 101376 - 16 * 1024)])
 def test_rows_are_kept_in_the_shared_memory_the_device_has(example, monkeypatch, props, limit):
     # 128 KB where a block may have more (H100), less on a 99 KB part: a 50257-word fp16
@@ -217,13 +254,44 @@ def test_rows_streamed_through_a_ring_of_tiles(example, dtype, cols, ring, shift
     # through the ring in the second pass); the interpreter lands each copy only at its
     # wait, so a wait too short reads the slot's previous tile. Persistent: 7 rows over
     # the interpreter's 3 blocks, each row's second pass copying the next row's first tiles
+    _copied_rows_match_torch(example, dtype, cols, persistent=persistent, row_tiles=ring, shifted=shifted,
+                             streamed=True)
+
+
+def _copied_rows_match_torch(example, dtype, cols, **config):
+    """A copy_rows Softmax of 64-wide tiles, one warp, on 7 rows of `cols` (3 persistent
+    blocks) against torch on a poisoned output."""
     sm = example("softmax")
     x = (torch.randn(7, cols) * 4).to(dtype)
     y = torch.full_like(x, float("nan"))
-    sm.Softmax(sm._TORCH_TO_TILUS[dtype], 64, block_m=1, warps=1, persistent=persistent, staged=False,
-               row_tiles=ring, long_rows=True, long_split=1, prefetch=False, shifted=shifted,
-               copy_rows=True, streamed=True)(7, cols, 3, x, y)
+    sm.Softmax(sm._TORCH_TO_TILUS[dtype], 64, block_m=1, warps=1, staged=False, long_rows=True, long_split=1,
+               prefetch=False, copy_rows=True, **config)(7, cols, 3, x, y)
     torch.testing.assert_close(y, torch.softmax(x.float(), dim=1).to(dtype), atol=2e-3, rtol=2e-2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("length", ["short", "one part", "part and a tile", "odd", "whole"])
+@pytest.mark.parametrize("split,part_tiles,shifted", [(2, 2, False), (2, 3, True), (4, 1, True), (4, 2, False)])
+def test_rows_kept_by_a_cluster_of_blocks(example, dtype, length, split, part_tiles, shifted):
+    # `cluster_split`: each row kept by 2 or 4 blocks of 1-3 tiles of 64, meeting once
+    # through their shared memory: rows shorter than a tile (the other blocks hold nothing
+    # and must add nothing), of one block's part, of a part and a tile, of an odd length
+    # (a shifted row's head is rank 0's), and as long as the cluster's tiles
+    part = part_tiles * 64
+    cols = {"short": 5, "one part": part, "part and a tile": part + 64, "odd": split * part - 37,
+            "whole": split * part}[length]
+    _copied_rows_match_torch(example, dtype, cols, persistent=False, row_tiles=part_tiles, shifted=shifted,
+                             cluster_split=split)
+
+
+@pytest.mark.parametrize("config", [dict(cluster_split=3), dict(cluster_split=2, streamed=True),
+                                    dict(cluster_split=2, persistent=True), dict(cluster_split=2, copy_rows=False)])
+def test_cluster_split_is_refused_outside_kept_rows(example, config):
+    base = dict(block_m=1, warps=1, persistent=False, staged=False, long_rows=True, long_split=1, prefetch=False,
+                row_tiles=3, copy_rows=True)
+    base.update(config)
+    with pytest.raises(ValueError, match="cluster_split"):
+        example("softmax").Softmax(tilus.float32, 64, **base)
 
 
 @pytest.mark.parametrize("streamed", [dict(copy_rows=False), dict(row_tiles=1)])
