@@ -2,10 +2,12 @@
 kernel (benchmarks/triton_rowwise.py) and a device copy of the same bytes, same run, same
 data, medians of CUDA-event timings with L2 flushed.
 
-    python benchmarks/bench_rowwise.py [--out DIR] [--quick | --unaligned]
+    python benchmarks/bench_rowwise.py [--out DIR] [--quick | --unaligned | --long-rows]
 
 `--unaligned`: softmax alone, over rows that are not a multiple of 16 elements
-(vocabularies of 20001 to 131071 words), fp16 and fp32.
+(vocabularies of 20001 to 131071 words), fp16 and fp32. `--long-rows` (sm_90): rows too
+long for one block's shared memory, streamed through a ring (the default) and kept by a
+cluster of blocks (cluster_split=True), beside torch, Triton and the copy.
 
 Targets (issue 12): softmax fp16 8192x8192 within 1.15x of the copy time and at least 2x
 faster than torch.softmax; layer/RMS norm within 1.2x of the copy time at 4096x4096 and
@@ -58,6 +60,35 @@ def bench_softmax(shapes, dtypes, results):
                                  "torch/tilus", "triton/tilus", "tilus GB/s"], rows)
 
 
+def bench_long_rows(shapes, results):
+    """Softmax of rows too long for one block: the ring (cluster_split=False) and a
+    cluster of blocks a row (cluster_split=True, _cluster_split's choice)."""
+    sm = load_example("softmax")
+    rows = []
+    for dname, m, n in shapes:
+        x = (torch.randn(m, n, device="cuda") * 3).to(_DTYPES[dname])
+        expected = torch.softmax(x.float(), dim=1).to(x.dtype)
+        t = {}
+        for name, split in (("ring", False), ("cluster", True)):
+            y = torch.full_like(x, float("nan"))
+            sm.softmax(x, y, cluster_split=split)
+            torch.testing.assert_close(y, expected, atol=2e-3, rtol=2e-2)
+            t[name] = median_ms(lambda: sm.softmax(x, y, cluster_split=split))
+        yt = torch.full_like(x, float("nan"))
+        triton_rowwise.softmax(x, yt)
+        torch.testing.assert_close(yt, expected, atol=2e-3, rtol=2e-2)
+        t.update(torch=median_ms(lambda: torch.softmax(x, dim=1)), triton=median_ms(lambda: triton_rowwise.softmax(x, yt)),
+                 copy=_copy_ms(x))
+        split = sm._cluster_split(x.device, n, x.element_size())
+        rows.append([dname, m, n, t["ring"], t["cluster"], str(split), t["torch"], t["triton"], t["copy"],
+                     t["ring"] / t["copy"], t["cluster"] / t["copy"]])
+        results.append({"kernel": "softmax_long_rows", "dtype": dname, "m": m, "n": n, "cluster": split,
+                        **{f"{k}_ms": v for k, v in t.items()}})
+    print_table("softmax, rows longer than shared memory (ms)", ["dtype", "m", "n", "ring", "cluster", "(blocks, tiles)",
+                                                                 "torch", "triton", "copy", "ring vs copy",
+                                                                 "cluster vs copy"], rows)
+
+
 def bench_norms(shapes, dtypes, results):
     nm = load_example("norms")
     rows = []
@@ -107,6 +138,11 @@ def main(argv):
     results = []
     if "--unaligned" in argv:  # (rows of one tile, 20001 and 32001; longer, 50257 and 131071)
         bench_softmax([(4096, 20001), (4096, 32001), (4096, 50257), (2048, 131071)], ["fp16", "fp32"], results)
+        write_results("bench_rowwise", argv, results)
+        return
+    if "--long-rows" in argv:
+        bench_long_rows([("fp16", 2048, 131071), ("bf16", 2048, 131072), ("fp32", 2048, 131071),
+                         ("fp16", 4096, 65537), ("fp32", 4096, 50257), ("fp16", 1024, 262144)], results)
         write_results("bench_rowwise", argv, results)
         return
     # (4096, 50257): logits over a GPT-2-sized vocabulary, rows longer than one tile and
