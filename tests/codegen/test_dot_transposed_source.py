@@ -8,19 +8,28 @@ import torch
 
 from tests.codegen.nvrtc_compile import kernel_source, require_nvrtc
 from tests.interp.test_dot_transposed import DotTransposed
-from tilus import float16, float32
+from tilus import _C, float16, float32
 
 require_nvrtc()
 
 ARGS = (torch.zeros(100, 70), torch.zeros(75, 70), torch.zeros(100, 75), 100, 75, 70)
 
 
+_VIAS = ["transpose", "method", "permute", "chain"]
+
+
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
-@pytest.mark.parametrize("via", ["transpose", "method", "permute", "chain"])
+@pytest.mark.parametrize("via", _VIAS)
 @pytest.mark.parametrize("operand", ["a", "b"])
 @pytest.mark.parametrize("dtype", [float16, float32])
 def test_a_transposed_dot_operand_stays_in_registers(arch, via, operand, dtype):
-    src = kernel_source(DotTransposed(via, operand, dtype), ARGS, arch)
+    # the source of every case is checked; NVRTC compiles half of them, the views taking
+    # the two architectures in turn (each view still compiles for both)
+    kernel = DotTransposed(via, operand, dtype)
+    if (_VIAS.index(via) + (operand == "b") + (arch == "sm_90a")) % 2:
+        src = kernel_source(kernel, ARGS, arch)
+    else:
+        src = _C.generate_cuda(kernel.compile(*ARGS).program, True, arch)["source"]
     assert "through shared memory" not in src
     assert "__syncthreads" not in src
     if dtype == float16:
