@@ -155,7 +155,11 @@ def test_every_example_compiles(example, arch):
         if arch == "sm_80" and name.startswith(_HOPPER_ONLY):
             continue
         program = kernel.compile(*args).program
-        builds += [(name, aligned, _C.generate_cuda(program, aligned, arch)) for aligned in (True, False)]
+        # an unaligned build differs from its aligned twin only in its copies (element by
+        # element where vectors need 16-byte alignment), which are the same code on both
+        # architectures: unaligned builds compile for sm_90a, aligned ones for both
+        alignments = (True, False) if arch == "sm_90a" else (True,)
+        builds += [(name, aligned, _C.generate_cuda(program, aligned, arch)) for aligned in alignments]
     # NVRTC runs without the GIL: the builds in threads, on every core this worker finds
     # idle (the slowest test of the CPU suite, 130 s on one core for sm_90a); a source
     # generated twice (a third of the unaligned builds are the aligned one's) once
