@@ -407,14 +407,18 @@ class Softmax(UnalignedRows, tilus.Script):
         """`cluster_split` C: row blockIdx.x // C, kept by the C blocks of a cluster, block
         r the columns [r P, (r + 1) P) (P: row_tiles tiles) in its shared memory, copied
         all at once and reduced as they land (reduce_copied). The blocks then meet once:
-        each leaves its max and sum in its shared memory, and after a cluster barrier
-        reads every block's (distributed shared memory) and combines them, so a row too
-        long for one block's shared memory is still read once, where a ring re-reads all
-        but its last tiles (streamed). A shifted row's head is rank 0's."""
+        each stores its max and sum into slot r of every block's `maxima` and `sums`
+        (distributed shared memory), and after a cluster barrier each combines the C
+        slots as one row's partials (combine_partials), so a row too long for one block's
+        shared memory is still read once, where a ring re-reads all but its last tiles
+        (streamed). A shifted row's head is rank 0's."""
         c, lt = self.cluster_split, self.long_tile
         part = len(self.resident_tiles) * lt
         row = self.blockIdx.x // c
         rank: int32 = self.cluster.blockRank
+        maxima = self.shared_tensor(dtype=float32, shape=[c, 1, 1])
+        sums = self.shared_tensor(dtype=float32, shape=[c, 1, 1])
+        self.cluster.sync()  # every block has allocated its slots before any peer stores there
         xs, x_row, length, xh, head = self.row_parts(gx, m_size, n_size, row)
         ys, y_row, length, yh, head = self.row_parts(gy, m_size, n_size, row)
         begin = rank * part
@@ -426,19 +430,12 @@ class Softmax(UnalignedRows, tilus.Script):
             if rank == 0:
                 owned_head = head
             x_head, run_max, run_sum = self.head_step(xh, owned_head, run_max, run_sum)
-        block_max = self.shared_tensor(dtype=float32, shape=[1, 1])
-        block_sum = self.shared_tensor(dtype=float32, shape=[1, 1])
-        self.store_shared(block_max, run_max)
-        self.store_shared(block_sum, run_sum)
-        self.cluster.sync()  # every block's max and sum are written
-        maxima = [self.cluster.load_shared(block_max, target_rank=r) for r in range(c)]
-        sums = [self.cluster.load_shared(block_sum, target_rank=r) for r in range(c)]
-        row_max = maxima[0]
-        for peer_max in maxima[1:]:  # (Python lists: unrolled)
-            row_max = self.maximum(row_max, peer_max)
-        row_sum = sums[0] * self.exp(maxima[0] - row_max)
-        for peer_max, peer_sum in zip(maxima[1:], sums[1:]):
-            row_sum = row_sum + peer_sum * self.exp(peer_max - row_max)
+        for peer in range(c):
+            self.cluster.store_shared(maxima[rank], run_max, target_rank=peer)
+            self.cluster.store_shared(sums[rank], run_sum, target_rank=peer)
+        self.cluster.sync()  # every block's max and sum landed in every block
+        row_max, row_sum = self.combine_partials(self.load_shared(self.reshape_shared(maxima, [c, 1])),
+                                                 self.load_shared(self.reshape_shared(sums, [c, 1])))
         inv_sum = 1.0 / row_sum
         for t in self.resident_tiles:
             if t * lt < mine:
@@ -447,9 +444,8 @@ class Softmax(UnalignedRows, tilus.Script):
         if self.shifted:
             if rank == 0:
                 self.store_head(yh, x_head, row_max, inv_sum)
-        self.cluster.sync()  # no block leaves while a peer may still read its max and sum
-        self.free_shared(block_max)
-        self.free_shared(block_sum)
+        self.free_shared(maxima)
+        self.free_shared(sums)
 
     def reduce_copied(self, length: int32, resident):
         """The max and sum of exponentials of a row of `length` elements whose tiles are
@@ -735,10 +731,10 @@ def softmax(x: torch.Tensor, out: torch.Tensor = None, block_n: int = None,
     stay for the second pass, the others are read again); with cluster_split=True they
     are kept by a cluster of 2-8 blocks on sm_90 instead (_cluster_split: read once; not
     yet timed on a GPU, so not the default), cluster_split=C asks for C blocks a row.
-    Shorter rows, and every row
-    with copy_rows=False, take a tile of the row length rounded up to a power of two (at
-    most 32768; longer rows loop, over 8192-wide tiles where a 16-bit row's copy fits
-    shared memory, and are otherwise read twice). `block_n` fixes the tile width (then
+    Shorter rows, and every row with copy_rows=False, take a tile of the row length
+    rounded up to a power of two (at most 32768; longer rows loop, over 8192-wide tiles
+    where a 16-bit row's copy fits shared memory, and are otherwise read twice).
+    `block_n` fixes the tile width (then
     rows are copied only with copy_rows=True, where they are kept in shared memory);
     `persistent` and `staged` fix those choices (default: tuned), `shifted` walks rows
     not a multiple of 16, with tiles of 128 or more, from their 16-byte boundary

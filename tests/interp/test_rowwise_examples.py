@@ -189,8 +189,7 @@ def test_rows_too_long_to_keep_split_over_a_cluster_on_hopper(example, monkeypat
                                                               element_size, expected):
     # the fewest blocks (2, 4, 8) whose parts fit one of two blocks an SM (H100: 13
     # tiles of 4096 16-bit elements, 6 of float32: a 13-tile float32 row takes 4 blocks
-    # of 4, not 2 of 7); longer rows, and GPUs without
-    # clusters, stream
+    # of 4, not 2 of 7); longer rows, and GPUs without clusters, stream
     sm = example("softmax")
     monkeypatch.setattr(sm, "_SHARED_BYTES", {})
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: props())
