@@ -199,8 +199,9 @@ def test_rows_too_long_to_keep_split_over_a_cluster_on_hopper(example, monkeypat
 
 def test_the_wrapper_splits_rows_over_a_cluster_where_asked(example, monkeypatch):
     # cluster_split=C keeps rows too long for one block with C blocks a row (not
-    # persistent), row_tiles the tiles of each; the default and cluster_split=1 stream
-    # them; rows short enough to keep in one block ignore it
+    # persistent), row_tiles the tiles of each; cluster_split=1, and the default where
+    # clusters cannot run (the interpreter), stream them; rows short enough to keep in
+    # one block ignore it
     sm = example("softmax")
     made = []
     monkeypatch.setattr(sm, "_SCRIPTS", {})
@@ -215,6 +216,24 @@ def test_the_wrapper_splits_rows_over_a_cluster_where_asked(example, monkeypatch
     monkeypatch.setattr(sm, "_cluster_split", lambda device, n, element_size: (2, 16))
     sm.softmax(torch.empty(1, 131071, dtype=torch.float16), cluster_split=True)
     assert made[-1] == (4096, 16, None, 2, False)
+
+
+def test_the_wrapper_keeps_rows_the_ring_would_read_again_in_a_cluster(example, monkeypatch):
+    # the default (cluster_split=None) where clusters run: a cluster for rows that the
+    # ring would read again in part (131071 fp16 over a ring of 13 x 8192), the ring for
+    # rows it holds whole (50257 float32 in 13 x 4096) and with cluster_split=False
+    sm = example("softmax")
+    made = []
+    monkeypatch.setattr(sm, "_SCRIPTS", {})
+    monkeypatch.setattr(sm, "Softmax", lambda dtype, block_n, **kwargs: made.append(
+        (block_n, *(kwargs.get(k) for k in ("row_tiles", "streamed", "cluster_split")))) or (lambda *args: None))
+    monkeypatch.setattr(sm, "_cluster_split", lambda device, n, element_size: (4, 8))
+    monkeypatch.setattr(sm, "_stream_ring", lambda device, n, element_size: (
+        (8192, 13) if element_size == 2 else (4096, 13)))
+    sm.softmax(torch.empty(1, 131071, dtype=torch.float16))
+    sm.softmax(torch.empty(1, 50257, dtype=torch.float32))
+    sm.softmax(torch.empty(1, 131071, dtype=torch.float16), cluster_split=False)
+    assert made == [(4096, 8, None, 4), (4096, 13, True, None), (8192, 13, True, None)]
 
 
 @pytest.mark.parametrize("props,limit", [(_H100, 128 * 1024), (_Sm89, 101376 - 16 * 1024)])
