@@ -6,8 +6,9 @@ data, medians of CUDA-event timings with L2 flushed.
 
 `--unaligned`: softmax alone, over rows that are not a multiple of 16 elements
 (vocabularies of 20001 to 131071 words), fp16 and fp32. `--long-rows` (sm_90): rows too
-long for one block's shared memory, streamed through a ring (the default) and kept by a
-cluster of blocks (cluster_split=True), beside torch, Triton and the copy.
+long for one block's shared memory, streamed through a ring (cluster_split=False) and kept
+by a cluster of blocks (cluster_split=True; the wrapper's default where the ring would read
+part of the row again), beside torch, Triton and the copy.
 
 Targets (issue 12): softmax fp16 8192x8192 within 1.15x of the copy time and at least 2x
 faster than torch.softmax; layer/RMS norm within 1.2x of the copy time at 4096x4096 and
