@@ -142,7 +142,7 @@ class Softmax(UnalignedRows, tilus.Script):
                              "(no prefetch)")
         if streamed and (not copy_rows or row_tiles * long_split < 2):  # (the ring's tiles)
             raise ValueError("streamed: copy_rows over a ring of two tiles or more")
-        if cluster_split != 1 and (cluster_split not in (2, 4, 8) or not copy_rows or streamed or persistent):
+        if cluster_split != 1 and (cluster_split not in CLUSTER_SPLITS or not copy_rows or streamed or persistent):
             raise ValueError("cluster_split: 2, 4 or 8 blocks a row, each keeping its part (copy_rows, "
                              "not streamed, one row a cluster: not persistent)")
         if shifted and block_m != 1:
