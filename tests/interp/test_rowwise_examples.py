@@ -108,6 +108,16 @@ def _record_scripts(sm, monkeypatch):
     return made
 
 
+def _record_builds(sm, monkeypatch, *keys):
+    """The (block_n, *keys) of every Softmax the wrapper builds from now on; the scripts
+    are not built or run (the wrapper's choice alone, for rows too long to run here)."""
+    made = []
+    monkeypatch.setattr(sm, "_SCRIPTS", {})
+    monkeypatch.setattr(sm, "Softmax", lambda dtype, block_n, **kwargs: made.append(
+        (block_n, *(kwargs.get(k) for k in keys))) or (lambda *args: None))
+    return made
+
+
 def test_the_wrapper_copies_rows_kept_in_shared_memory_when_asked(example, monkeypatch):
     # softmax(copy_rows=True) with a given tile builds one row a block, without prefetch,
     # where rows are kept in shared memory (longer than a tile, and fitting 128 KB), and
@@ -145,11 +155,7 @@ def test_the_wrapper_streams_rows_too_long_to_keep(example, monkeypatch):
     # interpreter 128 KB of them; on a GPU what the device lets a block have), one row a
     # block, persistent or not (tuned); with copy_rows=False they are read twice (not run here)
     sm = example("softmax")
-    made = []
-    monkeypatch.setattr(sm, "_SCRIPTS", {})
-    monkeypatch.setattr(sm, "Softmax", lambda dtype, block_n, **kwargs: made.append(
-        (block_n, *(kwargs.get(k) for k in ("row_tiles", "copy_rows", "streamed", "persistent", "shifted"))))
-        or (lambda *args: None))
+    made = _record_builds(sm, monkeypatch, "row_tiles", "copy_rows", "streamed", "persistent", "shifted")
     for n, dtype, copy_rows in ((65537, torch.float16, None), (131072, torch.bfloat16, None),
                                 (32769, torch.float32, None), (65537, torch.float16, False)):
         sm.softmax(torch.empty(1, n, dtype=dtype), copy_rows=copy_rows)
@@ -203,11 +209,7 @@ def test_the_wrapper_splits_rows_over_a_cluster_where_asked(example, monkeypatch
     # clusters cannot run (the interpreter), stream them; rows short enough to keep in
     # one block ignore it
     sm = example("softmax")
-    made = []
-    monkeypatch.setattr(sm, "_SCRIPTS", {})
-    monkeypatch.setattr(sm, "Softmax", lambda dtype, block_n, **kwargs: made.append(
-        (block_n, *(kwargs.get(k) for k in ("row_tiles", "streamed", "cluster_split", "persistent"))))
-        or (lambda *args: None))
+    made = _record_builds(sm, monkeypatch, "row_tiles", "streamed", "cluster_split", "persistent")
     for n, split in ((131071, 4), (131071, None), (131071, 1), (40000, 4)):
         sm.softmax(torch.empty(1, n, dtype=torch.float16), cluster_split=split)
     # (cluster_split=1 finds the default's script)
@@ -223,10 +225,7 @@ def test_the_wrapper_keeps_rows_the_ring_would_read_again_in_a_cluster(example, 
     # ring would read again in part (131071 fp16 over a ring of 13 x 8192), the ring for
     # rows it holds whole (50257 float32 in 13 x 4096) and with cluster_split=False
     sm = example("softmax")
-    made = []
-    monkeypatch.setattr(sm, "_SCRIPTS", {})
-    monkeypatch.setattr(sm, "Softmax", lambda dtype, block_n, **kwargs: made.append(
-        (block_n, *(kwargs.get(k) for k in ("row_tiles", "streamed", "cluster_split")))) or (lambda *args: None))
+    made = _record_builds(sm, monkeypatch, "row_tiles", "streamed", "cluster_split")
     monkeypatch.setattr(sm, "_cluster_split", lambda device, n, element_size: (4, 8))
     monkeypatch.setattr(sm, "_stream_ring", lambda device, n, element_size: (
         (8192, 13) if element_size == 2 else (4096, 13)))
