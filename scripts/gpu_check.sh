@@ -54,7 +54,14 @@ if runs tests; then
     TARGETS=$(python3 -m pytest -m gpu -q --collect-only -p no:cacheprovider tests 2>/dev/null \
               | grep '::' | cut -d: -f1 | sort -u | awk -v k="$K" -v n="$N" '(NR - 1) % n == k - 1')
   fi
-  [ -n "${GPU_TESTS:-}" ] && TARGETS=$GPU_TESTS  # a chosen list of test files or ids
+  if [ -n "${GPU_TESTS:-}" ]; then  # a chosen list of test files or ids
+    TARGETS=$GPU_TESTS
+    # fewer files than workers: whole files per worker would leave most workers idle while
+    # one compiles a long file's kernels (two row-wise files, on 2 of 8 workers, had not finished in 200 s)
+    if [ -n "$XDIST" ] && [ "$(echo $TARGETS | wc -w)" -lt "${XDIST_WORKERS:-8}" ]; then
+      XDIST="-n ${XDIST_WORKERS:-8} --dist load"
+    fi
+  fi
   step pytest_gpu python3 -m pytest -m gpu -q --maxfail=25 $XDIST $TARGETS -p no:cacheprovider
   grep -E '^(FAILED|ERROR)|passed|failed' "$LOGS/pytest_gpu.log" | tail -n 40
   if [ "${EXAMPLES:-1}" = 1 ] && first_slice; then
