@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""What one trip of a kernel's main loop costs in instructions, read from the SASS of its
+NVRTC build: no GPU needed. The main loop is the shortest loop (a backward branch and the
+label it jumps to) that issues tensor-core instructions (HGMMA, HMMA); its instructions
+are counted by opcode, predicates dropped, sub-opcodes kept where they tell shifts from
+multiplies (IMAD.SHL is a shift, LOP3.LUT a masking).
+
+    PYTHONPATH=python python benchmarks/sass_loop.py              # the fused A16Wx prefill kernel, each weight type
+    PYTHONPATH=python python benchmarks/sass_loop.py --arch sm_90a --top 30
+
+Needs nvdisasm: the CUDA toolkit's, or `pip install nvidia-cuda-nvdisasm` (a test extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from typing import Dict, List, Optional, Tuple
+
+TENSOR_CORE_OPS = ("HGMMA", "HMMA")
+
+_INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]+)\*/\s+(.*?)\s*;")
+_LABEL = re.compile(r"^(\.L_x_\d+):")
+_BRANCH = re.compile(r"\bBRA(?:\.[A-Z.]+)?\s+`\((\.L_x_\d+)\)")
+_PREDICATE = re.compile(r"^@!?U?P[T0-9]+\s+")
+
+
+def find_nvdisasm() -> Optional[str]:
+    """nvdisasm on PATH, in the pip wheel (nvidia/cu*/bin) or under /usr/local/cuda."""
+    found = shutil.which("nvdisasm")
+    if found:
+        return found
+    roots = []
+    try:
+        import nvidia  # the namespace package of NVIDIA's pip wheels
+
+        roots += list(nvidia.__path__)
+    except ImportError:
+        pass
+    for root in roots:
+        for candidate in sorted(glob.glob(os.path.join(root, "*", "bin", "nvdisasm"))):
+            if os.access(candidate, os.X_OK):
+                return candidate
+    candidate = "/usr/local/cuda/bin/nvdisasm"
+    return candidate if os.access(candidate, os.X_OK) else None
+
+
+def disassemble(cubin: bytes, nvdisasm: Optional[str] = None) -> str:
+    """The SASS of a cubin, as nvdisasm prints it (labels and `(.L_x_N) branch targets)."""
+    tool = nvdisasm or find_nvdisasm()
+    if tool is None:
+        raise FileNotFoundError("nvdisasm not found: install the CUDA toolkit or `pip install nvidia-cuda-nvdisasm`")
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        return subprocess.run([tool, f.name], check=True, capture_output=True, text=True).stdout
+
+
+def parse(sass: str) -> Tuple[List[Tuple[int, str]], Dict[str, int]]:
+    """(instructions as (address, text), label -> address of the instruction after it)."""
+    instructions, labels, pending = [], {}, []
+    for line in sass.splitlines():
+        label = _LABEL.match(line.strip())
+        if label:
+            pending.append(label.group(1))
+            continue
+        match = _INSTRUCTION.match(line)
+        if match:
+            address = int(match.group(1), 16)
+            for name in pending:
+                labels[name] = address
+            pending = []
+            instructions.append((address, match.group(2)))
+    return instructions, labels
+
+
+def opcode(text: str) -> str:
+    """The opcode of one instruction: predicate dropped; IMAD's and SHF's sub-opcode kept
+    (IMAD.SHL and IMAD.MOV are shifts and moves, not multiplies), others cut at the dot."""
+    name = _PREDICATE.sub("", text).split()[0]
+    head, _, rest = name.partition(".")
+    if head in ("IMAD", "SHF") and rest:
+        return f"{head}.{rest.split('.')[0]}"
+    return head
+
+
+def main_loop(sass: str, markers=TENSOR_CORE_OPS) -> List[Tuple[int, str]]:
+    """The instructions of the shortest loop that issues one of `markers` (empty when none)."""
+    instructions, labels = parse(sass)
+    best: List[Tuple[int, str]] = []
+    for address, text in instructions:
+        branch = _BRANCH.search(text)
+        if not branch or labels.get(branch.group(1), address + 1) > address:
+            continue
+        start = labels[branch.group(1)]
+        body = [(a, t) for a, t in instructions if start <= a <= address]
+        if any(opcode(t) in markers for _, t in body) and (not best or len(body) < len(best)):
+            best = body
+    return best
+
+
+def mix(body: List[Tuple[int, str]]) -> collections.Counter:
+    return collections.Counter(opcode(text) for _, text in body)
+
+
+def report(name: str, cubin: bytes, top: int, nvdisasm: Optional[str] = None) -> collections.Counter:
+    counts = mix(main_loop(disassemble(cubin, nvdisasm)))
+    tensor = sum(counts[op] for op in TENSOR_CORE_OPS)
+    print(f"{name}: {sum(counts.values())} instructions a trip, {tensor} on the tensor cores")
+    print("    " + ", ".join(f"{op} {n}" for op, n in counts.most_common(top)))
+    return counts
+
+
+def a16wx_hopper_cubins(arch: str):
+    """(name, cubin) of the fused A16Wx prefill kernel (examples/matmul_a16wx_hopper.py) for
+    each weight type, at the configurations its tests compile."""
+    import torch
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from common import load_example
+
+    from tilus import _C, float6_e3m2, float8_e4m3, float16, int3b, int8, uint4b
+
+    hx = load_example("matmul_a16wx_hopper")
+    half = torch.zeros(8, dtype=torch.float16)
+    for w_dtype, has_zero, stages in ((uint4b, True, 4), (int8, False, 4), (float8_e4m3, False, 4),
+                                      (int3b, False, 3), (float6_e3m2, False, 5)):
+        kernel = hx.MatmulA16WxHopper(float16, w_dtype, 128, has_zero, block_m=256, stages=stages, group_m=8,
+                                      num_blocks=132)
+        program = kernel.compile(4096, 4096, 4096, half, torch.zeros(8, dtype=torch.uint8), half, half, half).program
+        generated = _C.generate_cuda(program, True, arch)
+        compiled = _C.runtime.compile_report(generated["source"], generated["name"], arch, [], None)
+        yield f"MatmulA16WxHopper {w_dtype.name}{' (zero points)' if has_zero else ''}", compiled["cubin"]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--arch", default="sm_90a")
+    parser.add_argument("--top", type=int, default=16, help="how many opcodes to list")
+    args = parser.parse_args(argv)
+    tool = find_nvdisasm()
+    if tool is None:
+        sys.exit("nvdisasm not found: install the CUDA toolkit or `pip install nvidia-cuda-nvdisasm`")
+    for name, cubin in a16wx_hopper_cubins(args.arch):
+        report(name, cubin, args.top, tool)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""benchmarks/sass_loop.py: the instruction mix of a kernel's main loop, from its SASS."""
+
+import importlib.util
+import os
+import pathlib
+
+import pytest
+import torch
+
+_PATH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "sass_loop.py"
+_SPEC = importlib.util.spec_from_file_location("sass_loop", _PATH)
+sass_loop = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(sass_loop)
+
+# nvdisasm's layout: labels on lines of their own, branch targets as `(.L_x_N)
+_SASS = """
+        /*0000*/                   MOV R1, c[0x0][0x28] ;
+.L_x_0:
+        /*0010*/                   LDS.128 R4, [R2] ;
+.L_x_1:
+        /*0020*/                   IMAD.SHL.U32 R8, R4, 0x100, RZ ;
+        /*0030*/                   LOP3.LUT R8, R8, 0x1f001f00, RZ, 0xc0, !PT ;
+        /*0040*/               @P1 BRA `(.L_x_1) ;
+        /*0050*/                   HGMMA.64x128x16.F32 R24, R152, gdesc[UR8], R24 ;
+        /*0060*/                   IMAD R9, R9, R10, R11 ;
+        /*0070*/              @!P0 BRA `(.L_x_0) ;
+        /*0080*/                   @P2 BRA `(.L_x_2) ;
+.L_x_2:
+        /*0090*/                   EXIT ;
+"""
+
+
+def test_the_main_loop_is_the_shortest_loop_on_the_tensor_cores():
+    # .L_x_1..0x40 is shorter but multiplies nothing on the tensor cores; the loop back to
+    # .L_x_0 holds the HGMMA; the forward branch to .L_x_2 is no loop
+    body = sass_loop.main_loop(_SASS)
+    assert [address for address, _ in body] == [0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70]
+    counts = sass_loop.mix(body)
+    assert counts == {"LDS": 1, "IMAD.SHL": 1, "LOP3": 1, "BRA": 2, "HGMMA": 1, "IMAD": 1}
+
+
+def test_a_kernel_without_tensor_core_loops_has_no_main_loop():
+    assert sass_loop.main_loop(_SASS.replace("HGMMA.64x128x16.F32", "FFMA")) == []
+
+
+def test_opcodes_keep_what_tells_a_shift_from_a_multiply():
+    assert sass_loop.opcode("@!P0 IMAD.SHL.U32 R1, R2, 0x100, RZ") == "IMAD.SHL"
+    assert sass_loop.opcode("IMAD.MOV.U32 R1, RZ, RZ, R2") == "IMAD.MOV"
+    assert sass_loop.opcode("IMAD R1, R2, R3, R4") == "IMAD"
+    assert sass_loop.opcode("@UP0 SHF.R.U32.HI R1, RZ, 0x6, R2") == "SHF.R"
+    assert sass_loop.opcode("HMUL2 R1, R1, 4096, 4096") == "HMUL2"
+
+
+def _nvdisasm_or_skip():
+    tool = sass_loop.find_nvdisasm()
+    if tool is None:
+        if os.environ.get("TILUS_REQUIRE_NVRTC"):  # CI installs the test extras, nvdisasm among them
+            raise RuntimeError("nvdisasm is missing: `pip install nvidia-cuda-nvdisasm` (a test extra)")
+        pytest.skip("nvdisasm not installed (pip install nvidia-cuda-nvdisasm)")
+    return tool
+
+
+def test_a_real_kernel_s_main_loop_multiplies_on_the_tensor_cores(example):
+    from tilus import _C
+
+    if not _C.runtime.nvrtc_available():
+        pytest.skip("NVRTC is not installed (pip install nvidia-cuda-nvrtc)")
+    tool = _nvdisasm_or_skip()
+    z = torch.zeros(4, 4, dtype=torch.float16)
+    program = example("matmul_v3_pipeline").MatmulV3().compile(4096, 4096, 4096, z, z, z).program
+    counts = {}
+    for arch, tensor_op in (("sm_80", "HMMA"), ("sm_90a", "HGMMA")):
+        generated = _C.generate_cuda(program, True, arch)
+        cubin = _C.runtime.compile_report(generated["source"], generated["name"], arch, [], None)["cubin"]
+        counts[arch] = sass_loop.mix(sass_loop.main_loop(sass_loop.disassemble(cubin, tool)))
+        assert counts[arch][tensor_op] > 0, (arch, counts[arch])
+    # a 128 x 128 tile of mma.sync m16n8k16 takes far more instructions a k-step than wgmma's
+    assert counts["sm_80"]["HMMA"] > counts["sm_90a"]["HGMMA"]
