@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """What one trip of a kernel's main loop costs in instructions, read from the SASS of its
-NVRTC build: no GPU needed. The main loop is the shortest loop (a backward branch and the
-label it jumps to) that issues tensor-core instructions (HGMMA, HMMA); its instructions
-are counted by opcode, predicates dropped, sub-opcodes kept where they tell shifts from
-multiplies (IMAD.SHL is a shift, LOP3.LUT a masking).
+NVRTC build: no GPU needed. The main loop is the shortest of the loops (a backward branch
+and the label it jumps to) that issue the most tensor-core instructions (HGMMA, HMMA);
+its instructions are counted by opcode, predicates dropped, sub-opcodes kept where they
+tell shifts and moves from multiplies (IMAD.SHL, IMAD.MOV).
 
     PYTHONPATH=python python benchmarks/sass_loop.py              # the fused A16Wx prefill kernel, each weight type
-    PYTHONPATH=python python benchmarks/sass_loop.py --arch sm_90a --top 30
+    PYTHONPATH=python python benchmarks/sass_loop.py flash-attention-hopper --top 30
+
+Instructions are counted as laid out: both sides of a branch inside the loop count (the
+attention's masking, skipped at run time on the blocks that need no mask, among them).
 
 Needs nvdisasm: the CUDA toolkit's, or `pip install nvidia-cuda-nvdisasm` (a test extra).
 """
@@ -92,17 +95,23 @@ def opcode(text: str) -> str:
 
 
 def main_loop(sass: str, markers=TENSOR_CORE_OPS) -> List[Tuple[int, str]]:
-    """The instructions of the shortest loop that issues one of `markers` (empty when none)."""
+    """The instructions of the main loop: of the loops (a backward branch and the range of
+    addresses back to its target) that issue the most of `markers`, the shortest; empty
+    when no loop issues any. Most, then shortest: ptxas lays slow paths (an mbarrier
+    wait's retry, a division's slow path) out after the kernel and branches back into
+    the loop from there, which makes ranges that hold part of the loop's body."""
     instructions, labels = parse(sass)
-    best: List[Tuple[int, str]] = []
+    best, best_key = [], None
     for address, text in instructions:
         branch = _BRANCH.search(text)
         if not branch or labels.get(branch.group(1), address + 1) > address:
             continue
         start = labels[branch.group(1)]
         body = [(a, t) for a, t in instructions if start <= a <= address]
-        if any(opcode(t) in markers for _, t in body) and (not best or len(body) < len(best)):
-            best = body
+        tensor = sum(opcode(t) in markers for _, t in body)
+        key = (-tensor, len(body))
+        if tensor and (best_key is None or key < best_key):
+            best, best_key = body, key
     return best
 
 
@@ -140,15 +149,42 @@ def a16wx_hopper_cubins(arch: str):
         yield f"MatmulA16WxHopper {w_dtype.name}{' (zero points)' if has_zero else ''}", compiled["cubin"]
 
 
+def flash_attention_hopper_cubins(arch: str):
+    """(name, cubin) of examples/flash_attention_hopper.py (32 heads, 8 KV heads, d 128,
+    fp16) in its tuning space's configurations, causal and not."""
+    import torch
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from common import load_example
+
+    from tilus import _C, float16
+
+    fah = load_example("flash_attention_hopper")
+    q = torch.zeros(1, 8, 32, 128, dtype=torch.float16)
+    kv = torch.zeros(1, 8, 8, 128, dtype=torch.float16)
+    for causal in (False, True):
+        for stages, epilogue, block_kv in fah.CONFIGS:
+            kernel = fah.FlashAttentionHopper(float16, 32, 8, 128, causal, stages=stages, epilogue=epilogue,
+                                              block_kv=block_kv)
+            generated = _C.generate_cuda(kernel.compile(1, 4096, q, kv, kv, q).program, True, arch)
+            compiled = _C.runtime.compile_report(generated["source"], generated["name"], arch, [], None)
+            yield (f"FlashAttentionHopper {'causal' if causal else 'full'} stages {stages} {epilogue} "
+                   f"block_kv {block_kv}"), compiled["cubin"]
+
+
+KERNELS = {"a16wx-hopper": a16wx_hopper_cubins, "flash-attention-hopper": flash_attention_hopper_cubins}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("kernel", nargs="?", default="a16wx-hopper", choices=sorted(KERNELS))
     parser.add_argument("--arch", default="sm_90a")
     parser.add_argument("--top", type=int, default=16, help="how many opcodes to list")
     args = parser.parse_args(argv)
     tool = find_nvdisasm()
     if tool is None:
         sys.exit("nvdisasm not found: install the CUDA toolkit or `pip install nvidia-cuda-nvdisasm`")
-    for name, cubin in a16wx_hopper_cubins(args.arch):
+    for name, cubin in KERNELS[args.kernel](args.arch):
         report(name, cubin, args.top, tool)
 
 

@@ -39,6 +39,34 @@ def test_the_main_loop_is_the_shortest_loop_on_the_tensor_cores():
     assert counts == {"LDS": 1, "IMAD.SHL": 1, "LOP3": 1, "BRA": 2, "HGMMA": 1, "IMAD": 1}
 
 
+# ptxas lays a slow path (an mbarrier wait's retry) out after the kernel and branches back
+# into the middle of the loop: the range from that label to the slow path's branch is a
+# "loop" too, shorter than the real one but holding only part of its tensor-core work
+_SASS_WITH_SLOW_PATH = """
+.L_x_0:
+        /*0000*/                   HGMMA.64x128x16.F32 R24, R152, gdesc[UR8], R24 ;
+        /*0010*/                   FMUL R1, R1, R2 ;
+        /*0020*/                   FMUL R1, R1, R2 ;
+        /*0030*/                   FMUL R1, R1, R2 ;
+        /*0040*/                   FMUL R1, R1, R2 ;
+        /*0050*/                   FMUL R1, R1, R2 ;
+        /*0060*/               @P0 BRA `(.L_x_9) ;
+.L_x_1:
+        /*0070*/                   HGMMA.64x128x16.F32 R24, R156, gdesc[UR8], R24 ;
+        /*0080*/              @!P1 BRA `(.L_x_0) ;
+        /*0090*/                   EXIT ;
+.L_x_9:
+        /*00a0*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [R3], R4 ;
+        /*00b0*/                   BRA `(.L_x_1) ;
+"""
+
+
+def test_a_slow_path_that_branches_back_into_the_loop_is_not_the_main_loop():
+    body = sass_loop.main_loop(_SASS_WITH_SLOW_PATH)
+    assert [address for address, _ in body] == list(range(0x00, 0x90, 0x10))
+    assert sass_loop.mix(body)["HGMMA"] == 2
+
+
 def test_a_kernel_without_tensor_core_loops_has_no_main_loop():
     assert sass_loop.main_loop(_SASS.replace("HGMMA.64x128x16.F32", "FFMA")) == []
 
