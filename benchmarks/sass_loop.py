@@ -127,26 +127,36 @@ def report(name: str, cubin: bytes, top: int, nvdisasm: Optional[str] = None) ->
     return counts
 
 
+def build(script, args, arch: str) -> bytes:
+    """The cubin of `script` compiled for `args` (its aligned build) for `arch`."""
+    from tilus import _C
+
+    generated = _C.generate_cuda(script.compile(*args).program, True, arch)
+    return _C.runtime.compile_report(generated["source"], generated["name"], arch, [], None)["cubin"]
+
+
+def _example(name: str):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from common import load_example
+
+    return load_example(name)
+
+
 def a16wx_hopper_cubins(arch: str):
     """(name, cubin) of the fused A16Wx prefill kernel (examples/matmul_a16wx_hopper.py) for
     each weight type, at the configurations its tests compile."""
     import torch
 
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from common import load_example
+    from tilus import float6_e3m2, float8_e4m3, float16, int3b, int8, uint4b
 
-    from tilus import _C, float6_e3m2, float8_e4m3, float16, int3b, int8, uint4b
-
-    hx = load_example("matmul_a16wx_hopper")
-    half = torch.zeros(8, dtype=torch.float16)
+    hx = _example("matmul_a16wx_hopper")
+    half, codes = torch.zeros(8, dtype=torch.float16), torch.zeros(8, dtype=torch.uint8)
     for w_dtype, has_zero, stages in ((uint4b, True, 4), (int8, False, 4), (float8_e4m3, False, 4),
                                       (int3b, False, 3), (float6_e3m2, False, 5)):
         kernel = hx.MatmulA16WxHopper(float16, w_dtype, 128, has_zero, block_m=256, stages=stages, group_m=8,
                                       num_blocks=132)
-        program = kernel.compile(4096, 4096, 4096, half, torch.zeros(8, dtype=torch.uint8), half, half, half).program
-        generated = _C.generate_cuda(program, True, arch)
-        compiled = _C.runtime.compile_report(generated["source"], generated["name"], arch, [], None)
-        yield f"MatmulA16WxHopper {w_dtype.name}{' (zero points)' if has_zero else ''}", compiled["cubin"]
+        yield (f"MatmulA16WxHopper {w_dtype.name}{' (zero points)' if has_zero else ''}",
+               build(kernel, (4096, 4096, 4096, half, codes, half, half, half), arch))
 
 
 def flash_attention_hopper_cubins(arch: str):
@@ -154,22 +164,17 @@ def flash_attention_hopper_cubins(arch: str):
     fp16) in its tuning space's configurations, causal and not."""
     import torch
 
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from common import load_example
+    from tilus import float16
 
-    from tilus import _C, float16
-
-    fah = load_example("flash_attention_hopper")
+    fah = _example("flash_attention_hopper")
     q = torch.zeros(1, 8, 32, 128, dtype=torch.float16)
     kv = torch.zeros(1, 8, 8, 128, dtype=torch.float16)
     for causal in (False, True):
         for stages, epilogue, block_kv in fah.CONFIGS:
             kernel = fah.FlashAttentionHopper(float16, 32, 8, 128, causal, stages=stages, epilogue=epilogue,
                                               block_kv=block_kv)
-            generated = _C.generate_cuda(kernel.compile(1, 4096, q, kv, kv, q).program, True, arch)
-            compiled = _C.runtime.compile_report(generated["source"], generated["name"], arch, [], None)
             yield (f"FlashAttentionHopper {'causal' if causal else 'full'} stages {stages} {epilogue} "
-                   f"block_kv {block_kv}"), compiled["cubin"]
+                   f"block_kv {block_kv}", build(kernel, (1, 4096, q, kv, kv, q), arch))
 
 
 KERNELS = {"a16wx-hopper": a16wx_hopper_cubins, "flash-attention-hopper": flash_attention_hopper_cubins}

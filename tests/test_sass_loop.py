@@ -95,11 +95,10 @@ def test_a_real_kernel_s_main_loop_multiplies_on_the_tensor_cores(example):
         pytest.skip("NVRTC is not installed (pip install nvidia-cuda-nvrtc)")
     tool = _nvdisasm_or_skip()
     z = torch.zeros(4, 4, dtype=torch.float16)
-    program = example("matmul_v3_pipeline").MatmulV3().compile(4096, 4096, 4096, z, z, z).program
+    kernel = example("matmul_v3_pipeline").MatmulV3()
     counts = {}
     for arch, tensor_op in (("sm_80", "HMMA"), ("sm_90a", "HGMMA")):
-        generated = _C.generate_cuda(program, True, arch)
-        cubin = _C.runtime.compile_report(generated["source"], generated["name"], arch, [], None)["cubin"]
+        cubin = sass_loop.build(kernel, (4096, 4096, 4096, z, z, z), arch)
         counts[arch] = sass_loop.mix(sass_loop.main_loop(sass_loop.disassemble(cubin, tool)))
         assert counts[arch][tensor_op] > 0, (arch, counts[arch])
     # a 128 x 128 tile of mma.sync m16n8k16 takes far more instructions a k-step than wgmma's
