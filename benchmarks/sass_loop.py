@@ -6,6 +6,7 @@ its instructions are counted by opcode, predicates dropped, sub-opcodes kept whe
 tell shifts and moves from multiplies (IMAD.SHL, IMAD.MOV).
 
     PYTHONPATH=python python benchmarks/sass_loop.py              # the fused A16Wx prefill kernel, each weight type
+    PYTHONPATH=python python benchmarks/sass_loop.py a16wx-decode             # its m = 1 decode kernel
     PYTHONPATH=python python benchmarks/sass_loop.py flash-attention-hopper --top 30
 
 Instructions are counted as laid out: both sides of a branch inside the loop count (the
@@ -177,7 +178,27 @@ def flash_attention_hopper_cubins(arch: str):
                    f"block_kv {block_kv}", build(kernel, (1, 4096, q, kv, kv, q), arch))
 
 
-KERNELS = {"a16wx-hopper": a16wx_hopper_cubins, "flash-attention-hopper": flash_attention_hopper_cubins}
+def a16wx_decode_cubins(arch: str):
+    """(name, cubin) of the A16Wx decode kernel (examples/matmul_a16wx.py, mma.sync) for each
+    weight type in the 8-row tile the tuner picks at m = 1 on the large weights (128
+    columns, k-steps of 128, split 4, 2 warps, 3 stages, the k loop unrolled by the ring)."""
+    import torch
+
+    from tilus import float6_e3m2, float8_e4m3, float16, int3b, int8, uint4b, uint8
+
+    ex = _example("matmul_a16wx")
+    ptr = torch.zeros(8, dtype=torch.uint8)
+    for w_dtype, has_zero in ((uint4b, True), (int8, False), (float8_e4m3, False), (int3b, False),
+                              (float6_e3m2, False)):
+        kernel = ex.MatmulA16Wx(float16, w_dtype, 128, has_zero, block_m=8, block_n=128, block_k=128, split_k=4,
+                                num_warps=2, num_stages=3, zero_dtype=uint8 if has_zero else None,
+                                static_stages=None)
+        yield (f"MatmulA16Wx {w_dtype.name}{' (uint8 zero points)' if has_zero else ''} m=1",
+               build(kernel, (1, 14336, 4096, ptr, ptr, ptr, ptr, ptr), arch))
+
+
+KERNELS = {"a16wx-hopper": a16wx_hopper_cubins, "a16wx-decode": a16wx_decode_cubins,
+           "flash-attention-hopper": flash_attention_hopper_cubins}
 
 
 def main(argv=None):
