@@ -13,6 +13,25 @@ namespace tilus {
 namespace {
 Expr add(Expr a, Expr b) { return make_binary(BinaryOp::Add, std::move(a), std::move(b)); }
 Expr mul(Expr a, Expr b) { return make_binary(BinaryOp::Mul, std::move(a), std::move(b)); }
+
+// An in-thread reorder (`sources`: the source index of each element) of 8- or 16-bit
+// elements as one of 32-bit words: the source word of each destination word, when every
+// word's elements come from one source word in their order; empty otherwise (and for
+// other widths: narrower codes are a byte a register element, wider ones a word or more).
+std::vector<int64_t> whole_word_sources(const std::vector<int64_t>& sources, DataType dtype) {
+  if (dtype.bits() != 8 && dtype.bits() != 16) return {};
+  const int64_t per_word = 32 / dtype.bits();
+  if (sources.size() % per_word) return {};
+  std::vector<int64_t> words(sources.size() / per_word);
+  for (size_t w = 0; w < words.size(); ++w) {
+    const int64_t first = sources[w * per_word];
+    if (first % per_word) return {};
+    for (int64_t e = 1; e < per_word; ++e)
+      if (sources[w * per_word + e] != first + e) return {};
+    words[w] = first / per_word;
+  }
+  return words;
+}
 }  // namespace
 
 namespace memory_index {
@@ -816,15 +835,26 @@ std::string CudaEmitter::convert(const std::string& array, DataType dtype, const
   if (auto src = in_thread_sources(from, to)) {
     // each thread already holds what it needs, in another register order: moves
     std::string out = fresh(array + "_cvt");
+    const std::vector<int64_t> words = whole_word_sources(*src, dtype);
+    const bool by_word = !words.empty();
+    const std::vector<int64_t>& order = by_word ? words : *src;
     std::string init;
-    for (size_t l = 0; l < src->size(); ++l) init += (l ? ", " : "") + std::to_string((*src)[l]);
+    for (size_t l = 0; l < order.size(); ++l) init += (l ? ", " : "") + std::to_string(order[l]);
     const std::string table = fresh("tl_order");
     line("__align__(16) " + ctype(dtype) + " " + out + "[" + std::to_string(to.local_size()) + "];");
-    line("const int " + table + "[" + std::to_string(src->size()) + "] = {" + init + "};");
-    line("// layout conversion within each thread");
+    line("const int " + table + "[" + std::to_string(order.size()) + "] = {" + init + "};");
     line("#pragma unroll");
-    open("for (int i = 0; i < " + std::to_string(to.local_size()) + "; ++i)");
-    line(out + "[i] = " + array + "[" + table + "[i]];");
+    open("for (int i = 0; i < " + std::to_string(order.size()) + "; ++i)");
+    if (by_word) {
+      // 32-bit words that keep their elements together move whole: element by element
+      // the compiler splits and rejoins each register (a shift and a prmt a word)
+      line("// layout conversion within each thread, a 32-bit word at a time");
+      line("reinterpret_cast<unsigned int*>(" + out + ")[i] = reinterpret_cast<const unsigned int*>(" + array +
+           ")[" + table + "[i]];");
+    } else {
+      line("// layout conversion within each thread");
+      line(out + "[i] = " + array + "[" + table + "[i]];");
+    }
     close();
     return out;
   }

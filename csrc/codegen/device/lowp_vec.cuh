@@ -121,14 +121,17 @@ static __device__ __forceinline__ void float_to_bf16(bfloat16* out, uint32_t w) 
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+// Four FP8 codes (one word) to two half2: the word's 16-bit halves split inside the asm,
+// so that each cvt reads its half of the register (passing the pairs as 16-bit operands
+// cost a shift a word to move the upper pair down).
 template <int S>
-static __device__ __forceinline__ uint32_t fp8x2_to_half2(uint16_t pair) {
-  uint32_t h2;
+static __device__ __forceinline__ void fp8x4_to_half2x2(uint32_t w, uint32_t& lo, uint32_t& hi) {
   if constexpr (S == lowp::kE4M3)
-    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(pair));
+    asm("{ .reg .b16 l, h; mov.b32 {l, h}, %2; cvt.rn.f16x2.e4m3x2 %0, l; cvt.rn.f16x2.e4m3x2 %1, h; }"
+        : "=r"(lo), "=r"(hi) : "r"(w));
   else
-    asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(h2) : "h"(pair));
-  return h2;
+    asm("{ .reg .b16 l, h; mov.b32 {l, h}, %2; cvt.rn.f16x2.e5m2x2 %0, l; cvt.rn.f16x2.e5m2x2 %1, h; }"
+        : "=r"(lo), "=r"(hi) : "r"(w));
 }
 #endif
 
@@ -198,9 +201,9 @@ static __device__ __forceinline__ void cast4(To* out, const From* in) {
     constexpr int E = lowp_traits<From>::e, M = lowp_traits<From>::m, Sch = lowp_traits<From>::scheme;
     if constexpr (Sch != lowp::kFinite) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-      const uint32_t lo = vec4::fp8x2_to_half2<Sch>(static_cast<uint16_t>(w));
-      const uint32_t hi = vec4::fp8x2_to_half2<Sch>(static_cast<uint16_t>(w >> 16));
       if constexpr (detail::is_same<To, half>()) {
+        uint32_t lo, hi;
+        vec4::fp8x4_to_half2x2<Sch>(w, lo, hi);
         vec4::store2(out, lo, hi);
       } else {  // exact in half, so one rounding to bfloat16 through float
 #pragma unroll

@@ -1,0 +1,61 @@
+"""In-thread layout conversions of 8- and 16-bit elements move whole 32-bit words when
+every word keeps its elements together (csrc/codegen/emit_memory.cc, CudaEmitter::convert),
+and FP8 codes convert four a word without shifting the upper pair down
+(csrc/codegen/device/lowp_vec.cuh). Element by element, the compiler split and rejoined
+every register: the A16Wx decode kernel's dequantised fp8 tile (its fragments' order is a
+reorder of the cast's) spent a shift and a prmt a word on it, and each pair of FP8 codes
+another shift (2034 -> 1071 instructions a trip of its main loop)."""
+
+import importlib.util
+import os
+import pathlib
+
+import pytest
+import torch
+
+from tilus import _C, float8_e4m3, float16, int8
+
+rt = _C.runtime
+if not rt.nvrtc_available():
+    if os.environ.get("TILUS_REQUIRE_NVRTC"):
+        raise RuntimeError("TILUS_REQUIRE_NVRTC is set but NVRTC cannot be loaded")
+    pytest.skip("NVRTC is not installed (pip install nvidia-cuda-nvrtc)", allow_module_level=True)
+
+_PATH = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "sass_loop.py"
+_SPEC = importlib.util.spec_from_file_location("sass_loop", _PATH)
+sass_loop = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(sass_loop)
+
+
+def _decode_kernel(example, w_dtype):
+    ex = example("matmul_a16wx")
+    return ex.MatmulA16Wx(float16, w_dtype, 128, False, block_m=8, block_n=128, block_k=128, split_k=4, num_warps=2,
+                          num_stages=3, static_stages=None)
+
+
+_ARGS = (1, 14336, 4096, *(torch.zeros(8, dtype=torch.uint8) for _ in range(5)))
+
+
+@pytest.mark.parametrize("w_dtype", [float8_e4m3, int8])
+def test_a_reorder_that_keeps_words_together_moves_words(example, w_dtype):
+    program = _decode_kernel(example, w_dtype).compile(*_ARGS).program
+    source = _C.generate_cuda(program, True, "sm_90a")["source"]
+    assert "a 32-bit word at a time" in source
+    assert "reinterpret_cast<unsigned int*>(" in source
+    # no 16-bit reorder is left element by element
+    assert "// layout conversion within each thread\n" not in source
+
+
+def test_the_fp8_decode_loop_has_no_shifts_or_prmts_for_its_conversion(example):
+    tool = sass_loop.find_nvdisasm()
+    if tool is None:
+        if os.environ.get("TILUS_REQUIRE_NVRTC"):  # CI installs the test extras, nvdisasm among them
+            raise RuntimeError("nvdisasm is missing: `pip install nvidia-cuda-nvdisasm` (a test extra)")
+        pytest.skip("nvdisasm not installed (pip install nvidia-cuda-nvdisasm)")
+    cubin = sass_loop.build(_decode_kernel(example, float8_e4m3), _ARGS, "sm_90a")
+    counts = sass_loop.mix(sass_loop.main_loop(sass_loop.disassemble(cubin, tool)))
+    # three k-steps a trip, 256 codes a thread a step: one cvt (F2FP) a pair of codes
+    assert counts["F2FP"] == 3 * 256 // 2
+    assert counts["PRMT"] == 0, counts
+    assert counts["SHF.R"] < 16, counts  # (a few address computations)
+    assert sum(counts.values()) < 1200, counts
