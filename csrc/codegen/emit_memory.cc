@@ -847,10 +847,11 @@ std::string CudaEmitter::convert(const std::string& array, DataType dtype, const
     open("for (int i = 0; i < " + std::to_string(order.size()) + "; ++i)");
     if (by_word) {
       // 32-bit words that keep their elements together move whole: element by element
-      // the compiler splits and rejoins each register (a shift and a prmt a word)
+      // the compiler splits and rejoins each register (a shift and a prmt a word);
+      // memcpy, not a cast pointer, so that no type-based alias rule applies
+      const std::string per_word = std::to_string(32 / dtype.bits());
       line("// layout conversion within each thread, a 32-bit word at a time");
-      line("reinterpret_cast<unsigned int*>(" + out + ")[i] = reinterpret_cast<const unsigned int*>(" + array +
-           ")[" + table + "[i]];");
+      line("memcpy(&" + out + "[" + per_word + " * i], &" + array + "[" + per_word + " * " + table + "[i]], 4);");
     } else {
       line("// layout conversion within each thread");
       line(out + "[i] = " + array + "[" + table + "[i]];");

@@ -41,7 +41,8 @@ def test_a_reorder_that_keeps_words_together_moves_words(example, w_dtype):
     program = _decode_kernel(example, w_dtype).compile(*_ARGS).program
     source = _C.generate_cuda(program, True, "sm_90a")["source"]
     assert "a 32-bit word at a time" in source
-    assert "reinterpret_cast<unsigned int*>(" in source
+    # the reordered tile is the float16 result of the cast: two elements a word
+    assert "[2 * tl_order" in source and ", 4);" in source
     # no 16-bit reorder is left element by element
     assert "// layout conversion within each thread\n" not in source
 
