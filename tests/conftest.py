@@ -13,14 +13,22 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
 
-def load_example(name: str):
-    """Import examples/<name>.py as a module (its main() does not run)."""
-    path = EXAMPLES / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"tilus_example_{name}", path)
+def _load(path: pathlib.Path, module_name: str):
+    spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def load_example(name: str):
+    """Import examples/<name>.py as a module (its main() does not run)."""
+    return _load(EXAMPLES / f"{name}.py", f"tilus_example_{name}")
+
+
+def load_benchmark(name: str):
+    """Import benchmarks/<name>.py as a module (its main() does not run)."""
+    return _load(ROOT / "benchmarks" / f"{name}.py", f"tilus_benchmark_{name}")
 
 
 def script_line(cls, snippet: str) -> int:
@@ -53,6 +61,19 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture
 def example():
     return load_example
+
+
+@pytest.fixture
+def nvdisasm():
+    """The path of nvdisasm (benchmarks/sass_loop.py's search). Tests that read SASS skip
+    without it, but fail where NVRTC is required (CI, which installs the test extras,
+    nvidia-cuda-nvdisasm among them)."""
+    tool = load_benchmark("sass_loop").find_nvdisasm()
+    if tool is None:
+        if os.environ.get("TILUS_REQUIRE_NVRTC"):
+            raise RuntimeError("nvdisasm is missing: `pip install nvidia-cuda-nvdisasm` (a test extra)")
+        pytest.skip("nvdisasm not installed (pip install nvidia-cuda-nvdisasm)")
+    return tool
 
 
 @pytest.fixture(autouse=True)

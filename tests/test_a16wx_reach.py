@@ -1,14 +1,10 @@
 """benchmarks/a16wx_reach.py: what a decode target asks of the read ceiling."""
 
-import importlib.util
-import pathlib
-
 import pytest
 
-_PATH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "a16wx_reach.py"
-_SPEC = importlib.util.spec_from_file_location("a16wx_reach", _PATH)
-reach = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(reach)
+from tests.conftest import load_benchmark
+
+reach = load_benchmark("a16wx_reach")
 
 
 def _row(weights, m, n, k, tilus, cublas, read, extra=0.1):

@@ -1,16 +1,11 @@
 """benchmarks/sass_loop.py: the instruction mix of a kernel's main loop, from its SASS."""
 
-import importlib.util
-import os
-import pathlib
-
 import pytest
 import torch
 
-_PATH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "sass_loop.py"
-_SPEC = importlib.util.spec_from_file_location("sass_loop", _PATH)
-sass_loop = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(sass_loop)
+from tests.conftest import load_benchmark
+
+sass_loop = load_benchmark("sass_loop")
 
 # nvdisasm's layout: labels on lines of their own, branch targets as `(.L_x_N)
 _SASS = """
@@ -79,27 +74,17 @@ def test_opcodes_keep_what_tells_a_shift_from_a_multiply():
     assert sass_loop.opcode("HMUL2 R1, R1, 4096, 4096") == "HMUL2"
 
 
-def _nvdisasm_or_skip():
-    tool = sass_loop.find_nvdisasm()
-    if tool is None:
-        if os.environ.get("TILUS_REQUIRE_NVRTC"):  # CI installs the test extras, nvdisasm among them
-            raise RuntimeError("nvdisasm is missing: `pip install nvidia-cuda-nvdisasm` (a test extra)")
-        pytest.skip("nvdisasm not installed (pip install nvidia-cuda-nvdisasm)")
-    return tool
-
-
-def test_a_real_kernel_s_main_loop_multiplies_on_the_tensor_cores(example):
+def test_a_real_kernel_s_main_loop_multiplies_on_the_tensor_cores(example, nvdisasm):
     from tilus import _C
 
     if not _C.runtime.nvrtc_available():
         pytest.skip("NVRTC is not installed (pip install nvidia-cuda-nvrtc)")
-    tool = _nvdisasm_or_skip()
     z = torch.zeros(4, 4, dtype=torch.float16)
     kernel = example("matmul_v3_pipeline").MatmulV3()
     counts = {}
     for arch, tensor_op in (("sm_80", "HMMA"), ("sm_90a", "HGMMA")):
         cubin = sass_loop.build(kernel, (4096, 4096, 4096, z, z, z), arch)
-        counts[arch] = sass_loop.mix(sass_loop.main_loop(sass_loop.disassemble(cubin, tool)))
+        counts[arch] = sass_loop.mix(sass_loop.main_loop(sass_loop.disassemble(cubin, nvdisasm)))
         assert counts[arch][tensor_op] > 0, (arch, counts[arch])
     # a 128 x 128 tile of mma.sync m16n8k16 takes far more instructions a k-step than wgmma's
     assert counts["sm_80"]["HMMA"] > counts["sm_90a"]["HGMMA"]

@@ -6,13 +6,12 @@ every register: the A16Wx decode kernel's dequantised fp8 tile (its fragments' o
 reorder of the cast's) spent a shift and a prmt a word on it, and each pair of FP8 codes
 another shift (2034 -> 1071 instructions a trip of its main loop)."""
 
-import importlib.util
 import os
-import pathlib
 
 import pytest
 import torch
 
+from tests.conftest import load_benchmark
 from tilus import _C, float8_e4m3, float16, int8
 
 rt = _C.runtime
@@ -21,10 +20,7 @@ if not rt.nvrtc_available():
         raise RuntimeError("TILUS_REQUIRE_NVRTC is set but NVRTC cannot be loaded")
     pytest.skip("NVRTC is not installed (pip install nvidia-cuda-nvrtc)", allow_module_level=True)
 
-_PATH = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "sass_loop.py"
-_SPEC = importlib.util.spec_from_file_location("sass_loop", _PATH)
-sass_loop = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(sass_loop)
+sass_loop = load_benchmark("sass_loop")
 
 
 def _decode_kernel(example, w_dtype):
@@ -47,14 +43,9 @@ def test_a_reorder_that_keeps_words_together_moves_words(example, w_dtype):
     assert "// layout conversion within each thread\n" not in source
 
 
-def test_the_fp8_decode_loop_has_no_shifts_or_prmts_for_its_conversion(example):
-    tool = sass_loop.find_nvdisasm()
-    if tool is None:
-        if os.environ.get("TILUS_REQUIRE_NVRTC"):  # CI installs the test extras, nvdisasm among them
-            raise RuntimeError("nvdisasm is missing: `pip install nvidia-cuda-nvdisasm` (a test extra)")
-        pytest.skip("nvdisasm not installed (pip install nvidia-cuda-nvdisasm)")
+def test_the_fp8_decode_loop_has_no_shifts_or_prmts_for_its_conversion(example, nvdisasm):
     cubin = sass_loop.build(_decode_kernel(example, float8_e4m3), _ARGS, "sm_90a")
-    counts = sass_loop.mix(sass_loop.main_loop(sass_loop.disassemble(cubin, tool)))
+    counts = sass_loop.mix(sass_loop.main_loop(sass_loop.disassemble(cubin, nvdisasm)))
     # three k-steps a trip, 256 codes a thread a step: one cvt (F2FP) a pair of codes
     assert counts["F2FP"] == 3 * 256 // 2
     assert counts["PRMT"] == 0, counts
