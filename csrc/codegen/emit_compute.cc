@@ -208,6 +208,7 @@ void CudaEmitter::emit_cast(const Instruction& i) {
       return;
     }
     if (layout.local_size() % 2 == 0) {  // the others: two per 32-bit result
+      if (from.family == TypeFamily::Float) float_packed_casts_[y->id] = {x, words->name, scopes_.back()};
       line("tilus::packed_cast<" + ctype(y->dtype) + ", " + ctype(x->dtype) + ", " +
            std::to_string(layout.local_size()) + ">(" + dst + ", " + words->name + ");  // from the packed words");
       return;
@@ -298,6 +299,64 @@ bool CudaEmitter::emit_zero_fold(const Instruction& i) {
   return true;
 }
 
+// codes * scale, for the result of a packed_cast of finite small-float codes (its value
+// unchanged since, its words still in scope) and scales with one value a result pair (a
+// group's scale, broadcast along k): the multiplication by 2^(15 - bias) that rebiases
+// each placed code (tilus::rebias_half) moves into the scales, once a scale, leaving one
+// multiplication a pair (tilus::scaled_pair). Exact while scale * 2^(15 - bias) is finite
+// in the 16-bit type (|scale| < 16 for float6_e3m2 to half): the product of a placed code
+// and it is then the one rounding of code * scale, bit for bit the conversion then the
+// multiplication, which the else branch does where a scale does not fit (converting
+// again there, so that the cast's own result, unread, is dropped instead of computed
+// ahead of the branch). Returns false, having emitted nothing, where that does not apply.
+bool CudaEmitter::emit_scale_fold(const Instruction& i) {
+  int side = 0;
+  auto cast = float_packed_casts_.find(i.inputs[0]->id);
+  if (cast == float_packed_casts_.end()) {
+    side = 1;
+    cast = float_packed_casts_.find(i.inputs[1]->id);
+  }
+  if (cast == float_packed_casts_.end()) return false;
+  const FloatPackedCast& pc = cast->second;
+  const Tensor& values = i.inputs[side];
+  const Tensor& scales = i.inputs[1 - side];
+  const Tensor& out = i.output;
+  const RegisterLayout& layout = plan_.layout_of(out);
+  const PackedWords* words = packed_words_of(pc.codes);
+  if (pc.scope != scopes_.back() || !words || words->name != pc.words || plan_.layout_of(values) != layout ||
+      scales->shape == out->shape || scales->dtype != out->dtype || layout.local_size() % 2 != 0)
+    return false;  // a loop between them, other words, another layout, or a scale per element
+  auto [scale_regs, index] = operand_elements(scales, out, layout);
+  for (size_t l = 0; l < index.size(); l += 2)
+    if (index[l] != index[l + 1]) return false;  // one scale a pair
+  const int64_t ns = *std::max_element(index.begin(), index.end()) + 1;
+  const std::string to = ctype(out->dtype), from = ctype(pc.codes->dtype), n = std::to_string(index.size());
+  const std::string dst = i.defines_output ? declare_reg(out, layout) : reg_name(out);
+  const std::string fits = fresh("tl_scales_fit"), folded = fresh("tl_rebiased_scales");
+  line("// " + out->name + " = " + values->name + " * " + scales->name +
+       ": the codes' rebias folded into the scales, one multiplication a pair (where they fit)");
+  line("bool " + fits + " = true;");
+  line("tilus::uint32_t " + folded + "[" + std::to_string(ns) + "];");
+  flat_loop(*this, ns, folded + "[i] = tilus::rebiased_scale<" + to + ", " + from + ">(" + scale_regs + "[i], " +
+                           fits + ");");
+  open("if (" + fits + ")");
+  for (size_t l = 0; l < index.size(); l += 2)
+    line("tilus::store_word(" + dst + " + " + std::to_string(l) + ", tilus::scaled_pair<" + to + ", " + from + ">(" +
+         pc.words + ", " + std::to_string(l) + ", " + folded + "[" + std::to_string(index[l]) + "]));");
+  close();
+  open("else");
+  const std::string again = fresh("tl_values");
+  line("__align__(16) " + to + " " + again + "[" + n + "];");
+  line("tilus::packed_cast<" + to + ", " + from + ", " + n + ">(" + again + ", " + pc.words + ");");
+  for (size_t l = 0; l < index.size(); l += 2) {
+    const std::string s0 = scale_regs + "[" + std::to_string(index[l]) + "]";
+    line("tilus::mul2(" + dst + " + " + std::to_string(l) + ", " + again + "[" + std::to_string(l) + "], " + again +
+         "[" + std::to_string(l + 1) + "], " + s0 + ", " + s0 + ");");
+  }
+  close();
+  return true;
+}
+
 void CudaEmitter::emit_elementwise(const Instruction& i) {
   const Tensor& out = i.output;
   const RegisterLayout& layout = plan_.layout_of(out);
@@ -305,6 +364,9 @@ void CudaEmitter::emit_elementwise(const Instruction& i) {
                                                : i.args[0]->dtype;
   if (i.inputs.size() == 2 && i.binary_op == BinaryOp::Sub && pairs_16bit_float(i, operand_type) &&
       emit_zero_fold(i))
+    return;
+  if (i.inputs.size() == 2 && i.binary_op == BinaryOp::Mul && pairs_16bit_float(i, operand_type) &&
+      emit_scale_fold(i))
     return;
   std::string a = cast_to(operand_type, i.inputs[0]->dtype, operand_at(i.inputs[0], out, layout));
   std::string b;

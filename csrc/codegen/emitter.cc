@@ -488,6 +488,7 @@ void CudaEmitter::inst(const Instruction& i) {
   if (i.output) {  // written again: the words are stale, the cast's value gone
     packed_words_.erase(i.output->id);
     paired_casts_.erase(i.output->id);
+    float_packed_casts_.erase(i.output->id);
     integer_casts_.erase(i.output->id);
   }
   auto alias = i.output ? streamed_aliases_.find(i.output->id) : streamed_aliases_.end();

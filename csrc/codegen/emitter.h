@@ -270,6 +270,7 @@ class CudaEmitter {
   struct PairedCast;
   void emit_paired_cast(const PairedCast& pc);
   bool emit_zero_fold(const Instruction& i);
+  bool emit_scale_fold(const Instruction& i);
   void emit_unary(const Instruction& i);
   void emit_where(const Instruction& i);
   void emit_assign(const Instruction& i);
@@ -358,6 +359,15 @@ class CudaEmitter {
     int scope;
   };
   std::unordered_map<int, PairedCast> paired_casts_;
+  // Register tile id -> the packed_cast of finite small-float codes (float6_e3m2 ...) that
+  // computes it, while it holds that value: a multiplication by scales can take the codes'
+  // rebias (emit_scale_fold). The codes tile, its words' array, the C++ block.
+  struct FloatPackedCast {
+    Tensor codes;
+    std::string words;
+    int scope;
+  };
+  std::unordered_map<int, FloatPackedCast> float_packed_casts_;
   // Register tile id -> the integer type a cast computed it from, while it holds that value.
   std::unordered_map<int, DataType> integer_casts_;
   const PackedWords* packed_words_of(const Tensor& t) const;

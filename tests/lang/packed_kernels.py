@@ -6,6 +6,7 @@ import numpy as np
 
 import tilus
 from tilus import float32, int32, uint8, void_p
+from tilus.layout import local, spatial
 from tilus.utils import cdiv
 
 
@@ -118,3 +119,31 @@ class PackedView(tilus.Script):
         self.store_global(gr, b, offsets=[0])
         back = self.view(b, layout=self.layout, dtype=self.dtype)
         self.store_global(gd, back, offsets=[0, 0])
+
+
+class ScaledCodes(tilus.Script):
+    """Views each thread's bytes of raw as 16 small-float codes of `dtype` (an [8, 64] tile:
+    two rows of eight consecutive codes a thread), casts them to `to` and multiplies each
+    row by its scale (scales: [8, 1], broadcast along the row, or [8, 64], one an element),
+    storing the products into out: a packed cast then a multiplication by a group's
+    scale, as the A16Wx kernels dequantise (emit_scale_fold folds the rebias into the
+    scales)."""
+
+    LAYOUT = local(2, 1) * spatial(4, 8) * local(1, 8)
+
+    def __init__(self, dtype, to, per_element=False):
+        super().__init__()
+        self.dtype, self.to, self.per_element = dtype, to, per_element
+        self.per_thread = self.LAYOUT.local_size * dtype.bits // 8
+        self.bytes_layout = spatial(32) * local(self.per_thread)
+
+    def __call__(self, raw: ~uint8, scales: void_p, out: void_p):
+        self.attrs.blocks = 1
+        self.attrs.warps = 1
+        gr = self.global_view(raw, dtype=uint8, shape=[32 * self.per_thread])
+        gs = self.global_view(scales, dtype=self.to, shape=[8, 64 if self.per_element else 1])
+        go = self.global_view(out, dtype=self.to, shape=[8, 64])
+        b = self.load_global(gr, offsets=[0], layout=self.bytes_layout)
+        values = self.cast(self.view(b, layout=self.LAYOUT, dtype=self.dtype), dtype=self.to)
+        s = self.load_global(gs, offsets=[0, 0], shape=[8, 64 if self.per_element else 1])
+        self.store_global(go, values * s, offsets=[0, 0])

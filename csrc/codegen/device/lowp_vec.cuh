@@ -94,19 +94,26 @@ static __device__ __forceinline__ uint32_t place_pair(uint32_t x) {
   constexpr uint32_t mag = (1u << (E + M)) - 1u;
   return ((x & splat16(mag)) << (Mantissa - M)) | ((x & splat16(1u << (E + M))) << (15 - E - M));
 }
+// (the rebias of placed codes: times 2^(15 - bias))
+template <int E>
+static __device__ __forceinline__ uint32_t rebias_half(uint32_t placed) {
+  constexpr int bias = (1 << (E - 1)) - 1;
+  return f16ops::half2<f16ops::kMul>(placed, splat16(static_cast<uint32_t>(15 + 15 - bias) << 10));
+}
 template <int E, int M>
 static __device__ __forceinline__ uint32_t float_pair_to_half(uint32_t x) {
-  constexpr int bias = (1 << (E - 1)) - 1;
-  return f16ops::half2<f16ops::kMul>(place_pair<E, M, 10>(x),
-                                     splat16(static_cast<uint32_t>(15 + 15 - bias) << 10));
+  return rebias_half<E>(place_pair<E, M, 10>(x));
 }
 // The same to bfloat162 (8 exponent bits, 7 mantissa bits; scale 2^(127 - bias)); the
 // -0 addend keeps -0 * s + (-0) = -0.
+template <int E>
+static __device__ __forceinline__ uint32_t rebias_bf16(uint32_t placed) {
+  constexpr int bias = (1 << (E - 1)) - 1;
+  return fma_bf16x2(placed, splat16(static_cast<uint32_t>(127 + 127 - bias) << 7), splat16(0x8000u));
+}
 template <int E, int M>
 static __device__ __forceinline__ uint32_t float_pair_to_bf16(uint32_t x) {
-  constexpr int bias = (1 << (E - 1)) - 1;
-  return fma_bf16x2(place_pair<E, M, 7>(x), splat16(static_cast<uint32_t>(127 + 127 - bias) << 7),
-                    splat16(0x8000u));
+  return rebias_bf16<E>(place_pair<E, M, 7>(x));
 }
 
 // Four one-byte codes of such a float to halves (bfloat16s): codes 0 and 1, then 2 and 3,
@@ -137,9 +144,9 @@ static __device__ __forceinline__ void fp8x4_to_half2x2(uint32_t w, uint32_t& lo
 
 // ---- codes straight from packed words (a view's bits), two per 32-bit result
 //
-// pair_at<B>(w, z): codes z and z + 1 (code i at bits [i*B, (i+1)*B) of w[0], w[1], ...)
-// in the low bits of the two 16-bit halves; the other bits are left unspecified (the
-// callers mask). One shift (a funnel shift for a code straddling two words: then it
+// pair_at<B>(w, z, to): codes z and z + 1 (code i at bits [i*B, (i+1)*B) of w[0], w[1], ...)
+// at bit `to` of the two 16-bit halves (to + B <= 16); the other bits are left unspecified
+// (the callers mask). One shift (a funnel shift for a code straddling two words: then it
 // sits past bit 16, so one shift puts it in place) per code and one lop3 choosing the
 // halves. After unrolling every position is a constant.
 template <int B>
@@ -149,8 +156,8 @@ static __device__ __forceinline__ uint32_t code_to_bit(const uint32_t* w, int p,
   return off >= to ? w[word] >> (off - to) : w[word] << (to - off);
 }
 template <int B>
-static __device__ __forceinline__ uint32_t pair_at(const uint32_t* w, int z) {
-  const uint32_t lo = code_to_bit<B>(w, z * B, 0), hi = code_to_bit<B>(w, z * B + B, 16);
+static __device__ __forceinline__ uint32_t pair_at(const uint32_t* w, int z, int to = 0) {
+  const uint32_t lo = code_to_bit<B>(w, z * B, to), hi = code_to_bit<B>(w, z * B + B, 16 + to);
   uint32_t t;  // (hi & 0xffff0000) | (lo & 0x0000ffff)
   asm("lop3.b32 %0, %1, %2, %3, 0xE4;" : "=r"(t) : "r"(hi), "r"(lo), "r"(0xFFFF0000u));
   return t;
@@ -161,6 +168,20 @@ static __device__ __forceinline__ uint32_t and_xor(uint32_t t, uint32_t mask, ui
   asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(x) : "r"(t), "r"(mask), "r"(k));
   return x;
 }
+// Codes z and z + 1 of a finite small float (E exponent bits, M mantissa bits) straight
+// from the packed words to a pair word of the target's bits (Mantissa: 10 for half, 7 for
+// bfloat16) before the rebias, place_pair's result: the pair is fetched with each code's
+// exponent and mantissa already where the target's are (two shifts, one lop3: as pair_at
+// to bit 0), its sign E + Mantissa up, and one shift takes the sign to bit 15. Six
+// instructions a pair where fetching to bit 0 and then placing took seven.
+template <int E, int M, int Mantissa>
+static __device__ __forceinline__ uint32_t placed_pair_at(const uint32_t* w, int z) {
+  constexpr int up = 15 - E - Mantissa;  // from the sign's place after the fetch to bit 15
+  static_assert(up >= 0, "the code's sign must land inside its half");
+  const uint32_t t = pair_at<1 + E + M>(w, z, Mantissa - M);
+  return (t & splat16(((1u << (E + M)) - 1u) << (Mantissa - M))) | ((t << up) & splat16(0x8000u));
+}
+
 // A pair word of B-bit integer codes to half2 / bfloat162, int_to_half's arithmetic: the
 // codes under the exponent of 1024.0 (bfloat16: 128.0), signed ones flipped to
 // code + 2^(B-1), in one lop3; one subtraction takes the bias away. (Small floats:
@@ -412,11 +433,40 @@ static __device__ __forceinline__ void packed_cast(To* out, const uint32_t* w) {
       h = to_half ? vec4::int_pair_to_half<B, S>(x) : vec4::int_pair_to_bf16<B, S>(x);
     } else {
       constexpr int E = lowp_traits<From>::e, M = lowp_traits<From>::m;
-      const uint32_t x = vec4::pair_at<1 + E + M>(w, z);
-      h = to_half ? vec4::float_pair_to_half<E, M>(x) : vec4::float_pair_to_bf16<E, M>(x);
+      h = to_half ? vec4::rebias_half<E>(vec4::placed_pair_at<E, M, 10>(w, z))
+                  : vec4::rebias_bf16<E>(vec4::placed_pair_at<E, M, 7>(w, z));
     }
     memcpy(out + z, &h, 4);
   }
+}
+
+// The rebias of packed small-float codes folded into the scale that multiplies them
+// (CudaEmitter::emit_scale_fold): {s, s} * 2^(15 - bias) (bfloat16: 2^(127 - bias)), the
+// multiplication packed_cast gives each pair, here once a scale. Exact unless it
+// overflows, which clears `fits` (the emitter then converts and multiplies apart).
+template <typename To, typename From>
+static __device__ __forceinline__ uint32_t rebiased_scale(To s, bool& fits) {
+  constexpr int E = detail::lowp_traits<From>::e;
+  const uint32_t both = vec4::splat16(s.bits);
+  constexpr bool to_half = detail::is_same<To, half>();
+  const uint32_t r = to_half ? vec4::rebias_half<E>(both) : vec4::rebias_bf16<E>(both);
+  fits = fits && (r & 0x7FFFu) < (to_half ? 0x7C00u : 0x7F80u);  // finite: neither inf nor NaN
+  return r;
+}
+// Codes z and z + 1 of the packed words w, placed, times a rebiased_scale: one rounding of
+// code * scale, bit for bit packed_cast then the multiplication (while the scale fits).
+template <typename To, typename From>
+static __device__ __forceinline__ uint32_t scaled_pair(const uint32_t* w, int z, uint32_t rebiased) {
+  constexpr int E = detail::lowp_traits<From>::e, M = detail::lowp_traits<From>::m;
+  if constexpr (detail::is_same<To, half>())
+    return f16ops::half2<f16ops::kMul>(vec4::placed_pair_at<E, M, 10>(w, z), rebiased);
+  else  // the -0 addend keeps the sign of a zero product
+    return vec4::fma_bf16x2(vec4::placed_pair_at<E, M, 7>(w, z), rebiased, vec4::splat16(0x8000u));
+}
+// out[0], out[1] = the two halves of w (out 4-byte aligned: an even index of a register array)
+template <typename T>
+static __device__ __forceinline__ void store_word(T* out, uint32_t w) {
+  memcpy(out, &w, 4);
 }
 
 }  // namespace tilus

@@ -1,0 +1,52 @@
+"""Small-float codes converted from their packed words and multiplied by one scale a pair
+(a group's scale, as the A16Wx kernels dequantise) take the codes' rebias into the scales
+(csrc/codegen/emit_compute.cc, CudaEmitter::emit_scale_fold): one multiplication a pair
+instead of two, with the conversion and the multiplication apart where a scale times the
+rebias would not fit the 16-bit type. The GPU results: tests/gpu/test_scale_fold_gpu.py."""
+
+import pytest
+import torch
+
+import tilus
+from tests.codegen.nvrtc_compile import kernel_source, require_nvrtc
+from tests.lang.packed_kernels import ScaledCodes
+
+require_nvrtc()
+
+_TORCH = {"float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def _args(kernel, per_element):
+    t = _TORCH[kernel.to.name]
+    return (torch.zeros(32 * kernel.per_thread, dtype=torch.uint8), torch.zeros(8, 64 if per_element else 1, dtype=t),
+            torch.zeros(8, 64, dtype=t))
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("to", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", ["float6_e3m2", "float4_e2m1", "float5_e2m2", "float7_e4m2"])
+def test_a_scale_a_pair_takes_the_rebias(name, to, arch):
+    kernel = ScaledCodes(getattr(tilus, name), getattr(tilus, to))
+    source = kernel_source(kernel, _args(kernel, False), arch)
+    # eight pairs a thread, two scales (its two rows), each rebiased once
+    assert source.count("tilus::scaled_pair<") == 8
+    assert source.count("tilus::rebiased_scale<") == 1 and "[2];" in source.split("tilus::rebiased_scale<")[0][-200:]
+    # the unfolded path, for scales that do not fit, converts again inside its branch
+    fallback = source.split("tilus::scaled_pair<")[-1].split("else {")[1]
+    assert "tilus::packed_cast<" in fallback and fallback.count("tilus::mul2(") == 8
+
+
+def test_a_scale_an_element_is_not_folded():
+    kernel = ScaledCodes(tilus.float6_e3m2, tilus.float16, per_element=True)
+    source = kernel_source(kernel, _args(kernel, True), "sm_90a")
+    assert "scaled_pair" not in source and "rebiased_scale" not in source
+    assert "tilus::packed_cast<" in source
+
+
+def test_the_a16wx_prefill_kernel_folds_its_fp6_scales(example):
+    hx = example("matmul_a16wx_hopper")
+    half, codes = torch.zeros(8, dtype=torch.float16), torch.zeros(8, dtype=torch.uint8)
+    kernel = hx.MatmulA16WxHopper(tilus.float16, tilus.float6_e3m2, 128, False, block_m=256, stages=5, group_m=8,
+                                  num_blocks=132)
+    source = kernel_source(kernel, (4096, 4096, 4096, half, codes, half, half, half), "sm_90a")
+    assert "tilus::scaled_pair<tilus::half, tilus::lowp_float<3, 2, 0>>" in source
