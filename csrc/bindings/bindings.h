@@ -25,7 +25,7 @@ std::vector<HostArg> to_host_args(const Program& program, const pybind11::list& 
 // codegen.cc: the code generator's options for `arch` from the keyword arguments of
 // _C.generate_cuda, _C.build_kernel and _C.autotune.build_all, whose names are the fields
 // of python/tilus/option.py CodegenChoices (wgmma, unroll_budget, bounds_check, copy_tma,
-// ptxas_optimize, omit, hang_check_ns; each optional). An unknown name is a TypeError
+// ptxas_optimize, omit, hang_check_ns, fold_scales; each optional). An unknown name is a TypeError
 // listing them. A new code generator option is one line here, not one per binding.
 CodegenOptions codegen_options_from(const std::string& arch, bool pointers_aligned,
                                     const pybind11::kwargs& choices);

@@ -138,10 +138,11 @@ void bind_tma_maps(py::module_& m) {
 }  // namespace
 
 const char* const kCodegenChoiceNames =
-    "wgmma, unroll_budget, bounds_check, copy_tma, ptxas_optimize, omit, hang_check_ns, unaligned_params";
+    "wgmma, unroll_budget, bounds_check, copy_tma, ptxas_optimize, omit, hang_check_ns, fold_scales, "
+    "unaligned_params";
 
 CodegenOptions codegen_options_from(const std::string& arch, bool pointers_aligned, const py::kwargs& choices) {
-  bool wgmma = true, bounds_check = false, copy_tma = true, ptxas_optimize = true;
+  bool wgmma = true, bounds_check = false, copy_tma = true, ptxas_optimize = true, fold_scales = true;
   int64_t unroll_budget = 64, hang_check_ns = 0;
   std::string omit;
   std::vector<int> unaligned_params;
@@ -154,6 +155,7 @@ CodegenOptions codegen_options_from(const std::string& arch, bool pointers_align
     else if (name == "ptxas_optimize") ptxas_optimize = py::cast<bool>(value);
     else if (name == "omit") omit = py::cast<std::string>(value);
     else if (name == "hang_check_ns") hang_check_ns = py::cast<int64_t>(value);
+    else if (name == "fold_scales") fold_scales = py::cast<bool>(value);
     else if (name == "unaligned_params") unaligned_params = py::cast<std::vector<int>>(value);
     else throw py::type_error("unexpected keyword argument '" + name + "'; the code generator's options are " +
                               kCodegenChoiceNames);
@@ -163,6 +165,7 @@ CodegenOptions codegen_options_from(const std::string& arch, bool pointers_align
   std::sort(unaligned_params.begin(), unaligned_params.end());
   unaligned_params.erase(std::unique(unaligned_params.begin(), unaligned_params.end()), unaligned_params.end());
   options.unaligned_params = std::move(unaligned_params);
+  options.fold_scales = fold_scales;
   return options;
 }
 

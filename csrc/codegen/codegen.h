@@ -51,6 +51,10 @@ struct CodegenOptions {
   // gives up after this many nanoseconds: it prints its script line, the barrier, the
   // phase, its block and thread, and traps (codegen/device/hang.cuh). 0: plain waits.
   int64_t hang_check_ns = 0;
+  // Small-float conversions hand their rebias multiplication to a scale that multiplies
+  // them (CudaEmitter::emit_scale_fold) or their dot product (codegen/rebias_moves.h);
+  // bit for bit the same results. False (TILUS_FOLD_SCALES=0) keeps it in the conversion.
+  bool fold_scales = true;
 };
 // Codegen reads no environment: its callers choose these (runtime/build.h).
 

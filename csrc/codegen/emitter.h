@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "codegen/codegen.h"
+#include "codegen/rebias_moves.h"
 #include "transforms/divisibility.h"
 #include "transforms/layout_inference.h"
 #include "transforms/vector_extents.h"
@@ -368,6 +369,11 @@ class CudaEmitter {
     int scope;
   };
   std::unordered_map<int, FloatPackedCast> float_packed_casts_;
+  // Casts whose rebias moves to the float32 scale of the dot product they feed
+  // (codegen/rebias_moves.h), and the multiplications that take it once the cast has
+  // left it out (-> which input, the exponent).
+  std::unordered_map<const Instruction*, RebiasMove> rebias_moves_;
+  std::unordered_map<const Instruction*, RebiasMove> moved_rebias_;
   // Register tile id -> the integer type a cast computed it from, while it holds that value.
   std::unordered_map<int, DataType> integer_casts_;
   const PackedWords* packed_words_of(const Tensor& t) const;

@@ -17,7 +17,9 @@ set here, which then wins for the rest of the process::
     tilus.option.codegen(wgmma=False)          # TILUS_WGMMA (0: mma.sync only),
                                                # TILUS_UNROLL_BUDGET (default 64),
                                                # TILUS_COPY_TMA (0: copy_async stays
-                                               # cp.async on sm_90a)
+                                               # cp.async on sm_90a), TILUS_FOLD_SCALES
+                                               # (0: small-float conversions keep their
+                                               # rebias; the same results)
     tilus.option.static_rings(True)            # TILUS_STATIC_RINGS (default 0): pipelined
                                                # loops unrolled by their ring of stages
     tilus.option.interpret(True)               # TILUS_INTERPRET (default 0): GPU tensors
@@ -284,6 +286,7 @@ class CodegenChoices:
     wgmma: bool = True       # lower qualifying dots to wgmma where the arch has it (sm_90a)
     unroll_budget: int = 64  # operations an unrolled loop body may reach; 0: follow every hint
     copy_tma: bool = True    # on sm_90a, copy_async as TMA copies where every copy of the kernel can
+    fold_scales: bool = True  # small-float conversions hand their rebias to the scales (same results)
     omit: str = ""           # tilus.option.debug.omit: "", "mma" or "loads"
     hang_check_ns: int = 0   # tilus.option.debug.hang_check, in nanoseconds (0: off)
     bounds_check: bool = False   # tilus.option.debug.bounds_check
@@ -296,29 +299,31 @@ class CodegenChoices:
 
 
 def codegen(wgmma: Optional[bool] = None, unroll_budget: Optional[int] = None,
-            copy_tma: Optional[bool] = None) -> None:
+            copy_tma: Optional[bool] = None, fold_scales: Optional[bool] = None) -> None:
     """Code generator choices; arguments left None keep their current value."""
-    for name, value in (("wgmma", wgmma), ("copy_tma", copy_tma)):
+    for name, value in (("wgmma", wgmma), ("copy_tma", copy_tma), ("fold_scales", fold_scales)):
         if value is not None and not isinstance(value, bool):
             raise TypeError(f"codegen: {name} must be a bool, got {value!r}")
     if unroll_budget is not None and (isinstance(unroll_budget, bool)
                                       or not isinstance(unroll_budget, int) or unroll_budget < 0):
         raise ValueError(f"codegen: unroll_budget must be an int >= 0, got {unroll_budget!r}")
-    for name, value in (("wgmma", wgmma), ("unroll_budget", unroll_budget), ("copy_tma", copy_tma)):
+    for name, value in (("wgmma", wgmma), ("unroll_budget", unroll_budget), ("copy_tma", copy_tma),
+                        ("fold_scales", fold_scales)):
         if value is not None:
             _set["codegen." + name] = value
 
 
 def reset_codegen() -> None:
     """Forget choices set with :func:`codegen`: the environment decides again."""
-    for name in ("wgmma", "unroll_budget", "copy_tma"):
+    for name in ("wgmma", "unroll_budget", "copy_tma", "fold_scales"):
         _set.pop("codegen." + name, None)
 
 
 def get_codegen() -> CodegenChoices:
     """The code generator choices a build uses now: those set with :func:`codegen`, else
     $TILUS_WGMMA (``0``: mma.sync instead of wgmma on sm_90a), $TILUS_UNROLL_BUDGET and
-    $TILUS_COPY_TMA (``0``: copy_async stays cp.async on sm_90a)."""
+    $TILUS_COPY_TMA (``0``: copy_async stays cp.async on sm_90a) and $TILUS_FOLD_SCALES
+    (``0``: small-float conversions keep their rebias multiplication)."""
     def switch(name, variable):  # on unless the variable is "0"
         value = _set.get("codegen." + name)
         return _env(variable) != "0" if value is None else value
@@ -338,7 +343,8 @@ def get_codegen() -> CodegenChoices:
         seconds = _env_number("TILUS_DEBUG_HANG_CHECK", float, 0.0) or 0.0
     return CodegenChoices(wgmma=switch("wgmma", "TILUS_WGMMA"),
                           unroll_budget=defaults.unroll_budget if budget is None else budget,
-                          copy_tma=switch("copy_tma", "TILUS_COPY_TMA"), omit=omit,
+                          copy_tma=switch("copy_tma", "TILUS_COPY_TMA"),
+                          fold_scales=switch("fold_scales", "TILUS_FOLD_SCALES"), omit=omit,
                           hang_check_ns=int(seconds * 1e9), bounds_check=debug.get_bounds_check(),
                           ptxas_optimize=not debug.get_disable_ptxas_opt())
 
