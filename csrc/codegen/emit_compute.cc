@@ -314,7 +314,7 @@ bool CudaEmitter::emit_zero_fold(const Instruction& i) {
 // unchanged since, its words still in scope) and scales with one value a result pair (a
 // group's scale, broadcast along k): the multiplication by 2^(15 - bias) that rebiases
 // each placed code (tilus::rebias_half) moves into the scales, once a scale, leaving one
-// multiplication a pair (tilus::scaled_pair). Exact while scale * 2^(15 - bias) is finite
+// multiplication a pair (tilus::times_pair of tilus::packed_place's pairs). Exact while scale * 2^(15 - bias) is finite
 // in the 16-bit type (|scale| < 16 for float6_e3m2 to half): the product of a placed code
 // and it is then the one rounding of code * scale, bit for bit the conversion then the
 // multiplication, which the else branch does where a scale does not fit (converting
@@ -344,27 +344,27 @@ bool CudaEmitter::emit_scale_fold(const Instruction& i) {
   const int64_t ns = *std::max_element(index.begin(), index.end()) + 1;
   const std::string to = ctype(out->dtype), from = ctype(pc.codes->dtype), n = std::to_string(index.size());
   const std::string dst = i.defines_output ? declare_reg(out, layout) : reg_name(out);
-  const std::string fits = fresh("tl_scales_fit"), folded = fresh("tl_rebiased_scales");
+  const std::string fits = fresh("tl_scales_fit"), folded = fresh("tl_rebiased_scales"),
+                    placed = fresh("tl_placed");
   line("// " + out->name + " = " + values->name + " * " + scales->name +
        ": the codes' rebias folded into the scales, one multiplication a pair (where they fit)");
+  line("tilus::uint32_t " + placed + "[" + std::to_string(index.size() / 2) + "];");
+  line("tilus::packed_place<" + to + ", " + from + ", " + n + ">(" + placed + ", " + pc.words + ");");
   line("bool " + fits + " = true;");
   line("tilus::uint32_t " + folded + "[" + std::to_string(ns) + "];");
   flat_loop(*this, ns, folded + "[i] = tilus::rebiased_scale<" + to + ", " + from + ">(" + scale_regs + "[i], " +
                            fits + ");");
+  const std::string times = "tilus::times_pair<" + to + ">(";
   open("if (" + fits + ")");
   for (size_t l = 0; l < index.size(); l += 2)
-    line("tilus::store_word(" + dst + " + " + std::to_string(l) + ", tilus::scaled_pair<" + to + ", " + from + ">(" +
-         pc.words + ", " + std::to_string(l) + ", " + folded + "[" + std::to_string(index[l]) + "]));");
+    line("tilus::store_word(" + dst + " + " + std::to_string(l) + ", " + times + placed + "[" + std::to_string(l / 2) +
+         "], " + folded + "[" + std::to_string(index[l]) + "]));");
   close();
-  open("else");
-  const std::string again = fresh("tl_values");
-  line("__align__(16) " + to + " " + again + "[" + n + "];");
-  line("tilus::packed_cast<" + to + ", " + from + ", " + n + ">(" + again + ", " + pc.words + ");");
-  for (size_t l = 0; l < index.size(); l += 2) {
-    const std::string s0 = scale_regs + "[" + std::to_string(index[l]) + "]";
-    line("tilus::mul2(" + dst + " + " + std::to_string(l) + ", " + again + "[" + std::to_string(l) + "], " + again +
-         "[" + std::to_string(l + 1) + "], " + s0 + ", " + s0 + ");");
-  }
+  open("else");  // the rebias, then the scale: packed_cast then the multiplication
+  for (size_t l = 0; l < index.size(); l += 2)
+    line("tilus::store_word(" + dst + " + " + std::to_string(l) + ", " + times + "tilus::rebias_placed<" + to + ", " +
+         from + ">(" + placed + "[" + std::to_string(l / 2) + "]), tilus::splat_pair(" + scale_regs + "[" +
+         std::to_string(index[l]) + "])));");
   close();
   return true;
 }

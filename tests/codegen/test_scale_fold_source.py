@@ -1,7 +1,7 @@
 """Small-float codes converted from their packed words and multiplied by one scale a pair
 (a group's scale, as the A16Wx kernels dequantise) take the codes' rebias into the scales
 (csrc/codegen/emit_compute.cc, CudaEmitter::emit_scale_fold): one multiplication a pair
-instead of two, with the conversion and the multiplication apart where a scale times the
+instead of two, with the rebias and the multiplication apart where a scale times the
 rebias would not fit the 16-bit type. The GPU results: tests/gpu/test_scale_fold_gpu.py."""
 
 import pytest
@@ -28,18 +28,19 @@ def _args(kernel, per_element):
 def test_a_scale_a_pair_takes_the_rebias(name, to, arch):
     kernel = ScaledCodes(getattr(tilus, name), getattr(tilus, to))
     source = kernel_source(kernel, _args(kernel, False), arch)
-    # eight pairs a thread, two scales (its two rows), each rebiased once
-    assert source.count("tilus::scaled_pair<") == 8
+    # eight pairs a thread placed once, two scales (its two rows), each rebiased once
+    assert source.count("tilus::packed_place<") == 1
     assert source.count("tilus::rebiased_scale<") == 1 and "[2];" in source.split("tilus::rebiased_scale<")[0][-200:]
-    # the unfolded path, for scales that do not fit, converts again inside its branch
-    fallback = source.split("tilus::scaled_pair<")[-1].split("else {")[1]
-    assert "tilus::packed_cast<" in fallback and fallback.count("tilus::mul2(") == 8
+    folded, unfolded = source.split("if (tl_scales_fit")[1].split("else {")[:2]
+    # one multiplication a pair where the scales fit; the rebias then the scale where not
+    assert folded.count("tilus::times_pair<") == 8 and "rebias_placed" not in folded
+    assert unfolded.count("tilus::times_pair<") == 8 and unfolded.count("tilus::rebias_placed<") == 8
 
 
 def test_a_scale_an_element_is_not_folded():
     kernel = ScaledCodes(tilus.float6_e3m2, tilus.float16, per_element=True)
     source = kernel_source(kernel, _args(kernel, True), "sm_90a")
-    assert "scaled_pair" not in source and "rebiased_scale" not in source
+    assert "packed_place" not in source and "rebiased_scale" not in source
     assert "tilus::packed_cast<" in source
 
 
@@ -49,4 +50,5 @@ def test_the_a16wx_prefill_kernel_folds_its_fp6_scales(example):
     kernel = hx.MatmulA16WxHopper(tilus.float16, tilus.float6_e3m2, 128, False, block_m=256, stages=5, group_m=8,
                                   num_blocks=132)
     source = kernel_source(kernel, (4096, 4096, 4096, half, codes, half, half, half), "sm_90a")
-    assert "tilus::scaled_pair<tilus::half, tilus::lowp_float<3, 2, 0>>" in source
+    assert "tilus::packed_place<tilus::half, tilus::lowp_float<3, 2, 0>, 32>" in source
+    assert "tilus::rebiased_scale<tilus::half, tilus::lowp_float<3, 2, 0>>" in source

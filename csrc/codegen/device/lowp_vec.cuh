@@ -461,7 +461,7 @@ static __device__ __forceinline__ void packed_cast_placed(To* out, const uint32_
 // The rebias of packed small-float codes folded into the scale that multiplies them
 // (CudaEmitter::emit_scale_fold): {s, s} * 2^(15 - bias) (bfloat16: 2^(127 - bias)), the
 // multiplication packed_cast gives each pair, here once a scale. Exact unless it
-// overflows, which clears `fits` (the emitter then converts and multiplies apart).
+// overflows, which clears `fits` (the emitter then rebiases and multiplies apart).
 template <typename To, typename From>
 static __device__ __forceinline__ uint32_t rebiased_scale(To s, bool& fits) {
   constexpr int E = detail::lowp_traits<From>::e;
@@ -471,15 +471,33 @@ static __device__ __forceinline__ uint32_t rebiased_scale(To s, bool& fits) {
   fits = fits && (r & 0x7FFFu) < (to_half ? 0x7C00u : 0x7F80u);  // finite: neither inf nor NaN
   return r;
 }
-// Codes z and z + 1 of the packed words w, placed, times a rebiased_scale: one rounding of
-// code * scale, bit for bit packed_cast then the multiplication (while the scale fits).
-template <typename To, typename From>
-static __device__ __forceinline__ uint32_t scaled_pair(const uint32_t* w, int z, uint32_t rebiased) {
+// The placed pairs of packed_cast (before its rebias), one word a pair of codes: what
+// emit_scale_fold multiplies, by a rebiased_scale or, where one does not fit, after the
+// rebias by the scale itself.
+template <typename To, typename From, int N>
+static __device__ __forceinline__ void packed_place(uint32_t* placed, const uint32_t* w) {
+  static_assert(N % 2 == 0, "codes go in pairs");
   constexpr int E = detail::lowp_traits<From>::e, M = detail::lowp_traits<From>::m;
-  if constexpr (detail::is_same<To, half>())
-    return f16ops::half2<f16ops::kMul>(vec4::placed_pair_at<E, M, 10>(w, z), rebiased);
-  else  // the -0 addend keeps the sign of a zero product
-    return vec4::fma_bf16x2(vec4::placed_pair_at<E, M, 7>(w, z), rebiased, vec4::splat16(0x8000u));
+  constexpr int Mantissa = detail::is_same<To, half>() ? 10 : 7;
+#pragma unroll
+  for (int z = 0; z < N; z += 2) placed[z / 2] = vec4::placed_pair_at<E, M, Mantissa>(w, z);
+}
+// packed_cast's rebias of one placed pair
+template <typename To, typename From>
+static __device__ __forceinline__ uint32_t rebias_placed(uint32_t placed) {
+  constexpr int E = detail::lowp_traits<From>::e;
+  if constexpr (detail::is_same<To, half>()) return vec4::rebias_half<E>(placed);
+  else return vec4::rebias_bf16<E>(placed);
+}
+// a pair times {s, s}, as mul2 multiplies (bfloat16: the -0 addend keeps the sign of a
+// zero product): with a rebiased_scale, one rounding of code * scale
+template <typename To>
+static __device__ __forceinline__ uint32_t times_pair(uint32_t pair, uint32_t s2) {
+  return f16ops::word<f16ops::kMul, To>(pair, s2);
+}
+template <typename To>
+static __device__ __forceinline__ uint32_t splat_pair(To s) {
+  return vec4::splat16(s.bits);
 }
 
 }  // namespace tilus
