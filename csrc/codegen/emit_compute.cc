@@ -314,12 +314,13 @@ bool CudaEmitter::emit_zero_fold(const Instruction& i) {
 // unchanged since, its words still in scope) and scales with one value a result pair (a
 // group's scale, broadcast along k): the multiplication by 2^(15 - bias) that rebiases
 // each placed code (tilus::rebias_half) moves into the scales, once a scale, leaving one
-// multiplication a pair (tilus::times_pair of tilus::packed_place's pairs). Exact while scale * 2^(15 - bias) is finite
-// in the 16-bit type (|scale| < 16 for float6_e3m2 to half): the product of a placed code
-// and it is then the one rounding of code * scale, bit for bit the conversion then the
-// multiplication, which the else branch does where a scale does not fit (converting
-// again there, so that the cast's own result, unread, is dropped instead of computed
-// ahead of the branch). Returns false, having emitted nothing, where that does not apply.
+// multiplication a pair (tilus::times_pair of tilus::packed_place's pairs). Exact while
+// scale * 2^(15 - bias) is finite in the 16-bit type (|scale| < 16 for float6_e3m2 to
+// half): the product of a placed code and it is then the one rounding of code * scale,
+// bit for bit the conversion then the multiplication, which the else branch does where a
+// scale does not fit. Both branches multiply the same placed pairs (the cast's own
+// result is then dead and dropped). Returns false, having emitted nothing, where that
+// does not apply.
 bool CudaEmitter::emit_scale_fold(const Instruction& i) {
   if (!options_.fold_scales) return false;
   int side = 0;
