@@ -71,7 +71,7 @@ def test_reordering_4bit_cast_matches_interpreter(name, to, order):
 @pytest.mark.parametrize("to", [float16, bfloat16])
 def test_reordering_3bit_cast_matches_interpreter(name, to, order):
     """Viewed 3-bit codes cast into a reordering layout: "paired" takes
-    tilus::int3x8_paired_to (a window, a lop3 and an fma per codes j and j + 4
+    tilus::int3x8_paired_to (a window, a lop3 and a sub or fma per codes j and j + 4
     of each eight, codes straddling words included), "swapped" moves them within the
     thread first; every code at every position, against the interpreter bit for bit
     and against the codes at their columns."""

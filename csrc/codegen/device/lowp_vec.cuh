@@ -309,10 +309,14 @@ static __device__ __forceinline__ void int4x8_paired_to_bf16(bfloat16* out, uint
 // whose layout orders them so; the emitter checks it). The codes of a pair are 12 bits
 // apart, so one 32-bit window of the stream (a shift, or a funnel shift across two words)
 // holds the low code at bit 4 and the high one at bit 16 of its halves; one lop3 keeps
-// both under the exponent of 1024.0 (bfloat16: 128.0; signed: flips their sign bits,
-// code + 4) and one fma by {1/16, 1} takes the exponent away: exact (1024 + 16 code and
-// 128 + 16 code fit the mantissas), three instructions a pair against five through the
-// unpaired order (tilus::packed_cast). (Windows shared by neighbouring pairs, the low
+// both under an exponent (signed: flips their sign bits, code + 4) and one instruction
+// takes it away: float16 puts the low code under 64.0 (reading 64 + code) and the high
+// one under 1024.0, so one sub.f16x2 of constants the instruction carries leaves the
+// codes; bfloat16 keeps both under 128.0 and one fma by {1/16, 1} does it. Exact (the
+// sums fit the mantissas), three instructions a pair against five through the unpaired
+// order (tilus::packed_cast). (The float16 fma kept {1/16, 1} in a register, and ptxas
+// rematerialised it about once every two pairs in the A16Wx decode loop: 183 of its 1837
+// instructions a trip.) (Windows shared by neighbouring pairs, the low
 // code at bits 4..7, saved a fifth of the shifts but the per-pair fma constants were
 // rematerialised each time: more instructions in all, sm_90a.)
 namespace paired3 {
@@ -345,13 +349,19 @@ static __device__ __forceinline__ uint32_t pair(const uint32_t* w) {
   constexpr int p = 24 * G + 3 * j;  // the low code's first bit; the high code's is p + 12
   constexpr uint32_t mask = 0x00070070u;
   constexpr uint32_t flip = S ? 0x00040040u : 0u;
-  constexpr int M = Half ? 10 : 7, bias = Half ? 15 : 127;
-  constexpr uint32_t magic = (Half ? 0x64006400u : 0x43004300u) ^ flip;  // {1024, 1024} / {128, 128}
-  constexpr int base = Half ? 1024 : 128, off = S ? 4 : 0;
-  constexpr uint32_t scale = pow2_neg_bits(4, M, bias) | (pow2_neg_bits(0, M, bias) << 16);  // {1/16, 1}
-  constexpr uint32_t minus = int_bits(-((base >> 4) + off), M, bias) | (int_bits(-(base + off), M, bias) << 16);
-  const uint32_t x = vec4::and_xor(window<p - 4, p + 14>(w), mask, magic);
-  return Half ? vec4::fma_f16x2(x, scale, minus) : vec4::fma_bf16x2(x, scale, minus);
+  constexpr int off = S ? 4 : 0;
+  if constexpr (Half) {
+    // {64 + code, 1024 + code}: the low code at mantissa bits 4..6 under 64.0 (a mantissa
+    // step of 1/16), the high one at bits 0..2 under 1024.0; one subtraction
+    const uint32_t x = vec4::and_xor(window<p - 4, p + 14>(w), mask, 0x64005400u ^ flip);
+    return vec4::sub_f16x2(x, int_bits(64 + off, 10, 15) | (int_bits(1024 + off, 10, 15) << 16));
+  } else {
+    // {128 + 16 code, 128 + code} under 128.0, times {1/16, 1} less {8, 128}
+    constexpr uint32_t scale = pow2_neg_bits(4, 7, 127) | (pow2_neg_bits(0, 7, 127) << 16);
+    constexpr uint32_t minus = int_bits(-(8 + off), 7, 127) | (int_bits(-(128 + off), 7, 127) << 16);
+    const uint32_t x = vec4::and_xor(window<p - 4, p + 14>(w), mask, 0x43004300u ^ flip);
+    return vec4::fma_bf16x2(x, scale, minus);
+  }
 }
 }  // namespace paired3
 // (To: half or bfloat16)
