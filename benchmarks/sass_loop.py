@@ -121,7 +121,7 @@ def mix(body: List[Tuple[int, str]]) -> collections.Counter:
 
 
 def report(name: str, cubin: bytes, top: int, nvdisasm: Optional[str] = None) -> collections.Counter:
-    counts = mix(main_loop(disassemble(cubin, nvdisasm)))
+    counts = loop_mix(cubin, nvdisasm)
     tensor = sum(counts[op] for op in TENSOR_CORE_OPS)
     print(f"{name}: {sum(counts.values())} instructions a trip, {tensor} on the tensor cores")
     print("    " + ", ".join(f"{op} {n}" for op, n in counts.most_common(top)))
@@ -178,23 +178,35 @@ def flash_attention_hopper_cubins(arch: str):
                    f"block_kv {block_kv}", build(kernel, (1, 4096, q, kv, kv, q), arch))
 
 
-def a16wx_decode_cubins(arch: str):
-    """(name, cubin) of the A16Wx decode kernel (examples/matmul_a16wx.py, mma.sync) for each
-    weight type in the 8-row tile the tuner picks at m = 1 on the large weights (128
-    columns, k-steps of 128, split 4, 2 warps, 3 stages, the k loop unrolled by the ring)."""
+def a16wx_decode_kernel(w_dtype, has_zero: bool = False):
+    """(kernel, args) of the A16Wx decode kernel (examples/matmul_a16wx.py, mma.sync) for
+    `w_dtype` in the 8-row tile the tuner picks at m = 1 on the large weights (128
+    columns, k-steps of 128, split 4, 2 warps, 3 stages, the k loop unrolled by the ring),
+    at 14336x4096; uint8 zero points with has_zero."""
     import torch
 
-    from tilus import float6_e3m2, float8_e4m3, float16, int3b, int8, uint4b, uint8
+    from tilus import float16, uint8
 
     ex = _example("matmul_a16wx")
     ptr = torch.zeros(8, dtype=torch.uint8)
+    kernel = ex.MatmulA16Wx(float16, w_dtype, 128, has_zero, block_m=8, block_n=128, block_k=128, split_k=4,
+                            num_warps=2, num_stages=3, zero_dtype=uint8 if has_zero else None, static_stages=None)
+    return kernel, (1, 14336, 4096, ptr, ptr, ptr, ptr, ptr)
+
+
+def a16wx_decode_cubins(arch: str):
+    """(name, cubin) of a16wx_decode_kernel for each weight type."""
+    from tilus import float6_e3m2, float8_e4m3, int3b, int8, uint4b
+
     for w_dtype, has_zero in ((uint4b, True), (int8, False), (float8_e4m3, False), (int3b, False),
                               (float6_e3m2, False)):
-        kernel = ex.MatmulA16Wx(float16, w_dtype, 128, has_zero, block_m=8, block_n=128, block_k=128, split_k=4,
-                                num_warps=2, num_stages=3, zero_dtype=uint8 if has_zero else None,
-                                static_stages=None)
         yield (f"MatmulA16Wx {w_dtype.name}{' (uint8 zero points)' if has_zero else ''} m=1",
-               build(kernel, (1, 14336, 4096, ptr, ptr, ptr, ptr, ptr), arch))
+               build(*a16wx_decode_kernel(w_dtype, has_zero), arch))
+
+
+def loop_mix(cubin: bytes, nvdisasm: Optional[str] = None) -> collections.Counter:
+    """The opcode counts of a cubin's main loop."""
+    return mix(main_loop(disassemble(cubin, nvdisasm)))
 
 
 KERNELS = {"a16wx-hopper": a16wx_hopper_cubins, "a16wx-decode": a16wx_decode_cubins,

@@ -9,10 +9,9 @@ another shift (2034 -> 1071 instructions a trip of its main loop)."""
 import os
 
 import pytest
-import torch
 
 from tests.conftest import load_benchmark
-from tilus import _C, float8_e4m3, float16, int8
+from tilus import _C, float8_e4m3, int8
 
 rt = _C.runtime
 if not rt.nvrtc_available():
@@ -23,18 +22,10 @@ if not rt.nvrtc_available():
 sass_loop = load_benchmark("sass_loop")
 
 
-def _decode_kernel(example, w_dtype):
-    ex = example("matmul_a16wx")
-    return ex.MatmulA16Wx(float16, w_dtype, 128, False, block_m=8, block_n=128, block_k=128, split_k=4, num_warps=2,
-                          num_stages=3, static_stages=None)
-
-
-_ARGS = (1, 14336, 4096, *(torch.zeros(8, dtype=torch.uint8) for _ in range(5)))
-
-
 @pytest.mark.parametrize("w_dtype", [float8_e4m3, int8])
-def test_a_reorder_that_keeps_words_together_moves_words(example, w_dtype):
-    program = _decode_kernel(example, w_dtype).compile(*_ARGS).program
+def test_a_reorder_that_keeps_words_together_moves_words(w_dtype):
+    kernel, args = sass_loop.a16wx_decode_kernel(w_dtype)
+    program = kernel.compile(*args).program
     source = _C.generate_cuda(program, True, "sm_90a")["source"]
     assert "a 32-bit word at a time" in source
     # the reordered tile is the float16 result of the cast: two elements a word
@@ -43,9 +34,8 @@ def test_a_reorder_that_keeps_words_together_moves_words(example, w_dtype):
     assert "// layout conversion within each thread\n" not in source
 
 
-def test_the_fp8_decode_loop_has_no_shifts_or_prmts_for_its_conversion(example, nvdisasm):
-    cubin = sass_loop.build(_decode_kernel(example, float8_e4m3), _ARGS, "sm_90a")
-    counts = sass_loop.mix(sass_loop.main_loop(sass_loop.disassemble(cubin, nvdisasm)))
+def test_the_fp8_decode_loop_has_no_shifts_or_prmts_for_its_conversion(nvdisasm):
+    counts = sass_loop.loop_mix(sass_loop.build(*sass_loop.a16wx_decode_kernel(float8_e4m3), "sm_90a"), nvdisasm)
     # three k-steps a trip, 256 codes a thread a step: one cvt (F2FP) a pair of codes
     assert counts["F2FP"] == 3 * 256 // 2
     assert counts["PRMT"] == 0, counts

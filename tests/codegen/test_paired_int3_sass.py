@@ -5,8 +5,6 @@ rematerialised about once every two pairs in the A16Wx decode loop (183 IMAD.MOV
 instructions a trip). The values: tests/gpu/test_packed_arith_gpu.py, every code at every
 position against the interpreter, bit for bit."""
 
-import torch
-
 import tilus
 from tests.codegen.nvrtc_compile import require_nvrtc
 from tests.conftest import load_benchmark
@@ -14,14 +12,9 @@ from tests.conftest import load_benchmark
 require_nvrtc()
 
 
-def test_the_int3_decode_loop_keeps_no_constant_in_registers(example, nvdisasm):
+def test_the_int3_decode_loop_keeps_no_constant_in_registers(nvdisasm):
     sass_loop = load_benchmark("sass_loop")
-    ex = example("matmul_a16wx")
-    ptr = torch.zeros(8, dtype=torch.uint8)
-    kernel = ex.MatmulA16Wx(tilus.float16, tilus.int3b, 128, False, block_m=8, block_n=128, block_k=128,
-                            split_k=4, num_warps=2, num_stages=3, static_stages=None)
-    cubin = sass_loop.build(kernel, (1, 14336, 4096, ptr, ptr, ptr, ptr, ptr), "sm_90a")
-    counts = sass_loop.mix(sass_loop.main_loop(sass_loop.disassemble(cubin, nvdisasm)))
+    counts = sass_loop.loop_mix(sass_loop.build(*sass_loop.a16wx_decode_kernel(tilus.int3b), "sm_90a"), nvdisasm)
     # three k-steps a trip, 256 codes a thread a step: a shift, a lop3 and a sub a pair
     assert counts["HFMA2"] == 0 and counts["HADD2"] >= 3 * 256 // 2, counts
     assert counts["IMAD.MOV"] < 8, counts

@@ -61,14 +61,10 @@ def test_the_kernel_computes_the_scaled_dot(name):
     torch.testing.assert_close(y.double(), (x.double() @ w) * scale.double(), rtol=1e-5, atol=1e-5)
 
 
-def test_the_a16wx_decode_loop_has_no_rebias_multiplications(example, nvdisasm):
+def test_the_a16wx_decode_loop_has_no_rebias_multiplications(nvdisasm):
     sass_loop = load_benchmark("sass_loop")
-    ex = example("matmul_a16wx")
-    ptr = torch.zeros(8, dtype=torch.uint8)
-    kernel = ex.MatmulA16Wx(tilus.float16, tilus.float6_e3m2, 128, False, block_m=8, block_n=128, block_k=128,
-                            split_k=4, num_warps=2, num_stages=3, static_stages=None)
-    cubin = sass_loop.build(kernel, (1, 14336, 4096, ptr, ptr, ptr, ptr, ptr), "sm_90a")
-    counts = sass_loop.mix(sass_loop.main_loop(sass_loop.disassemble(cubin, nvdisasm)))
+    counts = sass_loop.loop_mix(sass_loop.build(*sass_loop.a16wx_decode_kernel(tilus.float6_e3m2), "sm_90a"),
+                                nvdisasm)
     # three k-steps a trip, 256 codes a thread a step: the pairs' rebias (384 HMUL2) is gone
     assert counts["HMUL2"] == 0, counts
     assert sum(counts.values()) < 3000, counts
