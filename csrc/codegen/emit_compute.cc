@@ -245,6 +245,16 @@ bool pairs_16bit_float(const Instruction& i, DataType operand_type) {
 }
 }  // namespace
 
+namespace {
+// Whether result elements 2p and 2p + 1 read the same operand element for every p
+// (operand_elements' index): a zero point or scale that one paired instruction applies.
+bool one_operand_a_pair(const std::vector<int64_t>& index) {
+  for (size_t l = 0; l + 1 < index.size(); l += 2)
+    if (index[l] != index[l + 1]) return false;
+  return index.size() % 2 == 0;
+}
+}  // namespace
+
 void CudaEmitter::emit_paired_cast(const PairedCast& pc) {
   const std::string fn = std::string("tilus::int4x8_paired_to_") + (pc.to_half ? "half" : "bf16") + "<" +
                          (pc.is_signed ? "true" : "false") + ">(" + pc.dst + " + 8 * ";
@@ -283,8 +293,7 @@ bool CudaEmitter::emit_zero_fold(const Instruction& i) {
   const int magnitude_bits = dtype_info(zt.kind).is_signed ? zt.bits() - 1 : zt.bits();
   if (magnitude_bits > (pc.to_half ? 10 : 6)) return false;
   auto [zeros, index] = operand_elements(i.inputs[1], out, layout);
-  for (size_t l = 0; l < index.size(); l += 2)
-    if (index[l] != index[l + 1]) return false;  // one zero a pair
+  if (!one_operand_a_pair(index)) return false;  // one zero a pair
   const std::string dst = i.defines_output ? declare_reg(out, layout) : reg_name(out);
   const std::string s = pc.is_signed ? "true" : "false";
   const int64_t nz = *std::max_element(index.begin(), index.end()) + 1;  // the zeros the pairs read
@@ -340,8 +349,7 @@ bool CudaEmitter::emit_scale_fold(const Instruction& i) {
       scales->shape == out->shape || scales->dtype != out->dtype || layout.local_size() % 2 != 0)
     return false;  // a loop between them, other words, another layout, or a scale per element
   auto [scale_regs, index] = operand_elements(scales, out, layout);
-  for (size_t l = 0; l < index.size(); l += 2)
-    if (index[l] != index[l + 1]) return false;  // one scale a pair
+  if (!one_operand_a_pair(index)) return false;  // one scale a pair
   const int64_t ns = *std::max_element(index.begin(), index.end()) + 1;
   const std::string to = ctype(out->dtype), from = ctype(pc.codes->dtype), n = std::to_string(index.size());
   const std::string dst = i.defines_output ? declare_reg(out, layout) : reg_name(out);

@@ -565,34 +565,6 @@ CudaEmitter::CudaEmitter(const Program& program, const CodegenOptions& options)
 }
 
 namespace {
-// How many times each tensor is read: as an instruction operand or through an element
-// expression.
-struct TensorReads : StmtExprVisitor {
-  std::unordered_map<int, int> count;
-  void visit_inst(const Stmt& s) override {
-    for (const Tensor& t : s->inst->inputs)
-      if (t) ++count[t->id];
-    StmtExprVisitor::visit_inst(s);
-  }
-  void visit_element_addr(const Expr& e) override {
-    ++count[e->tensor->id];
-    StmtExprVisitor::visit_element_addr(e);
-  }
-  void visit_element_load(const Expr& e) override {
-    ++count[e->tensor->id];
-    StmtExprVisitor::visit_element_load(e);
-  }
-};
-
-// Every statement sequence of a program, innermost included.
-struct Sequences : StmtVisitor {
-  std::vector<const StmtNode*> seqs;
-  void visit_seq(const Stmt& s) override {
-    seqs.push_back(s.get());
-    StmtVisitor::visit_seq(s);
-  }
-};
-
 // A statement between an operand's load and its dot that keeps the tile in shared memory
 // as loaded: no shared-memory write (a store, a copy landing, an atomic), no end of a
 // shared allocation, no control flow. Barriers and register work are fine.
@@ -612,12 +584,9 @@ bool keeps_shared_tiles(const StmtNode& s) {
 void CudaEmitter::find_streamed_operands() {
   constexpr int64_t kMinRegisters = 64;
   constexpr size_t kMaxDistance = 64;  // statements between the load and the dot
-  TensorReads reads;
-  reads.visit_stmt(program_.body);
-  auto read_once = [&](const Tensor& t) { return reads.count[t->id] == 1; };
-  Sequences sequences;
-  sequences.visit_stmt(program_.body);
-  for (const StmtNode* seq : sequences.seqs) {
+  std::unordered_map<int, int> reads = count_tensor_reads(program_.body);
+  auto read_once = [&](const Tensor& t) { return reads[t->id] == 1; };
+  for (const StmtNode* seq : statement_sequences(program_.body)) {
     for (size_t p = 0; p < seq->seq.size(); ++p) {
       const StmtNode& ls = *seq->seq[p];
       if (ls.kind != StmtKind::Inst || ls.inst->op != Op::LoadShared) continue;
@@ -670,29 +639,8 @@ void CudaEmitter::find_written_globals() {
     if (written.count(ptr)) written_globals_.insert(tensor);
 }
 
-namespace {
-struct ReadTensors : StmtExprVisitor {
-  std::unordered_set<int>& read;
-  explicit ReadTensors(std::unordered_set<int>& r) : read(r) {}
-  void visit_inst(const Stmt& s) override {
-    for (const Tensor& t : s->inst->inputs)
-      if (t) read.insert(t->id);
-    StmtExprVisitor::visit_inst(s);
-  }
-  void visit_element_addr(const Expr& e) override {
-    read.insert(e->tensor->id);
-    StmtExprVisitor::visit_element_addr(e);
-  }
-  void visit_element_load(const Expr& e) override {
-    read.insert(e->tensor->id);
-    StmtExprVisitor::visit_element_load(e);
-  }
-};
-}  // namespace
-
 void CudaEmitter::find_read_tensors() {
-  ReadTensors visitor(read_tensors_);
-  visitor.visit_stmt(program_.body);
+  for (const auto& [id, count] : count_tensor_reads(program_.body)) read_tensors_.insert(id);
 }
 
 namespace {

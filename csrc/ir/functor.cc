@@ -256,4 +256,37 @@ void for_each_inst(const Stmt& s, const std::function<void(const StmtNode&)>& f)
   walk.visit_stmt(s);
 }
 
+std::unordered_map<int, int> count_tensor_reads(const Stmt& s) {
+  struct Reads : StmtExprVisitor {
+    std::unordered_map<int, int> count;
+    void visit_inst(const Stmt& s) override {
+      for (const Tensor& t : s->inst->inputs)
+        if (t) ++count[t->id];
+      StmtExprVisitor::visit_inst(s);
+    }
+    void visit_element_addr(const Expr& e) override {
+      ++count[e->tensor->id];
+      StmtExprVisitor::visit_element_addr(e);
+    }
+    void visit_element_load(const Expr& e) override {
+      ++count[e->tensor->id];
+      StmtExprVisitor::visit_element_load(e);
+    }
+  } reads;
+  reads.visit_stmt(s);
+  return std::move(reads.count);
+}
+
+std::vector<const StmtNode*> statement_sequences(const Stmt& s) {
+  struct Sequences : StmtVisitor {
+    std::vector<const StmtNode*> seqs;
+    void visit_seq(const Stmt& s) override {
+      seqs.push_back(s.get());
+      StmtVisitor::visit_seq(s);
+    }
+  } sequences;
+  sequences.visit_stmt(s);
+  return std::move(sequences.seqs);
+}
+
 }  // namespace tilus

@@ -16,6 +16,8 @@
 // nothing below it changed, and a copy with the new children otherwise.
 #pragma once
 #include <functional>
+#include <unordered_map>
+#include <vector>
 
 #include "ir/stmt.h"
 
@@ -135,5 +137,13 @@ class StmtExprMutator : public StmtMutator, public ExprMutator {
 // Calls f on every instruction statement below s, in program order (the most common
 // walk: analyses that only look at instructions).
 void for_each_inst(const Stmt& s, const std::function<void(const StmtNode&)>& f);
+
+// How many times each tensor (by id) is read below s: as an instruction operand (once per
+// operand slot) or through an element expression. Tensors never read are absent.
+std::unordered_map<int, int> count_tensor_reads(const Stmt& s);
+
+// Every statement sequence below s (s included), innermost ones too, in program order:
+// analyses that pair an instruction with a later one of the same list.
+std::vector<const StmtNode*> statement_sequences(const Stmt& s);
 
 }  // namespace tilus

@@ -50,6 +50,23 @@ def test_fold_scales_off_keeps_the_rebias():
     assert "packed_cast_placed" not in source and "tilus::packed_cast<" in source
 
 
+@pytest.mark.parametrize("env", ["1", "0"])
+def test_the_environment_and_the_option_reach_the_build(monkeypatch, env):
+    """TILUS_FOLD_SCALES reaches a script's source; tilus.option.codegen(fold_scales=)
+    wins over it and takes only a bool."""
+    kernel = ScaledDot(tilus.float6_e3m2, "moved")
+    monkeypatch.setenv("TILUS_FOLD_SCALES", env)
+    assert ("packed_cast_placed" in kernel.source(*_args(kernel), arch="sm_90a")) == (env == "1")
+    try:
+        tilus.option.codegen(fold_scales=env == "0")
+        assert ("packed_cast_placed" in kernel.source(*_args(kernel), arch="sm_90a")) == (env == "0")
+        with pytest.raises(TypeError, match="fold_scales must be a bool"):
+            tilus.option.codegen(fold_scales="no")
+    finally:
+        tilus.option.reset_codegen()
+    assert tilus.option.get_codegen().fold_scales == (env == "1")
+
+
 @pytest.mark.parametrize("name", sorted(FORMATS))
 def test_the_kernel_computes_the_scaled_dot(name):
     """(The interpreter, which the move does not touch: the kernel the GPU test runs is the
