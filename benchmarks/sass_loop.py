@@ -11,6 +11,8 @@ tell shifts and moves from multiplies (IMAD.SHL, IMAD.MOV).
 
 Instructions are counted as laid out: both sides of a branch inside the loop count (the
 attention's masking, skipped at run time on the blocks that need no mask, among them).
+Beside that count, the path a trip takes when every cp.async tile lies inside its tensor
+(hot_path: without each copy's bounds-tested twin).
 
 Needs nvdisasm: the CUDA toolkit's, or `pip install nvidia-cuda-nvdisasm` (a test extra).
 """
@@ -32,7 +34,7 @@ TENSOR_CORE_OPS = ("HGMMA", "HMMA")
 
 _INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]+)\*/\s+(.*?)\s*;")
 _LABEL = re.compile(r"^(\.L_x_\d+):")
-_BRANCH = re.compile(r"\bBRA(?:\.[A-Z.]+)?\s+`\((\.L_x_\d+)\)")
+_BRANCH = re.compile(r"\bBRA(?:\.[A-Z.]+)?\s+(?:!?U?P[T0-9]+,\s*)?`\((\.L_x_\d+)\)")  # BRA [P0,] `(.L_x_N)
 _PREDICATE = re.compile(r"^@!?U?P[T0-9]+\s+")
 
 
@@ -116,14 +118,55 @@ def main_loop(sass: str, markers=TENSOR_CORE_OPS) -> List[Tuple[int, str]]:
     return best
 
 
+_SIZED_COPY = re.compile(r"^LDGSTS\S*\s.*\],\s*!?(?:P[T0-9]+|R\d+)$")  # src-size: a predicate or register
+
+
+def _blocks(body: List[Tuple[int, str]], labels: Dict[str, int]) -> List[List[Tuple[int, str]]]:
+    """The loop's straight runs: a new one at each branch target and after each branch."""
+    targets = set(labels.values())
+    blocks: List[List[Tuple[int, str]]] = []
+    for address, text in body:
+        if not blocks or address in targets or _BRANCH.search(blocks[-1][-1][1]):
+            blocks.append([])
+        blocks[-1].append((address, text))
+    return blocks
+
+
+def hot_path(sass: str, body: List[Tuple[int, str]]) -> List[Tuple[int, str]]:
+    """The loop without the bounds-tested twin of each cp.async tile copy: the run whose
+    copies all carry a source size (a tile that may cross its tensor's edge) where the loop
+    also has a run with as many unguarded untested copies (the branch a tile wholly in
+    bounds takes; codegen's whole-tile test picks one of the two). What a trip issues
+    when every tile is inside its tensor."""
+    _, labels = parse(sass)
+
+    def copies(block):
+        unguarded = [_PREDICATE.sub("", t) for _, t in block if opcode(t) == "LDGSTS" and not _PREDICATE.match(t)]
+        return unguarded if len(unguarded) == sum(opcode(t) == "LDGSTS" for _, t in block) else []
+
+    blocks = _blocks(body, labels)
+    whole = collections.Counter(len(c) for c in map(copies, blocks) if c and not any(map(_SIZED_COPY.match, c)))
+    kept = []
+    for block in blocks:
+        c = copies(block)
+        if c and all(map(_SIZED_COPY.match, c)) and whole[len(c)] > 0:
+            whole[len(c)] -= 1
+            continue
+        kept += block
+    return kept
+
+
 def mix(body: List[Tuple[int, str]]) -> collections.Counter:
     return collections.Counter(opcode(text) for _, text in body)
 
 
 def report(name: str, cubin: bytes, top: int, nvdisasm: Optional[str] = None) -> collections.Counter:
-    counts = loop_mix(cubin, nvdisasm)
+    sass = disassemble(cubin, nvdisasm)
+    body = main_loop(sass)
+    counts, hot = mix(body), len(hot_path(sass, body))
     tensor = sum(counts[op] for op in TENSOR_CORE_OPS)
-    print(f"{name}: {sum(counts.values())} instructions a trip, {tensor} on the tensor cores")
+    print(f"{name}: {sum(counts.values())} instructions a trip, {tensor} on the tensor cores"
+          + (f"; {hot} with every copied tile inside its tensor" if hot < len(body) else ""))
     print("    " + ", ".join(f"{op} {n}" for op, n in counts.most_common(top)))
     return counts
 
@@ -204,9 +247,11 @@ def a16wx_decode_cubins(arch: str):
                build(*a16wx_decode_kernel(w_dtype, has_zero), arch))
 
 
-def loop_mix(cubin: bytes, nvdisasm: Optional[str] = None) -> collections.Counter:
-    """The opcode counts of a cubin's main loop."""
-    return mix(main_loop(disassemble(cubin, nvdisasm)))
+def loop_mix(cubin: bytes, nvdisasm: Optional[str] = None, hot: bool = False) -> collections.Counter:
+    """The opcode counts of a cubin's main loop (`hot`: its hot_path)."""
+    sass = disassemble(cubin, nvdisasm)
+    body = main_loop(sass)
+    return mix(hot_path(sass, body) if hot else body)
 
 
 KERNELS = {"a16wx-hopper": a16wx_hopper_cubins, "a16wx-decode": a16wx_decode_cubins,

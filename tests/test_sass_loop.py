@@ -88,3 +88,37 @@ def test_a_real_kernel_s_main_loop_multiplies_on_the_tensor_cores(example, nvdis
         assert counts[arch][tensor_op] > 0, (arch, counts[arch])
     # a 128 x 128 tile of mma.sync m16n8k16 takes far more instructions a k-step than wgmma's
     assert counts["sm_80"]["HMMA"] > counts["sm_90a"]["HGMMA"]
+
+
+# A tile copy in two forms (codegen's whole-tile test picks one): the bounds-tested copies
+# carry a source size (P2, R7), the whole-tile ones none. A guarded copy (@P0) is neither.
+_SASS_WITH_TWO_COPY_FORMS = """
+.L_x_0:
+        /*0000*/                   HMMA.16816.F32 R24, R4, R8, R24 ;
+        /*0010*/              @!P0 LDGSTS.E.BYPASS.128 [R84+0x1000], desc[UR6][R118.64], P2 ;
+        /*0020*/               @P4 BRA P1, `(.L_x_1) ;
+        /*0030*/                   ISETP.LT.U32.AND P2, PT, R7, 0xe0, PT ;
+        /*0040*/                   LDGSTS.E.BYPASS.128 [R75+0x9800], desc[UR6][R24.64], P2 ;
+        /*0050*/                   LDGSTS.E.BYPASS.128 [R74+0x9c00], desc[UR6][R26.64], R7 ;
+        /*0060*/                   BRA `(.L_x_2) ;
+.L_x_1:
+        /*0070*/                   LDGSTS.E.BYPASS.128 [R75+0x9800], desc[UR6][R24.64] ;
+        /*0080*/                   LDGSTS.E.BYPASS.128 [R74+0x9c00], desc[UR6][R24.64+0x400] ;
+.L_x_2:
+        /*0090*/                   LDGDEPBAR ;
+        /*00a0*/              @!P3 BRA `(.L_x_0) ;
+"""
+
+
+def test_the_hot_path_drops_the_bounds_tested_twin_of_a_copy():
+    body = sass_loop.main_loop(_SASS_WITH_TWO_COPY_FORMS)
+    assert len(body) == 11
+    hot = sass_loop.hot_path(_SASS_WITH_TWO_COPY_FORMS, body)
+    assert [address for address, _ in hot] == [0x00, 0x10, 0x20, 0x70, 0x80, 0x90, 0xa0]
+
+
+def test_a_tested_copy_without_a_whole_tile_twin_stays_on_the_hot_path():
+    only_tested = _SASS_WITH_TWO_COPY_FORMS.replace("[R24.64] ;", "[R24.64], P5 ;")
+    body = sass_loop.main_loop(only_tested)
+    # the second form now carries a size too: neither run is an untested twin
+    assert sass_loop.hot_path(only_tested, body) == body

@@ -52,8 +52,8 @@ struct CodegenOptions {
   // phase, its block and thread, and traps (codegen/device/hang.cuh). 0: plain waits.
   int64_t hang_check_ns = 0;
   // Small-float conversions hand their rebias multiplication to a scale that multiplies
-  // them (CudaEmitter::emit_scale_fold) or their dot product (codegen/rebias_moves.h);
-  // bit for bit the same results. False (TILUS_FOLD_SCALES=0) keeps it in the conversion.
+  // them (CudaEmitter::emit_scale_fold); bit for bit the same results. False
+  // (TILUS_FOLD_SCALES=0) keeps it in the conversion.
   bool fold_scales = true;
 };
 // Codegen reads no environment: its callers choose these (runtime/build.h).

@@ -209,15 +209,6 @@ void CudaEmitter::emit_cast(const Instruction& i) {
     }
     if (layout.local_size() % 2 == 0) {  // the others: two per 32-bit result
       if (from.family == TypeFamily::Float) {
-        auto move = rebias_moves_.find(&i);
-        if (move != rebias_moves_.end()) {  // the dot's scale takes the rebias
-          moved_rebias_[move->second.mul] = move->second;
-          line("tilus::packed_cast_placed<" + ctype(y->dtype) + ", " + ctype(x->dtype) + ", " +
-               std::to_string(layout.local_size()) + ">(" + dst + ", " + words->name + ");  // from the packed words; " +
-               "values times 2^-" + std::to_string(move->second.exponent) + ", which " +
-               move->second.mul->output->name + "'s scale takes back");
-          return;
-        }
         float_packed_casts_[y->id] = {x, words->name, scopes_.back()};
       }
       line("tilus::packed_cast<" + ctype(y->dtype) + ", " + ctype(x->dtype) + ", " +
@@ -393,11 +384,6 @@ void CudaEmitter::emit_elementwise(const Instruction& i) {
   std::string b;
   if (i.inputs.size() == 2) {
     b = cast_to(operand_type, i.inputs[1]->dtype, operand_at(i.inputs[1], out, layout));
-    if (auto moved = moved_rebias_.find(&i); moved != moved_rebias_.end()) {
-      // the rebias a conversion left out (codegen/rebias_moves.h): exact, |scale| <= 65504
-      std::string& scale = moved->second.scale_input == 0 ? a : b;
-      scale = "(" + scale + " * " + std::to_string(1 << moved->second.exponent) + ".0f)";
-    }
   } else {
     std::string scalar = fresh("tl_scalar");
     line("const " + ctype(operand_type) + " " + scalar + " = " + expr(i.args[0]) + ";");

@@ -13,25 +13,6 @@ namespace tilus {
 namespace {
 Expr add(Expr a, Expr b) { return make_binary(BinaryOp::Add, std::move(a), std::move(b)); }
 Expr mul(Expr a, Expr b) { return make_binary(BinaryOp::Mul, std::move(a), std::move(b)); }
-
-// An in-thread reorder (`sources`: the source index of each element) of 8- or 16-bit
-// elements as one of 32-bit words: the source word of each destination word, when every
-// word's elements come from one source word in their order; empty otherwise (and for
-// other widths: narrower codes are a byte a register element, wider ones a word or more).
-std::vector<int64_t> whole_word_sources(const std::vector<int64_t>& sources, DataType dtype) {
-  if (dtype.bits() != 8 && dtype.bits() != 16) return {};
-  const int64_t per_word = 32 / dtype.bits();
-  if (sources.size() % per_word) return {};
-  std::vector<int64_t> words(sources.size() / per_word);
-  for (size_t w = 0; w < words.size(); ++w) {
-    const int64_t first = sources[w * per_word];
-    if (first % per_word) return {};
-    for (int64_t e = 1; e < per_word; ++e)
-      if (sources[w * per_word + e] != first + e) return {};
-    words[w] = first / per_word;
-  }
-  return words;
-}
 }  // namespace
 
 namespace memory_index {
@@ -164,9 +145,25 @@ Expr global_offset(const std::vector<Expr>& gi, const CudaEmitter::GlobalInfo& g
   for (size_t d = 0; d < gi.size(); ++d) off = add(off, mul(gi[d], g.stride_v[d]));
   return off;
 }
+
+Expr thread_part_offset(const std::vector<Expr>& offsets, const std::vector<int>& dims,
+                        const RegisterLayout& layout, const Expr& tid, const CudaEmitter::GlobalInfo& g) {
+  return global_offset(global_index(offsets, dims, layout.thread_coord_exprs(tid)), g);
+}
+
+Expr loop_part_offset(const CudaEmitter::Element& el, const std::vector<int>& dims, size_t view_rank,
+                      const CudaEmitter::GlobalInfo& g) {
+  std::vector<Expr> coords(el.coords.size(), make_int(0));  // el.coords - el.thread_coords
+  for (const CudaEmitter::Element::Loop& loop : el.loops)
+    for (size_t d = 0; d < coords.size(); ++d)
+      if (loop.step[d]) coords[d] = add(coords[d], mul(loop.var, make_int(loop.step[d])));
+  return global_offset(global_index(std::vector<Expr>(view_rank, make_int(0)), dims, coords), g);
+}
 }  // namespace memory_index
 using memory_index::global_offset;
 using memory_index::in_bounds;
+using memory_index::loop_part_offset;
+using memory_index::thread_part_offset;
 using memory_index::partial_count;
 
 int64_t CudaEmitter::realigned_run(const Tensor& view, const std::vector<int>& dims, DataType dtype) const {
@@ -290,6 +287,18 @@ std::string CudaEmitter::whole_tile_in_bounds(const Instruction& i, const Regist
          in_bounds(*this, global_index(i.args, i.dims, last), g) + ")";
 }
 
+void CudaEmitter::split_on_whole_tile(const std::string& whole, const std::string& untested,
+                                      const std::function<void(bool tested)>& emit) {
+  if (whole.empty()) return emit(true);
+  line("// the whole tile inside its tensor: " + untested);
+  open("if (" + whole + ")");
+  emit(false);
+  close("} else {");
+  ++indent_;
+  emit(true);
+  close();
+}
+
 void CudaEmitter::emit_store_global(const Instruction& i) {
   if (is_packed(i.inputs[0]->dtype)) return emit_store_global_packed(i);
   const Tensor& x = i.inputs[1];
@@ -340,18 +349,7 @@ void CudaEmitter::emit_store_global(const Instruction& i) {
   };
   std::string leader = replica_leader(layout);
   if (!leader.empty()) open("if (" + leader + ")");
-  const std::string whole = whole_tile_in_bounds(i, layout, x->shape, g);
-  if (whole.empty()) {
-    store_each(true);
-  } else {
-    line("// the whole tile inside its tensor: no per-element test");
-    open("if (" + whole + ")");
-    store_each(false);
-    close("} else {");
-    ++indent_;
-    store_each(true);
-    close();
-  }
+  split_on_whole_tile(whole_tile_in_bounds(i, layout, x->shape, g), "no per-element test", store_each);
   if (!leader.empty()) close();
 }
 
@@ -787,41 +785,64 @@ void CudaEmitter::emit_copy_async(const Instruction& i) {
   if (!leader.empty()) open("if (" + leader + ")");
   int last = static_cast<int>(g.shape.size()) - 1;
   bool full_chunks = div_.is_multiple(g.shape[last], vec);
-  for_each_local(layout, vec, [&](const Element& el) {
-    auto gi = global_index(i.args, i.dims, el.coords);
-    std::string soff = expr(element_offset(s, layout, vec, el));
-    std::string goff = expr(global_offset(gi, g));
-    if (realigned) {
-      const std::string value = realigned_load(g, gi, vec, dst->dtype, "", written_globals_.count(src->id) > 0);
-      line("*reinterpret_cast<uint4*>(" + s.ptr + " + " + soff + ") = " + value + ";");
-      return;
-    }
-    if (!async) {
-      std::string cond = in_bounds(*this, gi, g);
-      const std::string ok = bounds_guard("copy_async", src, g, cond, global_offset(gi, g),
-                                          std::to_string(whole_bytes(dst->dtype, 1, "copy_async")), gi);
-      if (!ok.empty()) cond = cond + " && " + ok;
-      line(s.ptr + "[" + soff + "] = (" + cond + ") ? " + g.ptr + "[" + goff +
-           "] : " + zero(dst->dtype) + ";");
-      return;
-    }
-    // src-size < cp-size zero-fills the rest; with 0 nothing is read, so the address may
-    // point past the tensor. When the last dimension is a multiple of the vector, a
-    // chunk is entirely in or out and a predicate suffices.
-    std::string n = fresh("tl_bytes");
-    if (full_chunks) {
-      line("const int " + n + " = (" + in_bounds(*this, gi, g) + ") ? " + std::to_string(bytes) + " : 0;");
-    } else {
-      line("const int " + n + " = (" + in_bounds(*this, gi, g, last) + ") ? tilus::max_(0, tilus::min_(" +
-           std::to_string(bytes) + ", (" + g.shape_c[last] + " - (" + expr(gi[last]) + ")) * " +
-           std::to_string(whole_bytes(dst->dtype, 1, "copy_async: a partial chunk")) + ")) : 0;");
-    }
-    // Checked: the bytes the chunk reads (a partial chunk at the tensor's end reads less).
-    const std::string ok = bounds_guard("copy_async", src, g, n + " > 0", global_offset(gi, g), n, gi);
-    const std::string size = ok.empty() ? n : "(" + ok + " ? " + n + " : 0)";
-    line("tilus::cp_async_" + std::to_string(bytes) + "(tilus::smem_u32(" + s.ptr + " + " + soff + "), " +
-         g.ptr + " + " + goff + ", " + size + ");");
-  }, outer_unroll);
+  // cp.async sources: a thread's first chunk address once (64-bit), then each chunk at a
+  // distance that unrolling turns into a constant, which ptxas folds into the copy's
+  // immediate offset. An address from one 32-bit offset a chunk costs a 32-bit add and a
+  // widening add pair each (ptxas cannot split a signed offset that may wrap).
+  std::string src_base;
+  if (async && !realigned) {
+    src_base = fresh("tl_src");
+    line("const auto " + src_base + " = " + g.ptr + " + " + expr(thread_part_offset(i.args, i.dims, layout, tid_, g)) +
+         ";");
+  }
+  auto copy_each = [&](bool tested) {
+    for_each_local(layout, vec, [&](const Element& el) {
+      auto gi = global_index(i.args, i.dims, el.coords);
+      std::string soff = expr(element_offset(s, layout, vec, el));
+      std::string goff = expr(global_offset(gi, g));
+      std::string src_at = g.ptr + " + " + goff;
+      if (!src_base.empty()) src_at = src_base + " + " + expr(loop_part_offset(el, i.dims, i.args.size(), g));
+      if (realigned) {
+        const std::string value = realigned_load(g, gi, vec, dst->dtype, "", written_globals_.count(src->id) > 0);
+        line("*reinterpret_cast<uint4*>(" + s.ptr + " + " + soff + ") = " + value + ";");
+        return;
+      }
+      if (!async) {
+        std::string cond = in_bounds(*this, gi, g);
+        const std::string ok = bounds_guard("copy_async", src, g, cond, global_offset(gi, g),
+                                            std::to_string(whole_bytes(dst->dtype, 1, "copy_async")), gi);
+        if (!ok.empty()) cond = cond + " && " + ok;
+        line(s.ptr + "[" + soff + "] = (" + cond + ") ? " + g.ptr + "[" + goff + "] : " + zero(dst->dtype) + ";");
+        return;
+      }
+      if (!tested) {
+        line("tilus::cp_async_" + std::to_string(bytes) + "(tilus::smem_u32(" + s.ptr + " + " + soff + "), " +
+             src_at + ", " + std::to_string(bytes) + ");");
+        return;
+      }
+      // src-size < cp-size zero-fills the rest; with 0 nothing is read, so the address may
+      // point past the tensor. When the last dimension is a multiple of the vector, a
+      // chunk is entirely in or out and a predicate suffices.
+      std::string n = fresh("tl_bytes");
+      if (full_chunks) {
+        line("const int " + n + " = (" + in_bounds(*this, gi, g) + ") ? " + std::to_string(bytes) + " : 0;");
+      } else {
+        line("const int " + n + " = (" + in_bounds(*this, gi, g, last) + ") ? tilus::max_(0, tilus::min_(" +
+             std::to_string(bytes) + ", (" + g.shape_c[last] + " - (" + expr(gi[last]) + ")) * " +
+             std::to_string(whole_bytes(dst->dtype, 1, "copy_async: a partial chunk")) + ")) : 0;");
+      }
+      // Checked: the bytes the chunk reads (a partial chunk at the tensor's end reads less).
+      const std::string ok = bounds_guard("copy_async", src, g, n + " > 0", global_offset(gi, g), n, gi);
+      const std::string size = ok.empty() ? n : "(" + ok + " ? " + n + " : 0)";
+      line("tilus::cp_async_" + std::to_string(bytes) + "(tilus::smem_u32(" + s.ptr + " + " + soff + "), " +
+           src_at + ", " + size + ");");
+    }, outer_unroll);
+  };
+  // cp.async copies of a tile wholly inside the tensor copy whole chunks untested (the
+  // per-chunk test is two compares and a select a 16-byte copy: a tenth of the A16Wx
+  // decode loop's instructions); synchronous copies keep their per-element form.
+  split_on_whole_tile(async ? whole_tile_in_bounds(i, layout, dst->shape, g) : std::string(),
+                      "whole chunks, no per-chunk test", copy_each);
   if (!leader.empty()) close();
 }
 
@@ -835,27 +856,15 @@ std::string CudaEmitter::convert(const std::string& array, DataType dtype, const
   if (auto src = in_thread_sources(from, to)) {
     // each thread already holds what it needs, in another register order: moves
     std::string out = fresh(array + "_cvt");
-    const std::vector<int64_t> words = whole_word_sources(*src, dtype);
-    const bool by_word = !words.empty();
-    const std::vector<int64_t>& order = by_word ? words : *src;
     std::string init;
-    for (size_t l = 0; l < order.size(); ++l) init += (l ? ", " : "") + std::to_string(order[l]);
+    for (size_t l = 0; l < src->size(); ++l) init += (l ? ", " : "") + std::to_string((*src)[l]);
     const std::string table = fresh("tl_order");
     line("__align__(16) " + ctype(dtype) + " " + out + "[" + std::to_string(to.local_size()) + "];");
-    line("const int " + table + "[" + std::to_string(order.size()) + "] = {" + init + "};");
+    line("const int " + table + "[" + std::to_string(src->size()) + "] = {" + init + "};");
+    line("// layout conversion within each thread");
     line("#pragma unroll");
-    open("for (int i = 0; i < " + std::to_string(order.size()) + "; ++i)");
-    if (by_word) {
-      // 32-bit words that keep their elements together move whole: element by element
-      // the compiler splits and rejoins each register (a shift and a prmt a word);
-      // memcpy, not a cast pointer, so that no type-based alias rule applies
-      const std::string per_word = std::to_string(32 / dtype.bits());
-      line("// layout conversion within each thread, a 32-bit word at a time");
-      line("memcpy(&" + out + "[" + per_word + " * i], &" + array + "[" + per_word + " * " + table + "[i]], 4);");
-    } else {
-      line("// layout conversion within each thread");
-      line(out + "[i] = " + array + "[" + table + "[i]];");
-    }
+    open("for (int i = 0; i < " + std::to_string(to.local_size()) + "; ++i)");
+    line(out + "[i] = " + array + "[" + table + "[i]];");
     close();
     return out;
   }

@@ -17,6 +17,8 @@ namespace tilus {
 using memory_index::global_index;
 using memory_index::global_offset;
 using memory_index::in_bounds;
+using memory_index::loop_part_offset;
+using memory_index::thread_part_offset;
 using memory_index::pow2_divisor;
 
 namespace {
@@ -252,34 +254,55 @@ void CudaEmitter::emit_copy_async_packed(const Instruction& i) {
   if (!leader.empty()) open("if (" + leader + ")");
   const int last = static_cast<int>(g.shape.size()) - 1;
   const bool full_chunks = div_.is_multiple(g.shape[last], vec);
-  for_each_local(layout, vec, [&](const Element& el) {
-    auto gi = global_index(i.args, i.dims, el.coords);
-    const std::string soff = expr(element_offset(s, layout, vec, el));
-    const std::string goff = expr(global_offset(gi, g));
-    if (!async) {
-      line("tilus::packed_set_atomic(" + sbase + ", " + bit_of(soff, bits) + ", " + std::to_string(bits) + ", (" +
-           in_bounds(*this, gi, g) + ") ? tilus::packed_get(" + gbase + ", " + bit_of(goff, bits) + ", " +
-           std::to_string(bits) + ") : 0);");
-      return;
-    }
-    // A chunk past the row's end copies the bytes holding its in-range elements (src-size
-    // zero-fills the rest); the elements past the end that share the last byte come along.
-    std::string n = fresh("tl_bytes");
-    if (full_chunks) {
-      line("const int " + n + " = (" + in_bounds(*this, gi, g) + ") ? " + std::to_string(bytes) + " : 0;");
-    } else {
-      line("const int " + n + " = (" + in_bounds(*this, gi, g, last) + ") ? tilus::max_(0, tilus::min_(" +
-           std::to_string(bytes) + ", (int)(((" + g.shape_c[last] + " - (" + expr(gi[last]) + ")) * " +
-           std::to_string(bits) + " + 7) / 8))) : 0;");
-    }
-    for (int64_t c = 0; c < bytes; c += chunk) {
-      const std::string nc = chunk == bytes ? n : "tilus::max_(0, tilus::min_(" + std::to_string(chunk) + ", " + n +
-                                                      " - " + std::to_string(c) + "))";
-      line("tilus::cp_async_" + std::to_string(chunk) + "(tilus::smem_u32(" + sbase + " + (" + bit_of(soff, bits) +
-           " >> 3) + " + std::to_string(c) + "), " + gbase + " + (" + bit_of(goff, bits) + " >> 3) + " +
-           std::to_string(c) + ", " + nc + ");");
-    }
-  }, /*outer_unroll=*/async ? 0 : 1);
+  // The source addresses as emit_copy_async's: a thread's first chunk once, then constant
+  // distances. Every chunk starts on a byte (vec * bits is whole bytes, and the thread's
+  // first chunk is one of them), so both parts are whole bytes.
+  std::string src_base;
+  if (async) {
+    src_base = fresh("tl_src");
+    line("const auto " + src_base + " = " + gbase + " + (" +
+         bit_of(expr(thread_part_offset(i.args, i.dims, layout, tid_, g)), bits) + " >> 3);");
+  }
+  auto copy_each = [&](bool tested) {
+    for_each_local(layout, vec, [&](const Element& el) {
+      auto gi = global_index(i.args, i.dims, el.coords);
+      const std::string soff = expr(element_offset(s, layout, vec, el));
+      const std::string goff = expr(global_offset(gi, g));
+      const std::string src_at =
+          src_base.empty() ? gbase + " + (" + bit_of(goff, bits) + " >> 3)"
+                           : src_base + " + (" + bit_of(expr(loop_part_offset(el, i.dims, i.args.size(), g)), bits) +
+                                 " >> 3)";
+      if (!async) {
+        line("tilus::packed_set_atomic(" + sbase + ", " + bit_of(soff, bits) + ", " + std::to_string(bits) + ", (" +
+             in_bounds(*this, gi, g) + ") ? tilus::packed_get(" + gbase + ", " + bit_of(goff, bits) + ", " +
+             std::to_string(bits) + ") : 0);");
+        return;
+      }
+      // A chunk past the row's end copies the bytes holding its in-range elements (src-size
+      // zero-fills the rest); the elements past the end that share the last byte come along.
+      std::string n = std::to_string(bytes);
+      if (tested) {
+        n = fresh("tl_bytes");
+        if (full_chunks) {
+          line("const int " + n + " = (" + in_bounds(*this, gi, g) + ") ? " + std::to_string(bytes) + " : 0;");
+        } else {
+          line("const int " + n + " = (" + in_bounds(*this, gi, g, last) + ") ? tilus::max_(0, tilus::min_(" +
+               std::to_string(bytes) + ", (int)(((" + g.shape_c[last] + " - (" + expr(gi[last]) + ")) * " +
+               std::to_string(bits) + " + 7) / 8))) : 0;");
+        }
+      }
+      for (int64_t c = 0; c < bytes; c += chunk) {
+        const std::string nc = chunk == bytes || !tested ? (tested ? n : std::to_string(chunk))
+                                                         : "tilus::max_(0, tilus::min_(" + std::to_string(chunk) +
+                                                               ", " + n + " - " + std::to_string(c) + "))";
+        line("tilus::cp_async_" + std::to_string(chunk) + "(tilus::smem_u32(" + sbase + " + (" + bit_of(soff, bits) +
+             " >> 3) + " + std::to_string(c) + "), " + src_at + " + " + std::to_string(c) + ", " + nc + ");");
+      }
+    }, /*outer_unroll=*/async ? 0 : 1);
+  };
+  // a tile wholly inside the tensor: whole chunks, untested (as emit_copy_async)
+  split_on_whole_tile(async ? whole_tile_in_bounds(i, layout, dst->shape, g) : std::string(),
+                      "whole chunks, no per-chunk test", copy_each);
   if (!leader.empty()) close();
 }
 

@@ -545,7 +545,6 @@ CudaEmitter::CudaEmitter(const Program& program, const CodegenOptions& options)
   for (auto& p : program.params) used_names_.insert(sanitize(p->name));
   find_written_globals();
   find_read_tensors();
-  if (options_.fold_scales) rebias_moves_ = find_rebias_moves(program_.body);
   // Tensors read by an mma dot straight from load_shared are loaded with ldmatrix; so is
   // a tile whose register transpose is the dot's B (Tilus 0.2's Q @ K^T,
   // `self.dot(q, self.load_shared(sk).transpose())`: K [n, k] is loaded untransposed).

@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "codegen/codegen.h"
-#include "codegen/rebias_moves.h"
 #include "transforms/divisibility.h"
 #include "transforms/layout_inference.h"
 #include "transforms/vector_extents.h"
@@ -135,9 +134,14 @@ class CudaEmitter {
     // assume more (global_vector).
     int64_t align_bytes = 1;
   };
-  // The test that a global store's whole tile is in bounds ("" where none applies).
+  // The test that a global store's or cp.async copy's whole tile is in bounds ("" where
+  // none applies).
   std::string whole_tile_in_bounds(const Instruction& i, const RegisterLayout& layout,
                                    const std::vector<int64_t>& extent, const GlobalInfo& g);
+  // emit(false) under `whole` (saying `untested` is what that branch leaves out), else
+  // emit(true); just emit(true) where `whole` is empty.
+  void split_on_whole_tile(const std::string& whole, const std::string& untested,
+                           const std::function<void(bool tested)>& emit);
   // One step from a view's coordinates back to its parent's, for views that are not
   // trailing parts of their allocation (reshape_shared, permute_shared; ops/views.cc).
   struct ViewStep {
@@ -369,11 +373,6 @@ class CudaEmitter {
     int scope;
   };
   std::unordered_map<int, FloatPackedCast> float_packed_casts_;
-  // Casts whose rebias moves to the float32 scale of the dot product they feed
-  // (codegen/rebias_moves.h), and the multiplications that take it once the cast has
-  // left it out (-> which input, the exponent).
-  std::unordered_map<const Instruction*, RebiasMove> rebias_moves_;
-  std::unordered_map<const Instruction*, RebiasMove> moved_rebias_;
   // Register tile id -> the integer type a cast computed it from, while it holds that value.
   std::unordered_map<int, DataType> integer_casts_;
   const PackedWords* packed_words_of(const Tensor& t) const;
@@ -422,6 +421,13 @@ std::string in_bounds(CudaEmitter& e, const std::vector<Expr>& gi, const CudaEmi
                       int skip_dim = -1);
 // The element offset of a global index.
 Expr global_offset(const std::vector<Expr>& gi, const CudaEmitter::GlobalInfo& g);
+// An element's global offset in two parts (cp.async sources: the first computed once a
+// thread, the second a constant once its loops are unrolled): its thread's first
+// element's, and what the element's loops add to it.
+Expr thread_part_offset(const std::vector<Expr>& offsets, const std::vector<int>& dims,
+                        const RegisterLayout& layout, const Expr& tid, const CudaEmitter::GlobalInfo& g);
+Expr loop_part_offset(const CudaEmitter::Element& el, const std::vector<int>& dims, size_t view_rank,
+                      const CudaEmitter::GlobalInfo& g);
 }  // namespace memory_index
 
 }  // namespace tilus

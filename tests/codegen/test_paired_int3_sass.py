@@ -14,8 +14,11 @@ require_nvrtc()
 
 def test_the_int3_decode_loop_keeps_no_constant_in_registers(nvdisasm):
     sass_loop = load_benchmark("sass_loop")
-    counts = sass_loop.loop_mix(sass_loop.build(*sass_loop.a16wx_decode_kernel(tilus.int3b), "sm_90a"), nvdisasm)
+    counts = sass_loop.loop_mix(sass_loop.build(*sass_loop.a16wx_decode_kernel(tilus.int3b), "sm_90a"), nvdisasm,
+                                hot=True)
     # three k-steps a trip, 256 codes a thread a step: a shift, a lop3 and a sub a pair
     assert counts["HFMA2"] == 0 and counts["HADD2"] >= 3 * 256 // 2, counts
     assert counts["IMAD.MOV"] < 8, counts
-    assert sum(counts.values()) < 1700, counts
+    # (2425 on the path where every copied tile is inside its tensor, with its tile
+    # reordered element by element; 183 more with the rematerialised constants)
+    assert sum(counts.values()) < 2500, counts

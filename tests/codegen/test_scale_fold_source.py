@@ -52,3 +52,24 @@ def test_the_a16wx_prefill_kernel_folds_its_fp6_scales(example):
     source = kernel_source(kernel, (4096, 4096, 4096, half, codes, half, half, half), "sm_90a")
     assert "tilus::packed_place<tilus::half, tilus::lowp_float<3, 2, 0>, 32>" in source
     assert "tilus::rebiased_scale<tilus::half, tilus::lowp_float<3, 2, 0>>" in source
+
+
+@pytest.mark.parametrize("env", ["1", "0"])
+def test_the_environment_and_the_option_reach_the_build(monkeypatch, env):
+    """TILUS_FOLD_SCALES reaches a script's source; tilus.option.codegen(fold_scales=)
+    wins over it and takes only a bool."""
+    kernel = ScaledCodes(tilus.float6_e3m2, tilus.float16)
+
+    def folds():
+        return "tilus::rebiased_scale<" in kernel.source(*_args(kernel, False), arch="sm_90a")
+
+    monkeypatch.setenv("TILUS_FOLD_SCALES", env)
+    assert folds() == (env == "1")
+    try:
+        tilus.option.codegen(fold_scales=env == "0")
+        assert folds() == (env == "0")
+        with pytest.raises(TypeError, match="fold_scales must be a bool"):
+            tilus.option.codegen(fold_scales="no")
+    finally:
+        tilus.option.reset_codegen()
+    assert tilus.option.get_codegen().fold_scales == (env == "1")

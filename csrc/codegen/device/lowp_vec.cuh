@@ -456,18 +456,6 @@ static __device__ __forceinline__ void store_word(T* out, uint32_t w) {
   memcpy(out, &w, 4);
 }
 
-// packed_cast's result times 2^-(15 - bias), to float16: the placed codes without the
-// rebias, which a float32 scale of the dot they feed takes instead
-// (codegen/rebias_moves.h).
-template <typename To, typename From, int N>
-static __device__ __forceinline__ void packed_cast_placed(To* out, const uint32_t* w) {
-  static_assert(detail::is_same<To, half>(), "the rebias moves only from float16 conversions");
-  static_assert(N % 2 == 0, "codes go in pairs");
-  constexpr int E = detail::lowp_traits<From>::e, M = detail::lowp_traits<From>::m;
-#pragma unroll
-  for (int z = 0; z < N; z += 2) store_word(out + z, vec4::placed_pair_at<E, M, 10>(w, z));
-}
-
 // The rebias of packed small-float codes folded into the scale that multiplies them
 // (CudaEmitter::emit_scale_fold): {s, s} * 2^(15 - bias) (bfloat16: 2^(127 - bias)), the
 // multiplication packed_cast gives each pair, here once a scale. Exact unless it
