@@ -208,9 +208,7 @@ void CudaEmitter::emit_cast(const Instruction& i) {
       return;
     }
     if (layout.local_size() % 2 == 0) {  // the others: two per 32-bit result
-      if (from.family == TypeFamily::Float) {
-        float_packed_casts_[y->id] = {x, words->name, scopes_.back()};
-      }
+      if (from.family == TypeFamily::Float) float_packed_casts_[y->id] = {x, words->name, scopes_.back()};
       line("tilus::packed_cast<" + ctype(y->dtype) + ", " + ctype(x->dtype) + ", " +
            std::to_string(layout.local_size()) + ">(" + dst + ", " + words->name + ");  // from the packed words");
       return;

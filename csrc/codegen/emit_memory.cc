@@ -800,8 +800,6 @@ void CudaEmitter::emit_copy_async(const Instruction& i) {
       auto gi = global_index(i.args, i.dims, el.coords);
       std::string soff = expr(element_offset(s, layout, vec, el));
       std::string goff = expr(global_offset(gi, g));
-      std::string src_at = g.ptr + " + " + goff;
-      if (!src_base.empty()) src_at = src_base + " + " + expr(loop_part_offset(el, i.dims, i.args.size(), g));
       if (realigned) {
         const std::string value = realigned_load(g, gi, vec, dst->dtype, "", written_globals_.count(src->id) > 0);
         line("*reinterpret_cast<uint4*>(" + s.ptr + " + " + soff + ") = " + value + ";");
@@ -815,6 +813,7 @@ void CudaEmitter::emit_copy_async(const Instruction& i) {
         line(s.ptr + "[" + soff + "] = (" + cond + ") ? " + g.ptr + "[" + goff + "] : " + zero(dst->dtype) + ";");
         return;
       }
+      const std::string src_at = src_base + " + " + expr(loop_part_offset(el, i.dims, i.args.size(), g));
       if (!tested) {
         line("tilus::cp_async_" + std::to_string(bytes) + "(tilus::smem_u32(" + s.ptr + " + " + soff + "), " +
              src_at + ", " + std::to_string(bytes) + ");");

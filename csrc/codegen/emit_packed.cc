@@ -268,19 +268,17 @@ void CudaEmitter::emit_copy_async_packed(const Instruction& i) {
       auto gi = global_index(i.args, i.dims, el.coords);
       const std::string soff = expr(element_offset(s, layout, vec, el));
       const std::string goff = expr(global_offset(gi, g));
-      const std::string src_at =
-          src_base.empty() ? gbase + " + (" + bit_of(goff, bits) + " >> 3)"
-                           : src_base + " + (" + bit_of(expr(loop_part_offset(el, i.dims, i.args.size(), g)), bits) +
-                                 " >> 3)";
       if (!async) {
         line("tilus::packed_set_atomic(" + sbase + ", " + bit_of(soff, bits) + ", " + std::to_string(bits) + ", (" +
              in_bounds(*this, gi, g) + ") ? tilus::packed_get(" + gbase + ", " + bit_of(goff, bits) + ", " +
              std::to_string(bits) + ") : 0);");
         return;
       }
+      const std::string src_at =
+          src_base + " + (" + bit_of(expr(loop_part_offset(el, i.dims, i.args.size(), g)), bits) + " >> 3)";
       // A chunk past the row's end copies the bytes holding its in-range elements (src-size
       // zero-fills the rest); the elements past the end that share the last byte come along.
-      std::string n = std::to_string(bytes);
+      std::string n;
       if (tested) {
         n = fresh("tl_bytes");
         if (full_chunks) {
@@ -292,9 +290,10 @@ void CudaEmitter::emit_copy_async_packed(const Instruction& i) {
         }
       }
       for (int64_t c = 0; c < bytes; c += chunk) {
-        const std::string nc = chunk == bytes || !tested ? (tested ? n : std::to_string(chunk))
-                                                         : "tilus::max_(0, tilus::min_(" + std::to_string(chunk) +
-                                                               ", " + n + " - " + std::to_string(c) + "))";
+        // the bytes of this chunk to read: all of a whole tile's; of the tested size, its share
+        std::string nc = std::to_string(chunk);
+        if (tested) nc = chunk == bytes ? n : "tilus::max_(0, tilus::min_(" + nc + ", " + n + " - " +
+                                                  std::to_string(c) + "))";
         line("tilus::cp_async_" + std::to_string(chunk) + "(tilus::smem_u32(" + sbase + " + (" + bit_of(soff, bits) +
              " >> 3) + " + std::to_string(c) + "), " + src_at + " + " + std::to_string(c) + ", " + nc + ");");
       }

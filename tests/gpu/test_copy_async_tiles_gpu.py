@@ -1,7 +1,7 @@
 """cp.async tile copies on CUDA, whole tiles (no size test) and edge tiles (a source size a
 chunk) side by side (tests/codegen/test_copy_async_tiles_source.py reads the source):
 sizes that are and are not multiples of the tile, outputs poisoned, every element compared
-with torch; on sm_90a with TMA lowering off, so that the copies stay cp.async."""
+with torch; with TMA lowering off (on sm_90a the copies then stay cp.async) and on."""
 
 import pytest
 
